@@ -1,0 +1,57 @@
+"""Crash-safe file replacement: temp file in the same folder, fsync, rename, fsync folder.
+
+A reader sees either the old file or the new one, never a half-written one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically.
+
+    The temp name starts with a dot and ends in ``.tmp`` so it can never be taken for
+    an artifact or a ``*.kg.lock`` signal.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def dumps_pretty(data: Any) -> str:
+    """The one JSON layout for human-readable session files."""
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:
+    atomic_write_text(path, dumps_pretty(data), durable=durable)

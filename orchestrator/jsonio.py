@@ -1,0 +1,159 @@
+"""Strict JSON reading for untrusted artifacts.
+
+Python's ``json`` module accepts NaN/Infinity, silently keeps the last of duplicate
+keys and ignores nothing about encodings; agents' files get none of that leniency.
+Every failure becomes a :class:`Problem` that points at the line and column.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.problems import Problem
+
+MAX_DEPTH = 32
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32 LE"),
+    (codecs.BOM_UTF32_BE, "UTF-32 BE"),
+    (codecs.BOM_UTF8, "UTF-8"),
+    (codecs.BOM_UTF16_LE, "UTF-16 LE"),
+    (codecs.BOM_UTF16_BE, "UTF-16 BE"),
+)
+
+
+class _StrictJSONError(ValueError):
+    def __init__(self, rule: str, message: str, hint: str, needle: str | None = None, occurrence: int = 1):
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+        self.hint = hint
+        self.needle = needle
+        self.occurrence = occurrence
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    value: Any
+    problems: list[Problem]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+def _reject_constant(name: str) -> Any:
+    raise _StrictJSONError(
+        "json.non_finite",
+        f"{name} is not valid JSON (non-finite numbers are not allowed)",
+        "write the number as a finite value, or use null if it is unknown",
+        needle=name,
+    )
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _StrictJSONError(
+                "json.duplicate_key",
+                f"duplicate key {key!r} in one object (JSON readers disagree on which value wins)",
+                f"keep a single {key!r} entry in that object; merge the two values if both are needed",
+                needle=json.dumps(key),
+                occurrence=2,
+            )
+        seen[key] = value
+    return seen
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth, iteratively (the data may be adversarial)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in node)
+    return deepest
+
+
+def _locate(text: str, needle: str | None, occurrence: int) -> tuple[int, int] | None:
+    if not needle:
+        return None
+    matches = list(re.finditer(re.escape(needle), text))
+    if len(matches) >= occurrence:
+        return line_col(text, matches[occurrence - 1].start())
+    return None
+
+
+def parse_json_bytes(data: bytes, file: str | None, *, max_depth: int = MAX_DEPTH) -> ParseResult:
+    """Decode and parse ``data``; all failures are returned as problems, never raised."""
+
+    def problem(rule: str, message: str, hint: str, **details: Any) -> ParseResult:
+        return ParseResult(None, [Problem(file, "", rule, message, hint, details=details)])
+
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return problem(
+                "json.bom",
+                f"the file starts with a {name} byte-order mark",
+                "save the file as UTF-8 without a byte-order mark (BOM)",
+            )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = line_col(data[: exc.start].decode("utf-8", "replace"), exc.start)
+        return problem(
+            "json.encoding",
+            f"the file is not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+            f"(line {line}, column {col}) cannot be decoded",
+            "re-encode the file as UTF-8",
+            offset=exc.start,
+            line=line,
+            column=col,
+        )
+    if not text.strip():
+        return problem("json.empty", "the file is empty", "write a JSON object into the file")
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_reject_constant)
+    except _StrictJSONError as exc:
+        located = _locate(text, exc.needle, exc.occurrence)
+        where = f" (line {located[0]}, column {located[1]})" if located else ""
+        details = {"line": located[0], "column": located[1]} if located else {}
+        return problem(exc.rule, exc.message + where, exc.hint, **details)
+    except json.JSONDecodeError as exc:
+        return problem(
+            "json.syntax",
+            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            "fix the JSON syntax at that position (check for missing commas, quotes or brackets)",
+            line=exc.lineno,
+            column=exc.colno,
+        )
+    except RecursionError:
+        return problem(
+            "json.depth",
+            f"the JSON is nested too deeply (more than {max_depth} levels)",
+            f"flatten the structure to at most {max_depth} levels of objects/arrays",
+        )
+    depth = _depth(value)
+    if depth > max_depth:
+        return problem(
+            "json.depth",
+            f"the JSON is nested {depth} levels deep; the limit is {max_depth}",
+            f"flatten the structure to at most {max_depth} levels of objects/arrays",
+        )
+    return ParseResult(value, [])
