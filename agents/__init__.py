@@ -1,0 +1,1 @@
+"""Research agents; ``agents.offline`` is the deterministic, network-free backend."""

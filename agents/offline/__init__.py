@@ -1,0 +1,5 @@
+"""Offline backend: extractive research over local documents, deterministic and network-free.
+
+``ingest`` turns files and arXiv metadata into Documents, ``text`` holds the text helpers and
+``textindex`` the BM25 passage index over them.
+"""

@@ -1,0 +1,178 @@
+"""Reading one agent's artifact folder safely (I/O), before any JSON-level checks.
+
+Untrusted input: symlinks and anything resolving outside the session are rejected,
+special files are never opened (a FIFO would block), sizes are checked before reading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.jsonio import parse_json_bytes
+from orchestrator.merge import InputFile
+from orchestrator.paths import SessionPaths
+from orchestrator.problems import Problem
+from orchestrator.schemas import SchemaRegistry
+
+MAX_FILE_BYTES = 65_536
+MAX_AGENT_BYTES = 4 * 1024 * 1024
+MAX_FILES = 256
+
+
+@dataclass(frozen=True)
+class ArtifactSet:
+    agent: str
+    files: tuple[InputFile, ...]
+    sizes: dict[str, int]
+    problems: tuple[Problem, ...]
+    notes: tuple[Problem, ...]
+    sha256: str
+    fingerprint: tuple[tuple[str, int, int], ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.is_error for p in self.problems)
+
+
+def folder_fingerprint(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    """(name, size, mtime_ns) of each entry: detects a folder still being written."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    result = []
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        result.append((entry.name, info.st_size, info.st_mtime_ns))
+    return tuple(result)
+
+
+def set_sha256(files: Iterable[tuple[str, str]]) -> str:
+    digest = hashlib.sha256()
+    for name, sha in sorted(files):
+        digest.update(f"{name}\0{sha}\n".encode())
+    return digest.hexdigest()
+
+
+def _read_limited(path: Path, limit: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        chunks, remaining = [], limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_artifact_set(
+    paths: SessionPaths, agent: str, registry: SchemaRegistry, required_files: Iterable[str] = ()
+) -> ArtifactSet:
+    folder = paths.agent_artifacts(agent)
+    rel_folder = paths.rel(folder)
+    problems: list[Problem] = []
+    notes: list[Problem] = []
+    files: list[InputFile] = []
+    sizes: dict[str, int] = {}
+    fingerprint = folder_fingerprint(folder)
+
+    def done() -> ArtifactSet:
+        sha = set_sha256((f.name, f.sha256) for f in files)
+        return ArtifactSet(agent, tuple(files), sizes, tuple(problems), tuple(notes), sha, fingerprint)
+
+    def fail(rule: str, message: str, hint: str, file: str | None = rel_folder) -> ArtifactSet:
+        problems.append(Problem(file, "", rule, message, hint))
+        return done()
+
+    if folder.is_symlink() or paths.artifacts.is_symlink():
+        return fail("path.symlink", f"{rel_folder} is a symbolic link", "make it a real folder inside the session")
+    if not folder.is_dir():
+        return fail(
+            "artifacts.missing_folder",
+            f"the lock {agent}.kg.lock exists but there is no artifact folder {rel_folder}/",
+            f"write the agent's JSON files into {rel_folder}/ before creating the lock",
+        )
+    root = paths.root.resolve()
+    if not folder.resolve().is_relative_to(root):
+        return fail("path.outside_session", f"{rel_folder} resolves outside the session folder",
+                    "keep artifacts inside the session folder")
+
+    total = 0
+    candidates = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        rel = f"{rel_folder}/{entry.name}"
+        if entry.name.startswith("."):
+            notes.append(Problem(rel, "", "artifacts.ignored", "hidden file ignored", "none needed", "info"))
+        elif entry.is_symlink():
+            problems.append(Problem(rel, "", "path.symlink", "symbolic links are not accepted as artifacts",
+                                    "replace the link with the file's content"))
+        elif not entry.is_file(follow_symlinks=False):
+            notes.append(Problem(rel, "", "artifacts.ignored", "not a regular file; ignored", "none needed", "info"))
+        elif not entry.name.endswith(".json"):
+            notes.append(Problem(rel, "", "artifacts.ignored", "not a .json file; ignored",
+                                 "name artifact files *.json if they should be merged", "info"))
+        else:
+            candidates.append((entry.name, rel, Path(entry.path)))
+    if len(candidates) > MAX_FILES:
+        return fail("size.too_many_files", f"{len(candidates)} JSON files; at most {MAX_FILES} are accepted",
+                    "combine items into fewer files (arrays with the same key are concatenated)")
+
+    for name, rel, path in candidates:
+        try:
+            raw = _read_limited(path, MAX_FILE_BYTES)
+        except OSError as exc:
+            problems.append(Problem(rel, "", "artifacts.unreadable", f"cannot read the file: {exc.strerror or exc}",
+                                    "make it a readable regular file"))
+            continue
+        sizes[rel] = len(raw)
+        if len(raw) > MAX_FILE_BYTES:
+            actual = path.stat().st_size
+            sizes[rel] = actual
+            problems.append(Problem(rel, "", "size.file_too_large",
+                                    f"the file is {actual:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes (64 KiB)",
+                                    "split it into several files (arrays under the same key are concatenated) "
+                                    "or move long text into sources/<sha256>.txt and cite it",
+                                    details={"size": actual, "limit": MAX_FILE_BYTES}))
+            continue
+        total += len(raw)
+        parsed = parse_json_bytes(raw, rel)
+        if not parsed.ok:
+            problems.extend(parsed.problems)
+            continue
+        if not isinstance(parsed.value, dict):
+            kind = type(parsed.value).__name__ if parsed.value is not None else "null"
+            problems.append(Problem(rel, "", "artifact.not_object",
+                                    f"the top level is {kind}; an artifact file must hold a JSON object",
+                                    f'wrap the content in an object, e.g. {{"{name.removesuffix(".json")}": [...]}}'))
+            continue
+        problems.extend(registry.validate_artifact(name, parsed.value, rel))
+        files.append(InputFile(name, rel, hashlib.sha256(raw).hexdigest(), parsed.value))
+
+    if total > MAX_AGENT_BYTES:
+        problems.append(Problem(rel_folder, "", "size.agent_too_large",
+                                f"the agent's files total {total:,} bytes; the limit is {MAX_AGENT_BYTES:,}",
+                                "keep artifacts small: move long text into sources/<sha256>.txt"))
+    if not candidates:
+        problems.append(Problem(rel_folder, "", "artifacts.no_json", f"{rel_folder}/ holds no .json files",
+                                "write at least one artifact file (e.g. claims.json) before creating the lock"))
+    present = {name for name, _, _ in candidates}
+    for required in sorted(set(required_files) - present):
+        problems.append(Problem(f"{rel_folder}/{required}", "", "artifacts.missing_required",
+                                f"this agent must provide {required}, and it is missing",
+                                f"write {rel_folder}/{required} (see schemas/{required.removesuffix('.json')}"
+                                ".schema.json) and recreate the lock"))
+    return done()

@@ -1,0 +1,6 @@
+"""The ``cconductor`` command line (click). Commands live in one module per area."""
+
+from orchestrator.cli import graph_commands as _graph_commands  # noqa: F401  (registers commands)
+from orchestrator.cli.app import main
+
+__all__ = ["main"]

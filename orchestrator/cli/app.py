@@ -1,0 +1,77 @@
+"""The command group, shared options and error handling.
+
+Exit codes: 0 success; 1 artifacts rejected, graph not conforming, or another failure;
+2 usage error (bad arguments, unknown session). Heavy modules are imported inside the
+commands so that ``cconductor --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from orchestrator import __version__
+from orchestrator.errors import CconductorError
+from orchestrator.paths import SessionPaths
+from orchestrator.session import SESSIONS_DIR_ENV, default_sessions_dir, resolve_session
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly(func: F) -> F:
+    """Turn our exceptions into one clear line on stderr and the documented exit code."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except CconductorError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+class Context:
+    def __init__(self, sessions_dir: Path):
+        self.sessions_dir = sessions_dir
+
+    def session(self, spec: str) -> SessionPaths:
+        return resolve_session(spec, self.sessions_dir)
+
+
+pass_ctx = click.make_pass_decorator(Context)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cconductor")
+@click.option(
+    "--sessions-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar=SESSIONS_DIR_ENV,
+    default=None,
+    help=f"Folder holding research sessions (default ./research-sessions, or ${SESSIONS_DIR_ENV}).",
+)
+@click.pass_context
+def main(ctx: click.Context, sessions_dir: Path | None) -> None:
+    """cconductor: a filesystem-driven multi-agent research orchestrator.
+
+    Agents write JSON artifacts into artifacts/<agent>/ of a session folder, then an
+    empty <agent>.kg.lock; cconductor validates and merges them into the knowledge
+    graph, or writes <agent>.retry-instructions.json saying exactly what to fix.
+
+    SESSION is a session folder path, a session id, or 'latest'.
+    Exit codes: 0 ok, 1 rejected / not conforming, 2 usage error.
+    """
+    ctx.obj = Context(sessions_dir or default_sessions_dir())

@@ -1,0 +1,267 @@
+"""Commands for sessions and the artifact pipeline: new, watch, process, retry, validate, ..."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
+from orchestrator.errors import UsageError
+from orchestrator.paths import SessionPaths
+
+
+def _outcome_line(outcome: object) -> str:
+    from orchestrator.pipeline import Outcome
+
+    assert isinstance(outcome, Outcome)
+    text = f"{outcome.agent}: {outcome.status}"
+    if outcome.attempt:
+        text += f" (attempt {outcome.attempt})"
+    if outcome.status == "rejected":
+        text += f" - {len([p for p in outcome.problems if p.is_error])} problem(s); see {outcome.agent}.retry-instructions.json"
+        for problem in [p for p in outcome.problems if p.is_error][:5]:
+            text += "\n    " + problem.render()
+    return text
+
+
+@main.command()
+@click.argument("query")
+@click.option("--mission", default=None, help="Mission name recorded in session.json.")
+@pass_ctx
+@friendly
+def new(ctx: Context, query: str, mission: str | None) -> None:
+    """Create an empty session for QUERY and print its folder.
+
+    Use it to drive agents by hand or from other tools: any program that follows the
+    artifact protocol (docs/agent-protocol.md) can add to it.
+    """
+    from orchestrator.events import EventLog
+    from orchestrator.session import create_session
+
+    paths = create_session(ctx.sessions_dir, query, mission)
+    EventLog(paths.events, paths.events_mutex).emit("session.created", f"session created for {query!r}", query=query)
+    click.echo(str(paths.root))
+
+
+def _processor(paths: SessionPaths):  # type: ignore[no-untyped-def]
+    from orchestrator.agent_registry import required_files_for
+    from orchestrator.pipeline import Processor
+
+    return Processor(paths, required_files=required_files_for)
+
+
+@main.command()
+@click.argument("session")
+@click.option("--agent", "agents", multiple=True, help="Only process this agent's lock (repeatable).")
+@json_option
+@pass_ctx
+@friendly
+def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) -> None:
+    """Process pending locks once, write the views, and exit (1 if anything was rejected)."""
+    from orchestrator.views import flush_views
+
+    paths = ctx.session(session)
+    processor = _processor(paths)
+    try:
+        outcomes = []
+        for _ in range(50):  # a folder still being written is deferred; give it a moment
+            batch = processor.process_pending(agents or None)
+            outcomes += [o for o in batch if o.status != "deferred"]
+            if not any(o.status == "deferred" for o in batch):
+                break
+            import time
+
+            time.sleep(0.1)
+        flush_views(processor)
+    finally:
+        processor.close()
+    if as_json:
+        emit_json([{"agent": o.agent, "status": o.status, "attempt": o.attempt, "seq": o.seq,
+                    "problems": [p.to_dict() for p in o.problems]} for o in outcomes])
+    else:
+        for outcome in outcomes:
+            click.echo(_outcome_line(outcome))
+        if not outcomes:
+            click.echo("nothing pending")
+    if any(o.status == "rejected" for o in outcomes):
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("session")
+@click.option("--polling", is_flag=True, help="Poll instead of inotify (NFS, CIFS, sshfs).")
+@click.option("--rescan-interval", default=2.0, show_default=True, help="Seconds between safety rescans.")
+@json_option
+@pass_ctx
+@friendly
+def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_json: bool) -> None:
+    """Merge locks as they appear, until interrupted (Ctrl-C)."""
+    import json as _json
+
+    from orchestrator.watcher import Watcher
+
+    paths = ctx.session(session)
+    processor = _processor(paths)
+    if as_json:
+        processor.events.subscribe(lambda event: click.echo(_json.dumps(event, ensure_ascii=False)))
+    watcher = Watcher(processor, polling=polling, rescan_interval=rescan_interval,
+                      on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o)))
+    if not as_json:
+        click.echo(f"watching {paths.root} (Ctrl-C to stop)")
+    try:
+        watcher.run()
+    except KeyboardInterrupt:
+        watcher.stop()
+    finally:
+        processor.close()
+
+
+@main.command()
+@click.argument("session")
+@click.argument("agent")
+@json_option
+@pass_ctx
+@friendly
+def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
+    """Re-submit AGENT's (fixed) artifacts: <agent>.kg.lock.error becomes <agent>.kg.lock."""
+    paths = ctx.session(session)
+    error_lock, lock = paths.lock_error(agent), paths.lock(agent)
+    if error_lock.exists():
+        os.replace(error_lock, lock)
+    elif not lock.exists():
+        if not paths.agent_artifacts(agent).is_dir():
+            raise UsageError(f"agent {agent!r} has no artifacts/{agent}/ folder in {paths.root}")
+        lock.touch()
+    ctx_obj = click.get_current_context()
+    ctx_obj.invoke(process, session=str(paths.root), agents=(agent,), as_json=as_json)
+
+
+@main.command()
+@click.argument("session")
+@json_option
+@pass_ctx
+@friendly
+def validate(ctx: Context, session: str, as_json: bool) -> None:
+    """Re-validate every merged artifact (schemas) and the whole graph (SHACL)."""
+    from orchestrator.inspect import validate_session
+
+    problems = validate_session(ctx.session(session))
+    failing = [p for p in problems if p.is_error]
+    if as_json:
+        emit_json({"conforms": not failing, "problems": [p.to_dict() for p in problems]})
+    else:
+        for problem in problems:
+            click.echo(f"{problem.severity.upper()}: {problem.render()}")
+        click.echo("conforms" if not failing else f"{len(failing)} violation(s): the graph does not conform")
+    if failing:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("session", default="latest")
+@json_option
+@pass_ctx
+@friendly
+def status(ctx: Context, session: str, as_json: bool) -> None:
+    """Show a session: status, agents, pending and errored locks, graph stats, quality."""
+    from orchestrator.inspect import session_status
+
+    info = session_status(ctx.session(session))
+    if as_json:
+        emit_json(info)
+        return
+    click.echo(f"session   {info['id']}  [{info['status']}]" + (f" {info['status_reason']}" if info["status_reason"] else ""))
+    click.echo(f"query     {info['query']}")
+    click.echo(f"mission   {info['mission'] or '-'}    iteration {info['iteration']}")
+    for name, agent in sorted(info["agents"].items()):
+        click.echo(f"  agent {name:<28} {agent.get('state', '?'):<9} attempts {agent.get('attempts', 0)}")
+    click.echo(f"locks     pending: {', '.join(info['locks_pending']) or '-'}; errored: {', '.join(info['locks_errored']) or '-'}")
+    stats = info["stats"]
+    if stats:
+        click.echo("graph     " + ", ".join(f"{k.removesuffix('_count')} {stats[k]}" for k in stats if k.endswith("_count")))
+        click.echo(f"evidence  {stats.get('evidence_verified', 0)}/{stats.get('evidence_items', 0)} verified")
+    if info["quality"]:
+        q = info["quality"]
+        click.echo(f"quality   {q.get('score')}/100 " + ", ".join(f"{k} {v}" for k, v in q.get("components", {}).items()))
+
+
+@main.command()
+@json_option
+@pass_ctx
+@friendly
+def sessions(ctx: Context, as_json: bool) -> None:
+    """List sessions, oldest first."""
+    from orchestrator.session import list_sessions, load_session
+
+    rows = []
+    for paths in list_sessions(ctx.sessions_dir):
+        data = load_session(paths)
+        rows.append({"id": data["id"], "status": data["status"], "mission": data.get("mission"),
+                     "query": data["query"], "path": str(paths.root)})
+    if as_json:
+        emit_json(rows)
+    else:
+        for row in rows:
+            click.echo(f"{row['id']}  {row['status']:<16} {row['mission'] or '-':<22} {row['query']}")
+        if not rows:
+            click.echo(f"no sessions in {ctx.sessions_dir}")
+
+
+@main.command()
+@json_option
+@pass_ctx
+@friendly
+def latest(ctx: Context, as_json: bool) -> None:
+    """Print the newest session's folder."""
+    paths = ctx.session("latest")
+    if as_json:
+        emit_json({"path": str(paths.root), "id": paths.root.name})
+    else:
+        click.echo(str(paths.root))
+
+
+@main.command()
+@click.argument("session")
+@click.option("--to", "target", type=int, required=True, help="Ledger entry to return to (0 = empty graph).")
+@click.option("--list", "show", is_flag=True, help="Only list the ledger.")
+@json_option
+@pass_ctx
+@friendly
+def rollback(ctx: Context, session: str, target: int, show: bool, as_json: bool) -> None:
+    """Restore every agent's namespace as it was right after ledger entry --to N."""
+    from orchestrator.pipeline import Processor
+    from orchestrator.rollback import rollback_session
+
+    paths = ctx.session(session)
+    if show:
+        processor = Processor(paths)
+        emit_json(processor.store.ledger())
+        processor.close()
+        return
+    changed = rollback_session(paths, target)
+    if as_json:
+        emit_json({"to": target, "changed": changed})
+    else:
+        click.echo(f"rolled back to ledger entry {target}: " + (", ".join(sorted(changed)) or "nothing changed"))
+
+
+@main.command()
+@click.argument("session")
+@click.option("--format", "fmt", type=click.Choice(["turtle", "trig", "jsonld", "nquads"]), default="trig",
+              show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to a file.")
+@pass_ctx
+@friendly
+def export(ctx: Context, session: str, fmt: str, output: Path | None) -> None:
+    """Export the knowledge graph as RDF."""
+    from orchestrator.inspect import export_graph
+
+    text = export_graph(ctx.session(session), "json-ld" if fmt == "jsonld" else fmt)
+    if output:
+        output.write_text(text, encoding="utf-8")
+        click.echo(str(output))
+    else:
+        click.echo(text)

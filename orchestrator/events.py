@@ -1,0 +1,66 @@
+"""The session's audit trail: ``events.jsonl``, one JSON object per line.
+
+One serializer writes every event (``json.dumps``, never string interpolation), each
+line in a single ``write`` under a cross-process file lock, with secrets redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from orchestrator.ids import iso_timestamp
+from orchestrator.redact import redact
+
+EventListener = Callable[[dict[str, Any]], None]
+
+
+class EventLog:
+    def __init__(self, path: Path, mutex: Path):
+        self.path = path
+        mutex.parent.mkdir(parents=True, exist_ok=True)
+        self._mutex = FileLock(mutex)
+        self._thread_lock = threading.Lock()
+        self._listeners: list[EventListener] = []
+
+    def subscribe(self, listener: EventListener) -> None:
+        """Live views (progress display, ``--json`` output) get each event as it is written."""
+        self._listeners.append(listener)
+
+    def emit(self, type: str, message: str, **data: Any) -> dict[str, Any]:
+        event = {"timestamp": iso_timestamp(), "type": type, "message": message, "data": data}
+        line = redact(json.dumps(event, ensure_ascii=False, default=str, allow_nan=False)) + "\n"
+        encoded = line.encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._thread_lock, self._mutex:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, encoded)
+            finally:
+                os.close(fd)
+        published = json.loads(line)
+        for listener in list(self._listeners):
+            listener(published)
+        return published
+
+
+def read_events(path: Path) -> Iterator[dict[str, Any]]:
+    """Every complete event; a torn last line (crash mid-write) is skipped."""
+    try:
+        handle = path.open("r", encoding="utf-8")
+    except FileNotFoundError:
+        return
+    with handle:
+        for line in handle:
+            if not line.endswith("\n"):
+                break
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue

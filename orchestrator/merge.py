@@ -1,0 +1,315 @@
+"""Pure merge of one agent's artifact files: its namespace and its contribution.
+
+Deterministic and free of I/O: the same files and the same view of the other agents
+always give the same result. Nothing is silently overwritten: two files that set the
+same scalar to different values are a problem naming both files.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from orchestrator.problems import Problem, pointer_join
+
+#: Top-level artifact keys whose items enter the unified graph, and the kind of each item.
+COLLECTIONS: dict[str, str] = {
+    "sources": "source",
+    "claims": "claim",
+    "entities": "entity",
+    "relationships": "relationship",
+    "gaps": "gap",
+    "contradictions": "contradiction",
+    "key_findings": "key-finding",
+    "confidence_scores": "confidence-score",
+    "coverage": "coverage",
+    "sub_questions": "sub-question",
+}
+
+#: Reference fields per collection: (field path, target collections, strict).
+#: ``*`` marks "each element of a list"; strict=False references that do not resolve are
+#: kept as written with a warning (plan ids are advisory), strict ones reject the merge.
+REFERENCES: dict[str, tuple[tuple[str, tuple[str, ...], bool], ...]] = {
+    "claims": (
+        ("evidence/*/source_id", ("sources",), True),
+        ("entity_ids/*", ("entities",), True),
+        ("sub_question_id", ("sub_questions",), False),
+    ),
+    "relationships": (
+        ("subject", ("entities", "claims"), True),
+        ("object", ("entities", "claims"), True),
+        ("claim_ids/*", ("claims",), True),
+    ),
+    "contradictions": (("claim_ids/*", ("claims",), True),),
+    "key_findings": (("claim_ids/*", ("claims",), True),),
+    "confidence_scores": (("claim_id", ("claims",), True), ("supporting_source_ids/*", ("sources",), True)),
+    "coverage": (("sub_question_id", ("sub_questions",), False), ("claim_ids/*", ("claims",), True)),
+    "gaps": (("sub_question_id", ("sub_questions",), False),),
+}
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One parsed artifact file: name in the folder, path relative to the session, sha256."""
+
+    name: str
+    rel: str
+    sha256: str
+    data: dict[str, Any]
+
+
+class ReferenceIndex(Protocol):
+    """What the merge may know about the other agents already in the graph."""
+
+    def exists(self, collection: str, global_id: str) -> bool: ...
+
+    def by_local(self, collection: str, local_id: str) -> list[str]: ...
+
+
+class EmptyIndex:
+    def exists(self, collection: str, global_id: str) -> bool:
+        return False
+
+    def by_local(self, collection: str, local_id: str) -> list[str]:
+        return []
+
+
+@dataclass
+class MergeResult:
+    namespace: dict[str, Any]
+    contribution: dict[str, Any]
+    problems: list[Problem] = field(default_factory=list)
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def derived_id(kind: str, item: Any) -> str:
+    """Deterministic id for an item the agent left without one (bookkeeping, not judgement)."""
+    return f"{kind}-{hashlib.sha256(canonical_json(item).encode()).hexdigest()[:10]}"
+
+
+def deep_merge(files: Sequence[InputFile]) -> tuple[dict[str, Any], list[Problem]]:
+    """Objects merge, arrays concatenate, equal scalars agree, different scalars conflict."""
+    merged: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    problems: list[Problem] = []
+
+    def first_origin(pointer: str) -> str:
+        while pointer and pointer not in origin:
+            pointer = pointer.rsplit("/", 1)[0]
+        return origin.get(pointer, "?")
+
+    def merge_into(target: dict[str, Any], source: dict[str, Any], base: str, rel: str) -> None:
+        for key, value in source.items():
+            pointer = base + pointer_join(key)
+            if key not in target:
+                target[key] = copy.deepcopy(value)
+                origin[pointer] = rel
+            elif isinstance(target[key], dict) and isinstance(value, dict):
+                merge_into(target[key], value, pointer, rel)
+            elif isinstance(target[key], list) and isinstance(value, list):
+                target[key] = target[key] + copy.deepcopy(value)
+            elif target[key] != value or type(target[key]) is not type(value):
+                other = first_origin(pointer)
+                problems.append(
+                    Problem(
+                        rel,
+                        pointer,
+                        "merge.conflict",
+                        f"{pointer} is {_preview(value)} here but {other} already sets it to "
+                        f"{_preview(target[key])}; an agent's files may not disagree",
+                        f"make {pointer} identical in {other} and {rel}, or keep it in only one of them",
+                        details={"other_file": other},
+                    )
+                )
+
+    for item in sorted(files, key=lambda f: f.name):
+        merge_into(merged, item.data, "", item.rel)
+    return merged, problems
+
+
+def _preview(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Resolver:
+    def __init__(self, agent: str, own: dict[str, set[str]], index: ReferenceIndex):
+        self.agent = agent
+        self.own = own
+        self.index = index
+
+    def resolve(self, ref: Any, targets: tuple[str, ...]) -> tuple[str | None, str]:
+        """Return (global id, "") or (None, reason)."""
+        if not isinstance(ref, str) or not ref:
+            return None, "the reference is not a non-empty string"
+        if ":" in ref:
+            owner, local = ref.split(":", 1)
+            for collection in targets:
+                if owner == self.agent and local in self.own[collection]:
+                    return ref, ""
+                if owner != self.agent and self.index.exists(collection, ref):
+                    return ref, ""
+            return None, f"no {' or '.join(_singular(t) for t in targets)} {ref!r} exists in the graph"
+        for collection in targets:
+            if ref in self.own[collection]:
+                return f"{self.agent}:{ref}", ""
+        candidates = sorted({g for c in targets for g in self.index.by_local(c, ref)})
+        if len(candidates) == 1:
+            return candidates[0], ""
+        if candidates:
+            return None, f"{ref!r} is ambiguous: it matches {', '.join(candidates)}"
+        return None, (
+            f"{ref!r} matches no {' or '.join(_singular(t) for t in targets)} of this agent or of any merged agent"
+        )
+
+
+def _singular(collection: str) -> str:
+    return COLLECTIONS[collection].replace("-", " ")
+
+
+def build_contribution(
+    agent: str,
+    files: Sequence[InputFile],
+    index: ReferenceIndex,
+    *,
+    attempt: int,
+    merged_at: str,
+    artifact_sha256: str,
+) -> MergeResult:
+    """Merge the files into a namespace and derive the unified items this agent adds."""
+    namespace, problems = deep_merge(files)
+    ordered = sorted(files, key=lambda f: f.name)
+    items: dict[str, list[dict[str, Any]]] = {c: [] for c in COLLECTIONS}
+    located: dict[str, list[tuple[InputFile, int, dict[str, Any]]]] = {c: [] for c in COLLECTIONS}
+    own: dict[str, set[str]] = {c: set() for c in COLLECTIONS}
+    seen_at: dict[tuple[str, str], str] = {}
+
+    for art in ordered:
+        for collection, kind in COLLECTIONS.items():
+            values = art.data.get(collection)
+            if not isinstance(values, list):
+                continue
+            for position, raw in enumerate(values):
+                if not isinstance(raw, dict):
+                    continue
+                local = raw.get("id") if isinstance(raw.get("id"), str) else derived_id(kind, raw)
+                where = f"{art.rel}{pointer_join(collection, position)}"
+                if (collection, local) in seen_at:
+                    problems.append(
+                        Problem(
+                            art.rel,
+                            pointer_join(collection, position, "id"),
+                            "merge.duplicate_id",
+                            f"{_singular(collection)} id {local!r} is used twice: here and at {seen_at[(collection, local)]}",
+                            "give every item of an agent a distinct id, or remove the repeated item",
+                        )
+                    )
+                    continue
+                seen_at[(collection, local)] = where
+                own[collection].add(local)
+                located[collection].append((art, position, {**raw, "id": local}))
+
+    resolver = _Resolver(agent, own, index)
+    for collection, entries in located.items():
+        for art, position, raw in entries:
+            item = copy.deepcopy(raw)
+            base = pointer_join(collection, position)
+            for path, targets, strict in REFERENCES.get(collection, ()):
+                problems.extend(_resolve_field(item, path, targets, strict, resolver, art.rel, base))
+            local = item["id"]
+            item["id"] = f"{agent}:{local}"
+            item["local_id"] = local
+            item["provenance"] = {
+                "agent": agent,
+                "file": art.rel,
+                "pointer": base,
+                "artifact_sha256": art.sha256,
+                "set_sha256": artifact_sha256,
+                "attempt": attempt,
+                "merged_at": merged_at,
+            }
+            items[collection].append(item)
+
+    contribution = {
+        "agent": agent,
+        "attempt": attempt,
+        "merged_at": merged_at,
+        "artifact_sha256": artifact_sha256,
+        "files": {f.name: f.sha256 for f in ordered},
+        "items": items,
+    }
+    return MergeResult(namespace, contribution, problems)
+
+
+def _resolve_field(
+    item: dict[str, Any],
+    path: str,
+    targets: tuple[str, ...],
+    strict: bool,
+    resolver: _Resolver,
+    rel: str,
+    base: str,
+) -> list[Problem]:
+    """Resolve one reference field in place; ``evidence/*/source_id`` keeps the written form too."""
+    problems: list[Problem] = []
+    head, _, rest = path.partition("/")
+    if head not in item:
+        return problems
+    if rest.startswith("*"):
+        container = item[head]
+        if not isinstance(container, list):
+            return problems
+        tail = rest[2:]
+        for index, element in enumerate(container):
+            pointer = base + pointer_join(head, index)
+            if tail:
+                if isinstance(element, dict):
+                    problems.extend(_resolve_field(element, tail, targets, strict, resolver, rel, pointer))
+            else:
+                problems.extend(_resolve_value(container, index, targets, strict, resolver, rel, pointer))
+        return problems
+    if rest:
+        child = item[head]
+        if isinstance(child, dict):
+            problems.extend(_resolve_field(child, rest, targets, strict, resolver, rel, base + pointer_join(head)))
+        return problems
+    if head == "source_id":
+        item["source_ref"] = item[head]
+    return _resolve_value(item, head, targets, strict, resolver, rel, base + pointer_join(head))
+
+
+def _resolve_value(
+    container: Any,
+    key: Any,
+    targets: tuple[str, ...],
+    strict: bool,
+    resolver: _Resolver,
+    rel: str,
+    pointer: str,
+) -> list[Problem]:
+    written = container[key]
+    resolved, reason = resolver.resolve(written, targets)
+    if resolved is not None:
+        container[key] = resolved
+        return []
+    kinds = " or ".join(_singular(t) for t in targets)
+    files = ", ".join(f"{t.replace('_', '-')}.json" for t in targets)
+    return [
+        Problem(
+            rel,
+            pointer,
+            "reference.unresolved",
+            f"reference {_preview(written)} does not resolve: {reason}",
+            f"set it to the id of a {kinds} in this agent's {files}, or to '<agent>:<id>' naming "
+            f"a {kinds} of an agent that is already merged"
+            + ("" if strict else "; it is kept as written for now"),
+            severity="error" if strict else "warning",
+        )
+    ]

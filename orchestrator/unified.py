@@ -1,0 +1,190 @@
+"""Materialize ``knowledge-graph.json`` from the agents' records (pure).
+
+Agent namespaces go at the top level, next to de-duplicated unified views derived
+from all of them, and ``stats`` recomputed from the data (never trusted from agents).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from orchestrator.merge import COLLECTIONS
+
+SCHEMA_VERSION = 1
+UNIFIED = ("sources", "claims", "entities", "relationships", "gaps", "contradictions")
+
+
+def _norm_doi(value: str) -> str:
+    return re.sub(r"^(https?://(dx\.)?doi\.org/|doi:)", "", value.strip().lower())
+
+
+def _norm_arxiv(value: str) -> str:
+    value = re.sub(r"^(arxiv:|https?://arxiv\.org/(abs|pdf)/)", "", value.strip().lower())
+    return re.sub(r"(v\d+)?(\.pdf)?$", "", value)
+
+
+def _norm_url(value: str) -> str:
+    parts = urlsplit(value.strip())
+    path = parts.path.rstrip("/") or "/"
+    host = parts.netloc.lower().removeprefix("www.")
+    return urlunsplit(("", host, path, parts.query, ""))
+
+
+def source_keys(source: dict[str, Any]) -> list[str]:
+    """Identifiers that make two source items the same work."""
+    keys = []
+    if isinstance(source.get("doi"), str):
+        keys.append("doi:" + _norm_doi(source["doi"]))
+    if isinstance(source.get("arxiv_id"), str):
+        keys.append("arxiv:" + _norm_arxiv(source["arxiv_id"]))
+    if isinstance(source.get("url"), str):
+        keys.append("url:" + _norm_url(source["url"]))
+    if isinstance(source.get("content_sha256"), str):
+        keys.append("sha256:" + source["content_sha256"])
+    return keys
+
+
+def dedupe_sources(sources: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Union sources sharing any identifier; returns the unified list and alias -> canonical id."""
+    parent = list(range(len(sources)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_with_key: dict[str, int] = {}
+    for index, source in enumerate(sources):
+        for key in source_keys(source):
+            if key in first_with_key:
+                a, b = find(first_with_key[key]), find(index)
+                parent[max(a, b)] = min(a, b)
+            else:
+                first_with_key[key] = index
+    groups: dict[int, list[int]] = defaultdict(list)
+    for index in range(len(sources)):
+        groups[find(index)].append(index)
+    unified, canonical = [], {}
+    for root in sorted(groups):
+        members = [sources[i] for i in groups[root]]
+        merged: dict[str, Any] = {}
+        for member in members:
+            for key, value in member.items():
+                if key not in ("id", "local_id", "provenance") and key not in merged:
+                    merged[key] = value
+        head = members[0]
+        merged = {"id": head["id"], **merged}
+        merged["aliases"] = [m["id"] for m in members]
+        merged["provenance"] = [m["provenance"] for m in members]
+        for member in members:
+            canonical[member["id"]] = head["id"]
+        unified.append(merged)
+    return unified, canonical
+
+
+def dedupe_entities(entities: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Entities with the same (type, case-folded name) are one entity."""
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    canonical: dict[str, str] = {}
+    for entity in entities:
+        key = (str(entity.get("type", "")).casefold(), " ".join(str(entity.get("name", "")).split()).casefold())
+        if key in by_key:
+            kept = by_key[key]
+            kept["aliases"].append(entity["id"])
+            kept["provenance"].append(entity["provenance"])
+        else:
+            kept = {**entity, "aliases": [entity["id"]], "provenance": [entity["provenance"]]}
+            kept.pop("local_id", None)
+            by_key[key] = kept
+        canonical[entity["id"]] = kept["id"]
+    return list(by_key.values()), canonical
+
+
+def _all(records: dict[str, dict[str, Any]], collection: str) -> list[dict[str, Any]]:
+    return [item for agent in sorted(records) for item in records[agent]["contribution"]["items"][collection]]
+
+
+def build_views(records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str) -> dict[str, Any]:
+    sources, source_alias = dedupe_sources(_all(records, "sources"))
+    entities, entity_alias = dedupe_entities(_all(records, "entities"))
+    assessments: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for score in _all(records, "confidence_scores"):
+        assessments[score["claim_id"]].append(
+            {k: score[k] for k in ("confidence", "status", "rationale", "supporting_source_ids") if k in score}
+            | {"by": score["provenance"]["agent"]}
+        )
+    claims = []
+    for claim in _all(records, "claims"):
+        claim = {**claim, "evidence": [dict(e) for e in claim.get("evidence", [])]}
+        for evidence in claim["evidence"]:
+            evidence["source_id"] = source_alias.get(evidence["source_id"], evidence["source_id"])
+        if "entity_ids" in claim:
+            claim["entity_ids"] = [entity_alias.get(e, e) for e in claim["entity_ids"]]
+        if claim["id"] in assessments:
+            claim["assessments"] = assessments[claim["id"]]
+        claims.append(claim)
+    relationships = []
+    for rel in _all(records, "relationships"):
+        rel = dict(rel)
+        for end in ("subject", "object"):
+            rel[end] = entity_alias.get(rel[end], rel[end])
+        relationships.append(rel)
+
+    graph: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "session": session_id,
+        "generated_at": generated_at,
+        "commit_seq": commit_seq,
+    }
+    for agent in sorted(records):
+        record = records[agent]
+        graph[agent] = {
+            **record["namespace"],
+            "_provenance": {
+                "attempt": record["attempt"],
+                "merged_at": record["merged_at"],
+                "artifact_sha256": record["artifact_sha256"],
+                "commit_seq": record.get("seq"),
+                "files": {f["name"]: f["sha256"] for f in record["files"]},
+            },
+        }
+    graph.update(
+        sources=sources,
+        claims=claims,
+        entities=entities,
+        relationships=relationships,
+        gaps=_all(records, "gaps"),
+        contradictions=_all(records, "contradictions"),
+    )
+    graph["stats"] = compute_stats(graph, records)
+    return graph
+
+
+def compute_stats(graph: dict[str, Any], records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    claims = graph["claims"]
+    evidence = [e for c in claims for e in c.get("evidence", [])]
+    confidences = [c["confidence"] for c in claims if isinstance(c.get("confidence"), int | float)]
+    return {
+        "agents": len(records),
+        **{f"{name}_count": len(graph[name]) for name in UNIFIED},
+        "peer_reviewed_sources": sum(1 for s in graph["sources"] if s.get("peer_reviewed") is True),
+        "sources_by_type": dict(sorted(Counter(str(s.get("type", "unknown")) for s in graph["sources"]).items())),
+        "claims_by_priority": dict(sorted(Counter(str(c.get("priority", "unknown")) for c in claims).items())),
+        "claims_with_evidence": sum(1 for c in claims if c.get("evidence")),
+        "evidence_items": len(evidence),
+        "evidence_verified": sum(1 for e in evidence if (e.get("verification") or {}).get("verified") is True),
+        "mean_confidence": round(sum(confidences) / len(confidences), 4) if confidences else None,
+        "open_contradictions": sum(1 for c in graph["contradictions"] if c.get("status") != "resolved"),
+        "items_by_agent": {
+            agent: {
+                c: len(records[agent]["contribution"]["items"][c])
+                for c in COLLECTIONS
+                if records[agent]["contribution"]["items"][c]
+            }
+            for agent in sorted(records)
+        },
+    }

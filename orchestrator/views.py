@@ -1,0 +1,89 @@
+"""Materialized views of the committed graph: ``knowledge-graph.json`` and ``.trig``.
+
+Always complete, parseable committed states (atomic replace), lagging the last commit
+by at most about a flush interval under load, and flushed before a processor exits.
+A marker records which commit the files show, so a slower process never replaces
+newer views with older ones.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from filelock import FileLock
+
+from orchestrator.atomic import atomic_write_bytes, atomic_write_json
+from orchestrator.ids import iso_timestamp
+from orchestrator.unified import build_views
+
+if TYPE_CHECKING:
+    from orchestrator.pipeline import Processor
+
+
+def views_seq(processor: Processor) -> int:
+    try:
+        return int(json.loads(processor.paths.view_marker.read_text())["commit_seq"])
+    except (FileNotFoundError, ValueError, KeyError):
+        return -1
+
+
+def flush_views(processor: Processor, *, force: bool = False) -> bool:
+    """Write both views if they are behind the in-memory graph. Returns True if written."""
+    from orchestrator.rdf import serialize, to_dataset
+
+    with processor.lock:
+        seq = processor.state.head_seq
+        records = dict(processor.state.records)
+        agent_graphs = processor.rdf.agent_graphs()
+    paths = processor.paths
+    if not force and views_seq(processor) >= seq and paths.kg_json.exists():
+        return False
+    graph = build_views(records, processor.session_id, seq, iso_timestamp())
+    body = json.dumps(graph, indent=1, ensure_ascii=False, allow_nan=False).encode() + b"\n"
+    trig = serialize(to_dataset(agent_graphs.values(), processor.session_id), "trig").encode()
+    with FileLock(paths.state / "views.mutex"):
+        if not force and views_seq(processor) > seq:
+            return False
+        atomic_write_bytes(paths.kg_json, body)
+        atomic_write_bytes(paths.kg_trig, trig)
+        atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp()})
+    return True
+
+
+class ViewFlusher:
+    """Background thread: after a commit, refresh the views at most every ``interval`` seconds."""
+
+    def __init__(self, processor: Processor, interval: float = 0.5):
+        self.processor = processor
+        self.interval = interval
+        self._dirty = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cconductor-views", daemon=True)
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def mark_dirty(self) -> None:
+        self._dirty.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if not self._dirty.wait(timeout=0.2):
+                continue
+            self._dirty.clear()
+            try:
+                flush_views(self.processor)
+            except Exception as exc:  # the watcher must keep running; the event log says why
+                self.error = exc
+                self.processor.events.emit("views.failed", f"could not write graph views: {exc}", error=repr(exc))
+            time.sleep(self.interval)
+
+    def stop(self) -> None:
+        """Stop the thread and write the final views synchronously."""
+        self._stop.set()
+        self._thread.join(timeout=30)
+        flush_views(self.processor)
