@@ -1,18 +1,14 @@
 """Which artifact files a known agent must provide (its definition's ``required_files``).
 
-Agents the project does not define may still use any protocol-conforming name; they
-are held to no required files.
+Instances of a definition (``academic-researcher-i1-2``) are held to the definition's
+files; names the project does not define may follow the protocol freely.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 
+def required_files_for(agent: str) -> tuple[str, ...]:
+    from agents.definitions import definition_for, load_definitions
 
-def required_files_for(agent: str) -> Iterable[str]:
-    try:
-        from agents.definitions import load_definitions
-    except ImportError:
-        return ()
-    definition = load_definitions().get(agent)
+    definition = definition_for(agent, load_definitions())
     return definition.required_files if definition else ()

@@ -21,6 +21,7 @@ from urllib.parse import quote, unquote
 
 from rdflib import BNode, Dataset, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
+from rdflib.term import Node
 
 from orchestrator.problems import pointer_join
 
@@ -79,10 +80,11 @@ _PREVIEW_FIELD = {
 _S, _I, _D, _B = "str", "int", "dec", "bool"
 FIELDS: dict[str, tuple[tuple[tuple[str, ...], URIRef, str], ...]] = {
     "source": (
-        (("title",), DCTERMS.title, _S), (("type",), CC.sourceType, _S), (("authors",), DCTERMS.creator, "strs"),
-        (("year",), CC.year, _I), (("venue",), CC.venue, _S), (("publisher",), DCTERMS.publisher, _S),
-        (("peer_reviewed",), CC.peerReviewed, _B), (("doi",), BIBO.doi, _S), (("url",), BIBO.uri, "uri"),
-        (("pdf_url",), CC.pdfUrl, "uri"), (("arxiv_id",), CC.arxivId, _S), (("local_path",), CC.localPath, _S),
+        (("title",), DCTERMS.title, _S), (("type",), CC.sourceType, _S),
+        (("authors",), DCTERMS.creator, "strs"), (("year",), CC.year, _I), (("venue",), CC.venue, _S),
+        (("publisher",), DCTERMS.publisher, _S), (("peer_reviewed",), CC.peerReviewed, _B),
+        (("doi",), BIBO.doi, _S), (("url",), BIBO.uri, "uri"), (("pdf_url",), CC.pdfUrl, "uri"),
+        (("arxiv_id",), CC.arxivId, _S), (("local_path",), CC.localPath, _S),
         (("content_sha256",), CC.contentSha256, _S), (("abstract",), DCTERMS.abstract, _S),
         (("published",), DCTERMS.issued, "date"), (("accessed_at",), CC.accessedAt, "datetime"),
         (("citation_count",), CC.citationCount, _I), (("language",), DCTERMS.language, _S),
@@ -315,10 +317,12 @@ class _Converter:
     def item(self, kind: str, index: int, item: Mapping[str, Any]) -> None:
         gid = _global_id(self.agent, kind, item)
         node = node_iri(kind, gid)
-        prov = item.get("provenance") if isinstance(item.get("provenance"), Mapping) else {}
+        prov = item.get("provenance")
+        prov = prov if isinstance(prov, Mapping) else {}
         file = prov.get("file") or f"artifacts/{self.agent}/{KIND_FILE[kind][0]}"
         pointer = prov.get("pointer") or pointer_join(KIND_FILE[kind][1], index)
-        self.origins.setdefault(node, Origin(file, pointer, kind, _preview(kind, item), item, gid, self.agent))
+        origin = Origin(file, pointer, kind, _preview(kind, item), item, gid, self.agent)
+        self.origins.setdefault(node, origin)
         add = self.triples.append
         add((node, RDF.type, KIND_CLASS[kind]))
         add((node, DCTERMS.identifier, Literal(gid)))
@@ -431,7 +435,7 @@ def to_dataset(
 
 def serialize(dataset: Dataset, fmt: str) -> str:
     """Serialise a Dataset as ``trig``, ``nquads``, ``json-ld`` (inline context) or ``turtle`` (union)."""
-    graphs = []
+    graphs: list[tuple[Node | None, list[tuple[Node, Node, Node]]]] = []
     for g in dataset.graphs():
         name = None if g.identifier == dataset.default_graph.identifier else g.identifier
         graphs.append((name, list(g)))
@@ -443,7 +447,7 @@ def serialize_graphs(
     provenance: Mapping[str, Any] | None = None,
 ) -> str:
     """Like ``serialize(to_dataset(...))`` without building an rdflib Dataset (much faster)."""
-    graphs: list[tuple[URIRef | None, Iterable[tuple[Any, Any, Any]]]] = [
+    graphs: list[tuple[Node | None, Iterable[tuple[Any, Any, Any]]]] = [
         (None, session_triples(session_id, provenance))]
     graphs.extend((ag.graph_iri, ag.triples) for ag in agent_graphs)
     return write_graphs(graphs, fmt)
@@ -533,51 +537,49 @@ def _jsonld_nodes(triples: Iterable[tuple[Any, Any, Any]]) -> dict[str, dict[str
             node.setdefault("@type", []).append(_qname(o) or str(o))
         else:
             node.setdefault(_qname(p) or str(p), []).append(_jsonld_value(o))
+    for node in nodes.values():
+        for values in node.values():
+            if isinstance(values, list):
+                values.sort(key=lambda v: json.dumps(v, sort_keys=True))
     return nodes
 
 
-def write_graphs(graphs: Iterable[tuple[URIRef | None, Iterable[tuple[Any, Any, Any]]]], fmt: str) -> str:
+def write_graphs(graphs: Iterable[tuple[Node | None, Iterable[tuple[Any, Any, Any]]]], fmt: str) -> str:
     """Serialise (graph name or None for the default graph, triples) pairs.
 
     ``turtle`` writes the union of all graphs (Turtle has no named graphs); ``json-ld`` uses an
     inline context only, so a reader never fetches anything over the network.
     """
     fmt = fmt.lower()
+    merged: dict[Node | None, set[tuple[Any, Any, Any]]] = {}
+    for name, triples in graphs:
+        merged.setdefault(name, set()).update(triples)
+    default = merged.pop(None, set())
+    names = sorted(merged, key=str)
     if fmt in ("nquads", "nq", "n-quads"):
-        out = []
-        for name, triples in graphs:
-            suffix = f" {_iriref(name)} .\n" if name is not None else " .\n"
-            out.extend(f"{_term(s, False)} {_term(p, False)} {_term(o, False)}{suffix}" for s, p, o in triples)
-        return "".join(sorted(set(out)))
+        def row(t: tuple[Any, Any, Any], end: str) -> str:
+            return f"{_term(t[0], False)} {_term(t[1], False)} {_term(t[2], False)}{end}"
+
+        lines = [row(t, " .\n") for t in default]
+        for name in names:
+            end = f" {_term(name, False)} .\n"
+            lines.extend(row(t, end) for t in merged[name])
+        return "".join(sorted(lines))
     header = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in PREFIXES.items()) + "\n"
     if fmt in ("turtle", "ttl"):
-        union = {t for _, triples in graphs for t in triples}
-        return header + "\n".join(_turtle_block(union, "")) + "\n"
+        return header + "\n".join(_turtle_block(default.union(*merged.values()), "")) + "\n"
     if fmt == "trig":
-        merged: dict[URIRef | None, set[tuple[Any, Any, Any]]] = {}
-        for name, triples in graphs:
-            merged.setdefault(name, set()).update(triples)
-        blocks = ["\n".join(_turtle_block(merged.pop(None, set()), ""))]
-        for name in sorted(merged, key=str):
+        blocks = ["\n".join(_turtle_block(default, ""))]
+        for name in names:
             body = "\n".join(_turtle_block(merged[name], "    "))
-            blocks.append(f"{_iriref(name)} {{\n{body}\n}}")
+            blocks.append(f"{_term(name, False)} {{\n{body}\n}}")
         return header + "\n\n".join(b for b in blocks if b) + "\n"
     if fmt in ("json-ld", "jsonld"):
-        default: dict[str, dict[str, Any]] = {}
-        named: dict[str, dict[str, dict[str, Any]]] = {}
-        for name, triples in graphs:
-            target = _jsonld_nodes(triples)
-            bucket = default if name is None else named.setdefault(str(name), {})
-            for sid, node in target.items():
-                if sid in bucket:
-                    for key, values in node.items():
-                        if key != "@id":
-                            bucket[sid].setdefault(key, []).extend(values)
-                else:
-                    bucket[sid] = node
-        for name, nodes in named.items():
-            holder = default.setdefault(name, {"@id": name})
-            holder["@graph"] = [nodes[k] for k in sorted(nodes)]
-        doc = {"@context": dict(PREFIXES), "@graph": [default[k] for k in sorted(default)]}
-        return json.dumps(doc, ensure_ascii=False, indent=1)
+        top = _jsonld_nodes(default)
+        for name in names:
+            gid = f"_:{name}" if isinstance(name, BNode) else str(name)
+            nodes = _jsonld_nodes(merged[name])
+            top.setdefault(gid, {"@id": gid})["@graph"] = [nodes[k] for k in sorted(nodes)]
+        doc = {"@context": dict(PREFIXES), "@graph": [top[k] for k in sorted(top)]}
+        return json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
     raise ValueError(f"unknown RDF format {fmt!r}: use trig, turtle, json-ld or nquads")

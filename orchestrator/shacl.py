@@ -58,7 +58,7 @@ class Shapes:
 
     graph: Graph
     shapes_graph: Any  # pyshacl.ShapesGraph
-    by_class: Mapping[URIRef, tuple[URIRef, ...]]  # target class → node shapes
+    by_class: Mapping[Node, tuple[URIRef, ...]]  # target class → node shapes
     plan: Mapping[URIRef, tuple[Any, ...]]  # node shape → pyshacl Shapes to run on its focus nodes
     templates: Mapping[Node, tuple[str, str]]  # shape → (what is wrong, how to fix) templates
 
@@ -77,7 +77,8 @@ def _plan(graph: Graph, sg: Any, node_shape: URIRef) -> tuple[Any, ...]:
     params = {p for p in graph.predicates(node_shape) if p in ALL_CONSTRAINT_PARAMETERS}
     if params != {SH.property}:
         return (sg.lookup_shape_from_node(node_shape),)
-    return tuple(sg.lookup_shape_from_node(ps) for ps in sorted(graph.objects(node_shape, SH.property)))
+    properties = sorted(graph.objects(node_shape, SH.property), key=str)
+    return tuple(sg.lookup_shape_from_node(ps) for ps in properties)
 
 
 @cache
@@ -207,7 +208,7 @@ class RdfState:
         graph = self.graph
         for node in nodes:
             for cls in graph.objects(node, RDF.type):
-                for shape in sh.by_class.get(cls, ()):  # type: ignore[call-overload]
+                for shape in sh.by_class.get(cls, ()):
                     groups.setdefault(shape, []).append(node)
         if not groups:
             return []
@@ -215,7 +216,7 @@ class RdfState:
             report = Graph()
             for shape, focus in groups.items():
                 _, rg, _ = pyshacl.validate(graph, shacl_graph=sh.graph, inference="none",
-                                            focus_nodes=focus, use_shapes=[str(shape)])
+                                            focus_nodes=list[str | URIRef](focus), use_shapes=[str(shape)])
                 report += rg
             return problems_from_report(report, self._origins)
         executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
@@ -316,7 +317,7 @@ def problems_from_report(report: Graph, origins: Mapping[URIRef, Origin]) -> lis
         focus = report.value(result, SH.focusNode)
         path = report.value(result, SH.resultPath)
         value = report.value(result, SH.value)
-        shape = report.value(result, SH.sourceShape)
+        shape = report.value(result, SH.sourceShape) or SH.Shape
         component = _local(report.value(result, SH.sourceConstraintComponent))
         severity = _SEVERITY.get(report.value(result, SH.resultSeverity) or SH.Violation, "error")
         origin = origins.get(focus) if isinstance(focus, URIRef) else None
@@ -332,11 +333,11 @@ def problems_from_report(report: Graph, origins: Mapping[URIRef, Origin]) -> lis
             for key, text in fill.items():
                 what, how = what.replace(key, text), how.replace(key, text)
             message, hint = what, how or "see the rule " + _local(shape)
-        key = (str(focus), str(shape), str(value), severity)
-        if key in merged:
-            merged[key][0].append(component)
+        dedup = (str(focus), str(shape), str(value), severity)
+        if dedup in merged:
+            merged[dedup][0].append(component)
             continue
-        merged[key] = ([component], {
+        merged[dedup] = ([component], {
             "file": origin.file if origin else None,
             "pointer": _pointer(origin, path, value) if origin else "",
             "message": message, "hint": hint, "severity": severity,

@@ -180,7 +180,8 @@ def test_markdown_front_matter_and_setext(tmp_path: Path) -> None:
 def test_html(tmp_path: Path) -> None:
     (tmp_path / "page.html").write_text(
         "<html><head><title>Page  Title</title><style>.x{color:red}</style>"
-        '<meta name="citation_author" content="Grace Hopper"><meta name="citation_doi" content="10.1000/xyz1">'
+        '<meta name="citation_author" content="Grace Hopper">'
+        '<meta name="citation_doi" content="10.1000/xyz1">'
         "<script>var secret = 1;</script></head><body><nav>Home | Menu</nav><h1>Heading</h1>"
         "<p>Hello &amp; welcome.</p><p>Second   paragraph.</p></body></html>",
         encoding="utf-8",
@@ -292,7 +293,7 @@ def test_snapshot_format_and_bad_lines(tmp_path: Path) -> None:
         "title": "Calculation of prompt diphoton production cross sections at Tevatron and\n  LHC energies",
         "comments": "37 pages, 15 figures", "journal-ref": "Phys.Rev.D76:013009,2007",
         "doi": "10.1103/PhysRevD.76.013009", "categories": "hep-ph",
-        "abstract": "  A fully differential calculation in perturbative quantum chromodynamics is\npresented.\n",
+        "abstract": "  A fully differential calculation in perturbative\nQCD is presented.\n",
         "versions": [{"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"}],
         "update_date": "2008-11-13",
         "authors_parsed": [["Balázs", "C.", ""], ["Berger", "E. L.", ""], ["Nadolsky", "P. M.", ""],
@@ -310,7 +311,9 @@ def test_snapshot_format_and_bad_lines(tmp_path: Path) -> None:
     by_id = {d.source["arxiv_id"]: d.source for d in result.documents}
     assert list(by_id) == ["0704.0001", "2101.00001", "0710.1248"]
     s = by_id["0704.0001"]
-    assert s["title"] == "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
+    assert (
+        s["title"] == "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
+    )
     assert s["authors"] == ["C. Balázs", "E. L. Berger", "P. M. Nadolsky", "C. -P. Yuan"]
     assert s["year"] == 2007 and s["published"] == "2007-04-02"
     assert s["type"] == "journal-article" and s["peer_reviewed"] is True

@@ -148,7 +148,10 @@ def test_file_backed_index(tmp_path: Path) -> None:
     built.close()
     with PassageIndex.open(path) as reopened:
         assert reopened.search("cats") == expected
-        assert [(h.page, h.text) for h in expected] == [(1, "Cats purr loudly. Dogs bark."), (2, "Cats sleep all day.")]
+        assert {(h.page, h.text) for h in expected} == {
+            (1, "Cats purr loudly. Dogs bark."),
+            (2, "Cats sleep all day."),
+        }
     PassageIndex.build(docs[:1], path).close()  # rebuilding replaces the file
     with PassageIndex.open(path) as rebuilt:
         assert len(rebuilt) == 1
@@ -214,7 +217,15 @@ def test_dehyphenation_uses_the_document_vocabulary() -> None:
 
 def test_normalisation_and_tokens() -> None:
     assert normalize_page("\ufb01ne\u00a0 text\u00ad\r\n\n\n\nnext\fpage ") == "fine text\n\nnext\npage"
-    assert tokens("N-domain, S2ORC's 81.1M caf\u00e9") == ["n", "domain", "s2orc", "s", "81", "1m", "caf\u00e9"]
+    assert tokens("N-domain, S2ORC's 81.1M caf\u00e9") == [
+        "n",
+        "domain",
+        "s2orc",
+        "s",
+        "81",
+        "1m",
+        "caf\u00e9",
+    ]
 
 
 def test_key_phrases() -> None:
@@ -224,7 +235,7 @@ def test_key_phrases() -> None:
     )
     phrases = key_phrases(text, top_n=3)
     assert phrases == key_phrases(text, top_n=3)
-    assert "heat stress" in phrases and "metabolite levels" in phrases
+    assert phrases[:2] == ["heat stress", "metabolite levels"]
     assert key_phrases("the of and") == []
 
 

@@ -3,34 +3,25 @@
 The offline backend researches only what it can read here, so ingestion never raises for a bad
 input: unreadable files and lines are reported in ``skipped`` with a reason instead. Page texts
 are normalised before hashing (see ``text.normalize_pages``) so that the stored text, the
-``content_sha256`` and every snippet cut from it agree.
+``content_sha256`` and every snippet cut from it agree. The PDF bibliographic heuristics live in
+``pdfmeta``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
 from email.utils import parsedate_to_datetime
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from agents.offline.text import (
-    join_wrapped_lines,
-    normalize_chars,
-    normalize_page,
-    normalize_pages,
-    normalize_ws,
-    wordlist,
-)
+from agents.offline.pdfmeta import UnreadablePdf, clean_doi, doi_fields, read_pdf
+from agents.offline.text import normalize_page, normalize_pages, normalize_ws, wordlist
 
 __all__ = [
     "Document",
@@ -121,348 +112,6 @@ def _make_document(fields: dict[str, Any], pages: Sequence[str]) -> Document:
     return Document(source=source, pages=pages)
 
 
-# --- PDF bibliographic fields ----------------------------------------------------------------
-# Title, authors and year come from the document information dictionary only when they look
-# sane; otherwise from the first page, where the title is the run of lines in the largest font
-# that is not a journal header, URL or "Research article" label.
-
-_MARKERS = "*\u2217†‡§¶‖#☯♠♢♡♣♦♥✉\u204e"
-_PARTICLES = frozenset(
-    wordlist(
-        """
-    al bin da de del della den der di dos du el la le ten ter van von y zu
-        """
-    )
-)
-_DOI_RE = re.compile(r"\b10\.\d{4,9}/[^\s\"<>]+")
-_PREPRINT_DOI = frozenset(
-    {
-        "10.48550",
-        "10.1101",
-        "10.31219",
-        "10.20944",
-        "10.21203",
-        "10.31234",
-        "10.26434",
-        "10.2139",
-        "10.31235",
-        "10.32942",
-    }
-)
-_REPOSITORY_DOI = frozenset({"10.5281", "10.6084", "10.13140", "10.17632", "10.7910"})
-_ABSTRACT_RE = re.compile(r"(?i)^(?:abstract|summary|a b s t r a c t)\s*[.:—-]?\s*(.*)$")
-_SECTION_RE = re.compile(r"(?i)^(?:\d+\.?\s*)?(?:introduction|background)$")
-_ABSTRACT_END_RE = re.compile(
-    r"(?i)^(?:(?:\d+\.?\s*)?(?:introduction|background)$|(?:keywords|key words|index terms|subjects|"
-    r"citation|copyright|abbreviations|\*\s*correspondence)\b|©)"
-)
-_HEADER_RE = re.compile(
-    r"(?i)https?://|www\.|@|\bdoi\b|\b10\.\d{4,9}/|\bissn\b|proceedings of|\bvol(?:ume)?\.?\s*\d|\bpp\.|"
-    r"\bpages?\s+\d|©|\(c\)|copyright|\breceived\b|\baccepted\b|\bpublished\b|\bsubmitted\b|"
-    r"available online|citation:|journal homepage|corresponding author|academic editor|"
-    r"creative commons|licen[cs]e|\barticle id\b|publishing corporation|\d{4}\s*,\s*\d+\s*:\s*\d+"
-)
-_LABEL_RE = re.compile(
-    r"(?i)(?:(?:original|research|review|short|brief|clinical|technical|case|full|regular|invited|"
-    r"systematic)\s+)*(?:article|paper|report|communication|note|study|letter|review|editorial|"
-    r"commentary|perspective|methodology|protocol|research)s?"
-)
-_AUTHOR_STOP_RE = re.compile(
-    r"(?i)@|https?://|www\.|\b(?:universit|institut|department|dept\b|school\b|college\b|laborator|"
-    r"faculty|hospital|cent(?:er|re)\b|abstract\b|correspond|received\b|keywords)"
-)
-_PUBLISHED_RE = re.compile(
-    r"(?i)\bpublished(?:\s+online)?\s*:?\s*(?:on\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+)?"
-    r"(?:[a-z]{3,9}\.?\s+)?(?:\d{1,2},?\s+)?((?:19|20)\d{2})\b"
-)
-_COPYRIGHT_RE = re.compile(r"(?i)(?:©|\(c\)|\bcopyright\b:?)\s*(?:©\s*)?((?:19|20)\d{2})\b")
-_HEADER_YEAR_RE = re.compile(r"(?i)(?:proceedings|journal|volume|vol\.)[^\n]*?\b((?:19|20)\d{2})\b")
-
-
-def _extract_sized_lines(page: Any) -> tuple[str, list[tuple[str, float | None]]]:
-    """Page text plus each line's dominant font size (size x text and CTM scale), for the title."""
-    pieces: list[tuple[str, float]] = []
-
-    def visit(text: str, cm: Sequence[float], tm: Sequence[float], font: Any, size: Any) -> None:
-        a, b = tm[0] * cm[0] + tm[1] * cm[2], tm[0] * cm[1] + tm[1] * cm[3]
-        c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
-        scale = abs(a * d - b * c) ** 0.5
-        pieces.append((text, round(float(size or 0) * (scale or 1.0), 1)))
-
-    text = page.extract_text(visitor_text=visit) or ""
-    if "".join(t for t, _ in pieces) != text:  # sizes would be misaligned: keep text only
-        return text, [(line, None) for line in text.split("\n")]
-    lines: list[tuple[str, float | None]] = []
-    buf: list[str] = []
-    sizes: Counter[float] = Counter()
-    for piece, size in pieces:
-        for ch in piece:
-            if ch == "\n":
-                lines.append(("".join(buf), sizes.most_common(1)[0][0] if sizes else None))
-                buf, sizes = [], Counter()
-            else:
-                buf.append(ch)
-                if not ch.isspace():
-                    sizes[size] += 1
-    lines.append(("".join(buf), sizes.most_common(1)[0][0] if sizes else None))
-    return text, lines
-
-
-def _is_label(line: str) -> bool:
-    if re.match(r"(?:[A-Za-z] ){3,}[A-Za-z]\b", line):  # "R E S E A R C H  A R T I C L E"
-        return True
-    core = re.sub(r"(?i)\bopen\s+access\b", "", line).strip(" |-\u2013:")
-    return not core or _LABEL_RE.fullmatch(core) is not None
-
-
-def _title_candidate(line: str, continuation: bool = False) -> bool:
-    letters = sum(ch.isalpha() for ch in line)
-    if continuation:
-        return letters > 0 and not _is_label(line) and not _HEADER_RE.search(line)
-    return (
-        letters >= 8
-        and len(line.split()) >= 2
-        and len(line) <= 250
-        and not _is_label(line)
-        and not _HEADER_RE.search(line)
-    )
-
-
-def _body_size(lines: Sequence[tuple[str, float | None]]) -> float:
-    """Character-weighted median font size: the running text's size."""
-    weighted = sorted((s, len(t)) for t, s in lines if s)
-    half, acc = sum(w for _, w in weighted) / 2, 0
-    for size, w in weighted:
-        acc += w
-        if acc >= half:
-            return size
-    return 0.0
-
-
-def _title_run(lines: Sequence[tuple[str, float | None]]) -> list[int]:
-    stop = next((i for i, (t, _) in enumerate(lines) if _ABSTRACT_RE.match(t) or _SECTION_RE.match(t)), None)
-    stop = min(stop if stop is not None else len(lines), 40)
-    cands = [i for i in range(stop) if _title_candidate(lines[i][0])]
-    sized = [i for i in cands if lines[i][1]]
-    if sized:
-        top = max(float(lines[i][1] or 0) for i in sized)
-        if top >= 1.15 * _body_size(lines):
-            run = [next(i for i in sized if abs(float(lines[i][1] or 0) - top) <= 0.5)]
-            while (
-                run[-1] + 1 < stop
-                and len(run) < 5
-                and abs(float(lines[run[-1] + 1][1] or 0) - top) <= 0.5
-                and _title_candidate(lines[run[-1] + 1][0], continuation=True)
-            ):
-                run.append(run[-1] + 1)
-            return run
-    if not cands:
-        return []
-    run = [cands[0]]  # no font sizes to go by: the first substantial line, plus obvious wraps
-    while (
-        run[-1] + 1 < stop
-        and len(run) < 3
-        and lines[run[-1] + 1][0][:1].islower()
-        and _title_candidate(lines[run[-1] + 1][0], continuation=True)
-    ):
-        run.append(run[-1] + 1)
-    return run
-
-
-def _fix_case(token: str) -> str:
-    """'DOUGLAS' -> 'Douglas' (some journals print surnames in capitals); initials stay."""
-    if token.isupper() and sum(ch.isalpha() for ch in token) > 2:
-        return re.sub(r"[^\W\d_]+", lambda m: m.group().capitalize(), token)
-    return token
-
-
-def _is_name(toks: Sequence[str]) -> bool:
-    ok = all(
-        t in _PARTICLES or (t[0].isupper() and all(ch.isalpha() or ch in ".-'\u2019" for ch in t))
-        for t in toks
-    )
-    return 2 <= len(toks) <= 5 and ok and any(any(ch.islower() for ch in t) for t in toks)
-
-
-def _parse_names(text: str, separators: str = r"\||,|;|&|\band\b") -> list[str]:
-    """Names from an author line; any piece that is not name-shaped rejects the whole line."""
-    text = re.sub(r"\s*\{?\bet al\.?\}?", "", text)
-    text = re.sub(rf"[{re.escape(_MARKERS)}\d]+", "|", text)
-    names: list[str] = []
-    for piece in re.split(rf"\s*(?:{separators})\s*", text):
-        piece = normalize_ws(piece)
-        if not piece:
-            continue
-        if " " not in piece:  # "CharlesMunthali": pypdf lost the space
-            piece = re.sub(r"(?<=[a-z]{2})(?=[A-Z][a-z])", " ", piece)
-        toks = [_fix_case(t) for t in piece.split()]
-        if not _is_name(toks):
-            return []
-        if " ".join(toks) not in names:
-            names.append(" ".join(toks))
-    return names
-
-
-def _page_authors(lines: Sequence[tuple[str, float | None]], start: int) -> list[str]:
-    buf: list[str] = []
-    for line, _ in lines[start : start + 4]:
-        if (
-            not line
-            or _AUTHOR_STOP_RE.search(line)
-            or _is_label(line)
-            or re.match(rf"[\d{re.escape(_MARKERS)}]\s?[^\W\d_]", line)
-        ):
-            break
-        buf.append(line)
-    return _parse_names(" ".join(buf))
-
-
-def _meta_authors(value: str) -> list[str]:
-    value = re.sub(r"\s*\{?\bet al\.?\}?", "", normalize_ws(value))
-    if not value:
-        return []
-    return _parse_names(value, r";" if ";" in value else r",|;|&|\band\b")
-
-
-def _meta_title(value: str, first_page: str) -> str:
-    """The metadata title if it is plausible and printed on the first page, else ''."""
-    title = normalize_ws(normalize_chars(value))
-    letters = sum(ch.isalpha() for ch in title)
-    if (
-        not 8 <= len(title) <= 400
-        or letters < 0.6 * len(title.replace(" ", ""))
-        or len(title.split()) < 2
-        or re.search(r"(?i)\.(?:pdf|docx?|tex|dvi|indd|qxd|e?ps)\b|microsoft|untitled|template", title)
-    ):
-        return ""
-    words = [w for w in re.findall(r"[^\W\d_]{3,}", title.casefold())]
-    on_page = set(re.findall(r"[^\W\d_]{3,}", first_page.casefold()))
-    return title if words and sum(w in on_page for w in words) >= 0.8 * len(words) else ""
-
-
-def _clean_doi(value: str) -> str | None:
-    m = _DOI_RE.search(value)
-    if not m:
-        return None
-    doi = m.group().rstrip(".,;:'\"]}>")
-    while doi.endswith(")") and doi.count("(") < doi.count(")"):
-        doi = doi[:-1].rstrip(".,;:")
-    return doi
-
-
-def _dois(text: str) -> list[str]:
-    out = []
-    for m in _DOI_RE.finditer(text):
-        doi = m.group()
-        wrapped = re.match(r"\n(\S+)", text[m.end() :])
-        if doi.endswith((".", "/", "-")) and wrapped:  # "10.1371/journal.\npone.0197919"
-            doi += wrapped.group(1)
-        cleaned = _clean_doi(doi)
-        if cleaned:
-            out.append(cleaned)
-    return out
-
-
-def _pdf_doi(pages: Sequence[str], meta: dict[str, str]) -> str | None:
-    """First page, then the information dictionary, then a 'Cite this article' line at the end."""
-    first = _dois(pages[0])
-    if first:
-        return Counter(first).most_common(1)[0][0]
-    for value in meta.values():
-        found = _dois(value)
-        if found:
-            return found[0]
-    last = pages[-1]
-    for m in _DOI_RE.finditer(last):
-        if re.search(
-            r"(?i)cite this article|how to cite|please cite|cite as",
-            last[max(0, m.start() - 150) : m.end() + 150],
-        ):
-            return _clean_doi(m.group())
-    return None
-
-
-def _doi_fields(doi: str) -> dict[str, Any]:
-    """Type and peer review implied by a DOI: preprint servers and repositories are not journals."""
-    prefix = doi.split("/", 1)[0]
-    fields: dict[str, Any] = {"doi": doi, "url": f"https://doi.org/{doi}"}
-    if prefix in _PREPRINT_DOI:
-        fields.update(type="preprint", peer_reviewed=False)
-    elif prefix not in _REPOSITORY_DOI:
-        fields.update(type="journal-article", peer_reviewed=True)
-    return fields
-
-
-def _valid_year(text: str) -> int | None:
-    year = int(text)
-    return year if 1900 <= year <= date.today().year + 1 else None
-
-
-def _pdf_year(first_page: str, meta: dict[str, str]) -> int | None:
-    """'Published ...' or '(c) YYYY' on the first page, a journal header, then the file dates."""
-    found = [m.group(1) for rx in (_PUBLISHED_RE, _COPYRIGHT_RE) for m in rx.finditer(first_page)]
-    header = _HEADER_YEAR_RE.search(first_page[:400])
-    found += [header.group(1)] if header else []
-    for key in ("/CreationDate", "/ModDate"):
-        date_match = re.match(r"(?:D:)?((?:19|20)\d{2})", meta.get(key, ""))
-        found += [date_match.group(1)] if date_match else []
-    return next((year for year in map(_valid_year, found) if year), None)
-
-
-def _pdf_abstract(first_page: str) -> str | None:
-    lines = first_page.split("\n")
-    for i, line in enumerate(lines):
-        m = _ABSTRACT_RE.match(line)
-        if not m:
-            continue
-        body = [m.group(1)] if m.group(1) else []
-        for nxt in lines[i + 1 :]:
-            if _ABSTRACT_END_RE.match(nxt):
-                abstract = normalize_ws(" ".join(body))
-                return abstract if 100 <= len(abstract) <= 4000 else None
-            body.append(nxt)
-        return None  # no clear end on the first page: better nothing than half a page
-    return None
-
-
-def _pdf_bibliography(
-    sized_lines: Sequence[tuple[str, float | None]], pages: Sequence[str], meta: dict[str, str]
-) -> dict[str, Any]:
-    first = pages[0]
-    lines = [(normalize_chars(t).strip(), s) for t, s in sized_lines] or [
-        (t, None) for t in first.split("\n")
-    ]
-    fields: dict[str, Any] = {"type": "local-document"}
-    run = _title_run(lines)
-    page_title = re.sub(
-        rf"[\s{re.escape(_MARKERS)}]+$", "", join_wrapped_lines([lines[i][0] for i in run], pages)
-    )
-    fields["title"] = _meta_title(meta.get("/Title", ""), first) or page_title
-    page_authors = _page_authors(lines, run[-1] + 1) if run else []
-    meta_authors = _meta_authors(meta.get("/Author", ""))
-    if page_authors and (
-        not meta_authors or meta_authors[0].split()[-1].casefold() in page_authors[0].casefold()
-    ):
-        fields["authors"] = page_authors
-    elif meta_authors:
-        fields["authors"] = meta_authors
-    fields["year"] = _pdf_year(first, meta)
-    doi = _pdf_doi(pages, meta)
-    if doi:
-        fields.update(_doi_fields(doi))
-    head = [t for t, _ in lines[:6]]
-    for line in head[:4]:
-        m = re.match(r"(Proceedings of .+?)(?:,\s*pages?\s.*)?$", line)
-        if m:
-            fields.update(type="conference-paper", peer_reviewed=True, venue=m.group(1))
-            break
-    subject = normalize_ws(meta.get("/Subject", ""))
-    if "venue" not in fields and subject and subject in head:
-        fields["venue"] = subject
-    fields["abstract"] = _pdf_abstract(first)
-    return fields
-
-
 # --- files ---------------------------------------------------------------------------------
 
 
@@ -475,51 +124,11 @@ def _decode(data: bytes) -> str:
         return data.decode("cp1252", errors="replace")
 
 
-@contextmanager
-def _quiet_pypdf() -> Iterator[None]:
-    """pypdf logs a warning per odd font; those are noise for a batch ingest."""
-    logger = logging.getLogger("pypdf")
-    old = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(old)
-
-
 def _read_pdf(path: Path) -> tuple[dict[str, Any], list[str]]:
-    from pypdf import PdfReader
-
-    with _quiet_pypdf(), path.open("rb") as fh:
-        try:
-            reader = PdfReader(fh)
-            if reader.is_encrypted and not reader.decrypt(""):
-                raise _Skip("encrypted PDF (password required)")
-            raw_pages: list[str] = []
-            sized_lines: list[tuple[str, float | None]] = []
-            for i, page in enumerate(reader.pages):
-                try:
-                    if i == 0:
-                        text, sized_lines = _extract_sized_lines(page)
-                    else:
-                        text = page.extract_text()
-                except Exception:  # one broken page must not lose the others
-                    text = ""
-                raw_pages.append(text or "")
-            try:
-                meta = {str(k): str(v) for k, v in (reader.metadata or {}).items()}
-            except Exception:
-                meta = {}
-        except _Skip:
-            raise
-        except Exception as exc:  # pypdf raises many types for damaged or encrypted files
-            raise _Skip(f"unreadable PDF ({type(exc).__name__}: {exc})") from exc
-    pages = normalize_pages(raw_pages)
-    if not any(p.strip() for p in pages):
-        raise _Skip("no extractable text (scanned PDF?)")
-    fields = _pdf_bibliography(sized_lines, pages, meta)
-    fields["title"] = fields["title"] or path.stem.replace("_", " ")
-    return fields, list(pages)
+    try:
+        return read_pdf(path)
+    except UnreadablePdf as exc:
+        raise _Skip(str(exc)) from None
 
 
 # Markdown ----------------------------------------------------------------------------------
@@ -678,9 +287,9 @@ def _read_html(path: Path, raw: str) -> tuple[dict[str, Any], list[str]]:
         if year:
             fields["year"] = int(year.group())
             break
-    doi = _clean_doi((meta.get("citation_doi") or [""])[0].removeprefix("doi:"))
+    doi = clean_doi((meta.get("citation_doi") or [""])[0].removeprefix("doi:"))
     if doi:
-        fields.update(_doi_fields(doi))
+        fields.update(doi_fields(doi))
     if meta.get("citation_journal_title") or meta.get("citation_conference_title"):
         fields["venue"] = normalize_ws(
             (meta.get("citation_journal_title") or meta["citation_conference_title"])[0]
@@ -818,7 +427,7 @@ def _finish_arxiv(fields: dict[str, Any], abstract: str) -> Document:
         raise _Skip("record has no title")
     fields["url"] = f"https://arxiv.org/abs/{arxiv_id}"
     doi = fields.get("doi")
-    journal = (doi and _doi_fields(doi).get("peer_reviewed")) or fields.get("extra", {}).get("journal_ref")
+    journal = (doi and doi_fields(doi).get("peer_reviewed")) or fields.get("extra", {}).get("journal_ref")
     fields["type"], fields["peer_reviewed"] = ("journal-article", True) if journal else ("preprint", False)
     fields["year"] = fields.get("year") or _year_from_id(arxiv_id)
     fields["abstract"] = abstract or None
@@ -837,7 +446,7 @@ def _from_oai(arxiv_id: str, rec: dict[str, Any]) -> Document:
     doi = None
     for ident in values("identifier"):
         if ident.startswith("doi:"):
-            doi = doi or _clean_doi(ident[4:])
+            doi = doi or clean_doi(ident[4:])
         elif not ident.startswith("http"):
             extra["journal_ref"] = normalize_ws(ident)
     comments = [normalize_ws(d[8:]) for d in values("description") if d.strip().startswith("Comment:")]
@@ -883,7 +492,7 @@ def _from_snapshot(rec: dict[str, Any]) -> Document:
         "arxiv_id": str(rec["id"]).strip(),
         "title": normalize_ws(str(rec.get("title") or "")),
         "authors": [a for a in authors if a],
-        "doi": _clean_doi(doi_text[0]) if doi_text else None,
+        "doi": clean_doi(doi_text[0]) if doi_text else None,
         "year": year,
         "published": published,
         "extra": extra,

@@ -311,43 +311,46 @@ def split_sentences(text: str) -> list[str]:
 _PHRASE_SPLIT_RE = re.compile(r"[^\w\s'\u2019-]|\s-\s|--")
 
 
-def key_phrases(text: str, top_n: int = 10, max_words: int = 4) -> list[str]:
-    """RAKE-style key phrases, lower-cased, best first, deterministic.
+_GENERIC = frozenset(
+    wordlist(
+        """
+    al also among based doi et fig figs figure figures find found however http https include
+    includes including new one paper result results second section show shown shows studies study
+    table tables three two use used uses using well within work www
+        """
+    )
+)
 
-    Candidates are runs of content words between stopwords and punctuation; a word scores
-    degree/frequency and a phrase the sum of its words, scaled by how often the phrase recurs
-    (plain RAKE favours long one-off phrases). Ties break alphabetically. A phrase whose words
-    are all inside a better one is dropped.
+
+def key_phrases(text: str, top_n: int = 10, max_words: int = 4) -> list[str]:
+    """Deterministic key phrases, lower-cased, best first.
+
+    RAKE-style candidates (runs of content words between stopwords and punctuation), scored by
+    how often each n-gram of a run recurs, times sqrt(length) so multi-word phrases win and
+    single words count half. A phrase inside a better one (or containing it) is dropped; ties
+    break alphabetically.
     """
-    phrases: list[tuple[str, ...]] = []
+    counts: Counter[tuple[str, ...]] = Counter()
     for chunk in _PHRASE_SPLIT_RE.split(normalize_chars(text).casefold()):
         run: list[str] = []
         for word in [*chunk.split(), ""]:
             w = word.strip("'\u2019-")
-            if len(w) > 1 and w not in STOPWORDS and not w[0].isdigit():
+            if len(w) > 1 and w not in STOPWORDS and w not in _GENERIC and not w[0].isdigit():
                 run.append(w)
                 continue
-            if 0 < len(run) <= max_words:
-                phrases.append(tuple(run))
+            for n in range(1, min(max_words, len(run)) + 1):
+                counts.update(tuple(run[i : i + n]) for i in range(len(run) - n + 1))
             run = []
-    if not phrases:
-        return []
-    freq: Counter[str] = Counter()
-    degree: Counter[str] = Counter()
-    for p in phrases:
-        for w in p:
-            freq[w] += 1
-            degree[w] += len(p)
-    counts = Counter(phrases)
-    scored = sorted(
-        counts,
-        key=lambda p: (-sum(degree[w] / freq[w] for w in p) * math.sqrt(counts[p]), " ".join(p)),
-    )
-    chosen: list[tuple[str, ...]] = []
-    for p in scored:
-        if any(set(p) <= set(c) for c in chosen):
+
+    def score(p: tuple[str, ...]) -> float:
+        return counts[p] * (math.sqrt(len(p)) if len(p) > 1 else 0.5)
+
+    chosen: list[str] = []
+    for phrase in sorted(counts, key=lambda p: (-score(p), " ".join(p))):
+        padded = f" {' '.join(phrase)} "
+        if any(padded in f" {c} " or f" {c} " in padded for c in chosen):
             continue
-        chosen.append(p)
+        chosen.append(padded.strip())
         if len(chosen) >= top_n:
             break
-    return [" ".join(p) for p in chosen]
+    return chosen

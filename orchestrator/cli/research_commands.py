@@ -1,0 +1,219 @@
+"""Commands for research runs: run, resume, report, missions, agents."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
+from orchestrator.errors import UsageError
+
+EXIT_NOT_COMPLETED = 3
+
+
+def _choose_backend(requested: str) -> str:
+    has_key = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    if requested == "anthropic" and not has_key:
+        raise UsageError(
+            "--backend anthropic needs an API key: set ANTHROPIC_API_KEY (https://console.anthropic.com/), "
+            "or use --backend offline to research local documents without one"
+        )
+    if requested == "auto":
+        return "anthropic" if has_key else "offline"
+    return requested
+
+
+def _execute(runner: Any, mode: str) -> dict[str, Any]:
+    from orchestrator.progress import make_progress
+
+    view = make_progress(mode, runner.paths.root)
+    if view is not None:
+        runner.events.subscribe(view)
+    try:
+        return dict(runner.run())
+    finally:
+        if view is not None:
+            view.close()
+
+
+def _finish(result: dict[str, Any], mode: str) -> None:
+    root = Path(result["session"])
+    report = root / "mission-report.md"
+    if mode == "json":
+        emit_json({**result, "report": str(report) if report.exists() else None})
+    else:
+        click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
+        click.echo(f"session: {root}")
+        if report.exists():
+            click.echo(f"report: {report}")
+            click.echo(f"        {root / 'mission-report.html'}")
+    if result["status"] == "failed":
+        sys.exit(1)
+    if result["status"] != "completed":
+        sys.exit(EXIT_NOT_COMPLETED)
+
+
+def _mode(quiet: bool, as_json: bool) -> str:
+    return "json" if as_json else "quiet" if quiet else "live"
+
+
+@main.command()
+@click.argument("query")
+@click.option("--mission", default="academic-research", show_default=True, help="Mission name or path to a mission JSON.")
+@click.option("--backend", type=click.Choice(["auto", "offline", "anthropic"]), default="auto", show_default=True,
+              help="auto uses Claude when ANTHROPIC_API_KEY is set, else the offline backend.")
+@click.option("--input-dir", "input_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder of local documents to research (PDF, Markdown, text, HTML); repeatable.")
+@click.option("--library", "libraries", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Paper-metadata dump (JSON lines: arXiv OAI-PMH or arXiv snapshot format); repeatable.")
+@click.option("--max-parallel", default=2, show_default=True, help="Agent processes run at once.")
+@click.option("--max-minutes", type=float, help="Override the mission's time limit.")
+@click.option("--budget", "budget_usd", type=float, help="Override the mission's USD budget.")
+@click.option("--max-iterations", type=int, help="Override the mission's iteration limit.")
+@click.option("--max-invocations", type=int, help="Override the mission's agent-invocation limit.")
+@click.option("--agents-dir", "agent_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Extra folder of agent definitions (e.g. external agents); repeatable.")
+@click.option("--evidence-threshold", default=90.0, show_default=True, help="Fuzzy-match score (0-100) for a snippet to count as found.")
+@click.option("--quiet", is_flag=True, help="Print only the result.")
+@json_option
+@pass_ctx
+@friendly
+def run(ctx: Context, query: str, mission: str, backend: str, input_dirs: tuple[Path, ...], libraries: tuple[Path, ...],
+        max_parallel: int, max_minutes: float | None, budget_usd: float | None, max_iterations: int | None,
+        max_invocations: int | None, agent_dirs: tuple[Path, ...], evidence_threshold: float, quiet: bool,
+        as_json: bool) -> None:
+    """Research QUERY with a mission and write a cited report."""
+    from orchestrator.missions import load_mission
+    from orchestrator.runner import MissionRunner, RunOptions
+    from orchestrator.session import create_session
+
+    chosen = _choose_backend(backend)
+    loaded = load_mission(mission)
+    if chosen == "offline" and backend == "auto" and not as_json and not quiet:
+        click.echo("No ANTHROPIC_API_KEY set: using the offline backend (local documents, no network).")
+    if chosen == "offline" and not input_dirs and not libraries:
+        raise UsageError("the offline backend researches local documents: pass --input-dir DIR and/or --library FILE")
+    options = RunOptions(
+        backend=chosen, input_dirs=tuple(str(p.resolve()) for p in input_dirs),
+        libraries=tuple(str(p.resolve()) for p in libraries), max_parallel=max_parallel,
+        evidence_threshold=evidence_threshold, agent_dirs=tuple(str(p.resolve()) for p in agent_dirs),
+        max_minutes=max_minutes, budget_usd=budget_usd, max_iterations=max_iterations, max_invocations=max_invocations,
+    )
+    paths = create_session(ctx.sessions_dir, query, loaded.name, {"mission_source": str(loaded.source), **options.to_dict()})
+    if not as_json and not quiet:
+        click.echo(f"session: {paths.root}")
+    runner = MissionRunner(paths, loaded, options)
+    _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
+
+
+@main.command()
+@click.argument("session")
+@click.option("--quiet", is_flag=True, help="Print only the result.")
+@json_option
+@pass_ctx
+@friendly
+def resume(ctx: Context, session: str, quiet: bool, as_json: bool) -> None:
+    """Continue an interrupted run from session.json and the files (harmless to repeat)."""
+    from orchestrator.missions import load_mission
+    from orchestrator.runner import MissionRunner, RunOptions
+    from orchestrator.session import load_session
+
+    paths = ctx.session(session)
+    data = load_session(paths)
+    if not data.get("mission"):
+        raise UsageError(f"session {paths.root.name} was not started by `cconductor run`; nothing to resume")
+    stored = data.get("options", {})
+    loaded = load_mission(stored.get("mission_source") or data["mission"])
+    runner = MissionRunner(paths, loaded, RunOptions.from_dict(stored))
+    _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
+
+
+@main.command()
+@click.argument("session", default="latest")
+@pass_ctx
+@friendly
+def report(ctx: Context, session: str) -> None:
+    """Re-render the report files of SESSION from its knowledge graph."""
+    import json
+
+    from orchestrator.missions import load_mission
+    from orchestrator.pipeline import Processor
+    from orchestrator.reporting import evaluate_quality, write_report
+    from orchestrator.session import load_session
+    from orchestrator.views import flush_views
+
+    paths = ctx.session(session)
+    data = load_session(paths)
+    loaded = load_mission(data.get("options", {}).get("mission_source") or data.get("mission") or "general-research")
+    processor = Processor(paths)
+    flush_views(processor)
+    processor.close()
+    graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
+    written = write_report(paths, graph, loaded, evaluate_quality(paths, graph, loaded))
+    for name in written:
+        click.echo(str(paths.root / name))
+
+
+@main.group(invoke_without_command=True)
+@json_option
+@click.pass_context
+@friendly
+def missions(ctx: click.Context, as_json: bool) -> None:
+    """List missions (shipped and from the user config folder)."""
+    if ctx.invoked_subcommand:
+        return
+    from orchestrator.missions import list_missions
+
+    found = list_missions()
+    if as_json:
+        emit_json([{"name": m.name, "description": m.description, "source": str(m.source)} for m in found])
+        return
+    for item in found:
+        click.echo(f"{item.name:<24} {item.description}")
+
+
+@missions.command("show")
+@click.argument("name")
+@json_option
+@friendly
+def missions_show(name: str, as_json: bool) -> None:
+    """Describe one mission: agents per phase, success criteria, limits."""
+    import dataclasses
+
+    from orchestrator.missions import load_mission
+
+    mission = load_mission(name)
+    data = dataclasses.asdict(mission)
+    data["source"] = str(mission.source)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{mission.name}: {mission.description}\nobjective: {mission.objective}\nfile: {mission.source}")
+    for section in ("phases", "success_criteria", "constraints", "output"):
+        click.echo(f"{section}:")
+        for key, value in data[section].items():
+            shown = ", ".join(map(str, value)) if isinstance(value, list | tuple) else value
+            click.echo(f"  {key:<28} {shown}")
+
+
+@main.command()
+@click.option("--agents-dir", "agent_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@json_option
+@friendly
+def agents(agent_dirs: tuple[Path, ...], as_json: bool) -> None:
+    """List agent definitions (built-in, user config folder, --agents-dir)."""
+    from agents.definitions import load_definitions
+
+    found = load_definitions(agent_dirs)
+    if as_json:
+        emit_json([{"name": d.name, "phase": d.phase, "description": d.description,
+                    "required_files": list(d.required_files), "timeout_seconds": d.timeout_seconds,
+                    "tools": list(d.tools), "external": d.external, "source": str(d.source)} for d in found.values()])
+        return
+    for definition in sorted(found.values(), key=lambda d: (d.phase, d.name)):
+        kind = "external" if definition.external else "built-in"
+        click.echo(f"{definition.name:<22} {definition.phase:<11} {kind:<9} {definition.description}")

@@ -1,0 +1,132 @@
+"""Turning an agent instance into a task file and an executor job, and a failed job into feedback.
+
+The task file is the whole contract with the agent process: what to do, the inputs,
+and on a retry the previous attempt's retry instructions. Previous attempts' files are
+moved aside (never deleted) so each attempt's artifact set is exactly what it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from orchestrator.atomic import atomic_write_json
+from orchestrator.executor import Job, JobResult
+from orchestrator.ids import iso_timestamp
+from orchestrator.paths import SessionPaths
+from orchestrator.problems import Problem
+from orchestrator.retry import build_retry_instructions
+
+HEARTBEAT_TIMEOUT_SECONDS = 120.0
+
+
+def task_path(paths: SessionPaths, agent: str, attempt: int) -> Path:
+    return paths.tasks / f"{agent}-{attempt}.json"
+
+
+def log_path(paths: SessionPaths, agent: str, attempt: int) -> Path:
+    return paths.logs / f"{agent}-{attempt}.log"
+
+
+def heartbeat_path(paths: SessionPaths, agent: str) -> Path:
+    return paths.state / "heartbeats" / f"{agent}.heartbeat"
+
+
+def set_aside_previous_attempt(paths: SessionPaths, agent: str, attempt: int) -> None:
+    """Move the last attempt's files out of the artifact folder so a retry starts clean."""
+    folder = paths.agent_artifacts(agent)
+    if attempt <= 1 or not folder.is_dir() or not any(folder.iterdir()):
+        return
+    target = paths.state / "attempts" / f"{agent}-{attempt - 1}"
+    if target.exists():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(folder, target)
+    folder.mkdir()
+    for stale in (paths.lock_error(agent), paths.lock(agent)):
+        if stale.exists():
+            stale.unlink()
+
+
+def write_task(paths: SessionPaths, task: dict[str, Any]) -> Path:
+    target = task_path(paths, task["agent"], task["attempt"])
+    atomic_write_json(target, task)
+    return target
+
+
+def build_job(
+    paths: SessionPaths,
+    task: dict[str, Any],
+    task_file: Path,
+    command: tuple[str, ...],
+    timeout_seconds: float,
+) -> Job:
+    agent, attempt = task["agent"], task["attempt"]
+    if command:
+        argv = tuple(a.replace("{session}", str(paths.root)).replace("{task}", str(task_file)) for a in command)
+    else:
+        argv = (sys.executable, "-m", "agents", "--task", str(task_file))
+    repo_root = str(Path(__file__).resolve().parents[1])
+    python_path = os.pathsep.join(p for p in (repo_root, os.environ.get("PYTHONPATH", "")) if p)
+    return Job(
+        job_id=f"{agent}-{attempt}",
+        agent=agent,
+        argv=argv,
+        cwd=str(paths.root),
+        log_path=str(log_path(paths, agent, attempt)),
+        timeout_seconds=timeout_seconds,
+        heartbeat_path=str(heartbeat_path(paths, agent)) if not command else None,
+        heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS if not command else None,
+        env={"CCONDUCTOR_SESSION": str(paths.root), "CCONDUCTOR_TASK": str(task_file),
+             "PYTHONPATH": python_path},
+    )
+
+
+def _log_tail(path: str, lines: int = 15) -> str:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def failure_instructions(
+    paths: SessionPaths, result: JobResult, attempt: int, max_attempts: int
+) -> dict[str, Any]:
+    """Retry instructions for a process that crashed, timed out or never signalled."""
+    agent = result.agent
+    tail = _log_tail(result.log_path)
+    reasons = {
+        "timed_out": "the agent process was stopped because it ran past its timeout",
+        "stalled": "the agent process was stopped because its heartbeat stopped",
+        "failed": f"the agent process {result.message}",
+        "succeeded": "the agent process exited without creating its lock file",
+        "cancelled": "the agent process was cancelled",
+    }
+    message = f"{reasons.get(result.status, result.message)} and produced no artifact set to merge"
+    problem = Problem(
+        paths.rel(Path(result.log_path)), "", f"process.{result.status}", message,
+        f"finish within the time limit, write the artifacts into artifacts/{agent}/ and create "
+        f"{agent}.kg.lock last; the log's last lines are in details",
+        details={"log_tail": tail, "exit_code": result.exit_code, "duration_seconds": result.duration_seconds},
+    )
+    instructions = build_retry_instructions(agent, attempt, max_attempts, [problem], {})
+    instructions["error_class"] = "internal"
+    atomic_write_json(paths.retry_instructions(agent), instructions)
+    return instructions
+
+
+def read_retry_instructions(paths: SessionPaths, agent: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(paths.retry_instructions(agent).read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def now() -> str:
+    return iso_timestamp()

@@ -1,0 +1,73 @@
+"""Writing the run's outputs from the validated graph: quality.json and the report files."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from orchestrator.atomic import atomic_write_json, atomic_write_text
+from orchestrator.missions import Mission
+from orchestrator.paths import SessionPaths
+from orchestrator.quality import gate, plan_sub_questions, score_graph
+from orchestrator.session import load_session
+
+
+def evaluate_quality(paths: SessionPaths, graph: dict[str, Any], mission: Mission) -> dict[str, Any]:
+    """Score the graph, gate it on the mission's criteria, and write quality.json."""
+    report = score_graph(graph, plan_sub_questions(graph))
+    result = gate(report, graph, dataclasses.asdict(mission.success_criteria))
+    document = report.to_json(result)
+    document["mission"] = mission.name
+    atomic_write_json(paths.root / "quality.json", document)
+    return document
+
+
+def outline_of(graph: dict[str, Any], mission: Mission) -> dict[str, Any] | None:
+    for agent in mission.phases.synthesis:
+        outline = graph.get(agent, {}).get("report_outline")
+        if isinstance(outline, dict):
+            return outline
+    return None
+
+
+def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, quality: dict[str, Any]) -> list[str]:
+    """Render every output format the mission asks for; returns the file names written."""
+    from orchestrator.pipeline import Processor
+    from orchestrator.report.bibliography import to_bibtex, to_csl_json
+    from orchestrator.report.html import render_html
+    from orchestrator.report.markdown import render_markdown
+
+    session = load_session(paths)
+    processor = Processor(paths)
+    try:
+        ledger = processor.store.ledger()
+    finally:
+        processor.close()
+    context: dict[str, Any] = {"session": session, "quality": quality, "mission": dataclasses.asdict(mission),
+                               "outline": outline_of(graph, mission), "ledger": ledger}
+    context["mission"]["source"] = str(mission.source)
+    formats = set(mission.output.formats)
+    written = []
+    if "markdown" in formats:
+        atomic_write_text(paths.root / "mission-report.md", render_markdown(graph, **context))
+        written.append("mission-report.md")
+    if "html" in formats:
+        atomic_write_text(paths.root / "mission-report.html", render_html(graph, **context))
+        written.append("mission-report.html")
+    cited = cited_sources(graph)
+    if "bibtex" in formats:
+        atomic_write_text(paths.root / "bibliography.bib", to_bibtex(cited))
+        written.append("bibliography.bib")
+    if "csl-json" in formats:
+        atomic_write_text(paths.root / "references.json",
+                          json.dumps(to_csl_json(cited), indent=2, ensure_ascii=False) + "\n")
+        written.append("references.json")
+    return written
+
+
+def cited_sources(graph: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sources that back at least one verified evidence item: the report's bibliography."""
+    used = {e["source_id"] for c in graph.get("claims", []) for e in c.get("evidence", [])
+            if (e.get("verification") or {}).get("verified") is True}
+    return [s for s in graph.get("sources", []) if s["id"] in used]
