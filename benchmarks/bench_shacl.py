@@ -17,14 +17,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.rdf import (  # noqa: E402 - runnable as a plain script
+from orchestrator.rdf import (
     AgentGraph,
     contribution_to_graph,
     serialize,
     serialize_graphs,
     to_dataset,
 )
-from orchestrator.shacl import RdfState, shapes  # noqa: E402
+from orchestrator.shacl import RdfState, shapes
 
 SESSION = "bench"
 
@@ -133,7 +133,8 @@ def bench_size(size: int, repeat: int, full: bool) -> None:
     ms = median_ms(lambda: serialize(to_dataset(graphs, SESSION), "trig"), 3)
     print(f"serialize(to_dataset(...), 'trig')                {ms:7.0f} ms")
     if full:
-        print(f"validate_full                                     {median_ms(state.validate_full, 3):7.0f} ms")
+        ms = median_ms(state.validate_full, 3)
+        print(f"validate_full                                     {ms:7.0f} ms")
 
 
 def main() -> None:

@@ -12,9 +12,10 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from orchestrator.jsonio import parse_json_bytes
-from orchestrator.merge import InputFile
+from orchestrator.merge import COLLECTIONS, InputFile
 from orchestrator.paths import SessionPaths
 from orchestrator.problems import Problem
 from orchestrator.schemas import SchemaRegistry
@@ -79,6 +80,27 @@ def _read_limited(path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
+_JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def _validate_collections(registry: SchemaRegistry, data: dict[str, Any], rel: str) -> list[Problem]:
+    """Items under a collection key of a free-form file (``claims-2.json``) enter the graph too.
+
+    Check them against the schema of that collection's own file, so that ``claims-2.json`` is held
+    to the same rules as ``claims.json`` (pointers are the same: the wrapper keeps the key).
+    """
+    problems: list[Problem] = []
+    for key in COLLECTIONS:
+        if key not in data:
+            continue
+        if key == "sub_questions":  # plan.json also requires a query; give it one
+            wrapper, schema_file = {"query": "-", key: data[key]}, "plan.json"
+        else:
+            wrapper, schema_file = {key: data[key]}, key.replace("_", "-") + ".json"
+        problems.extend(registry.validate_artifact(schema_file, wrapper, rel))
+    return problems
+
+
 def read_artifact_set(
     paths: SessionPaths, agent: str, registry: SchemaRegistry, required_files: Iterable[str] = ()
 ) -> ArtifactSet:
@@ -114,8 +136,14 @@ def read_artifact_set(
     total = 0
     candidates = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        rel = f"{rel_folder}/{entry.name}"
-        if entry.name.startswith("."):
+        shown = entry.name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        rel = f"{rel_folder}/{shown}"
+        if shown != entry.name:  # could not be logged, stored or reported as UTF-8
+            problems.append(Problem(
+                rel, "", "path.invalid_name",
+                f"the file name '{shown}' is not valid UTF-8 (undecodable bytes are shown as \\xNN)",
+                "rename the file to a UTF-8 name, e.g. claims.json, or remove it"))
+        elif entry.name.startswith("."):
             notes.append(Problem(rel, "", "artifacts.ignored", "hidden file ignored", "none needed", "info"))
         elif entry.is_symlink():
             problems.append(Problem(rel, "", "path.symlink", "symbolic links are not accepted as artifacts",
@@ -154,12 +182,14 @@ def read_artifact_set(
             problems.extend(parsed.problems)
             continue
         if not isinstance(parsed.value, dict):
-            kind = type(parsed.value).__name__ if parsed.value is not None else "null"
+            kind = _JSON_KINDS.get(type(parsed.value), "null")
             problems.append(Problem(rel, "", "artifact.not_object",
                                     f"the top level is {kind}; an artifact file must hold a JSON object",
                                     f'wrap the content in an object, e.g. {{"{name.removesuffix(".json")}": [...]}}'))
             continue
         problems.extend(registry.validate_artifact(name, parsed.value, rel))
+        if registry.schema_name_for(name) is None:
+            problems.extend(_validate_collections(registry, parsed.value, rel))
         files.append(InputFile(name, rel, hashlib.sha256(raw).hexdigest(), parsed.value))
 
     if total > MAX_AGENT_BYTES:

@@ -50,7 +50,16 @@ def _best_match(snippet: str, haystack: str) -> tuple[float, str]:
     alignment = fuzz.partial_ratio_alignment(snippet, haystack)
     if alignment is None:
         return 0.0, ""
-    return alignment.score, haystack[alignment.dest_start : alignment.dest_end]
+    return alignment.score, _whole_words(haystack, alignment.dest_start, alignment.dest_end)
+
+
+def _whole_words(text: str, start: int, end: int) -> str:
+    """Widen a match to word boundaries, so the closest passage shown to an agent is quotable."""
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return text[start:end].strip()
 
 
 def verify_snippet(snippet: str, text: str, page: int | None, threshold: float = DEFAULT_THRESHOLD) -> Verification:

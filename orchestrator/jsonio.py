@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +61,50 @@ def _reject_constant(name: str) -> Any:
         "write the number as a finite value, or use null if it is unknown",
         needle=name,
     )
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e400 parses as inf, which no JSON writer can write back
+        raise _StrictJSONError(
+            "json.non_finite",
+            f"the number {text} is too large: it does not fit a 64-bit float and would become Infinity",
+            "write a number between -1.7e308 and 1.7e308, or store it as a string",
+            needle=text,
+        )
+    return value
+
+
+def _parse_int(text: str) -> int:
+    limit = sys.get_int_max_str_digits()
+    digits = len(text.lstrip("-"))
+    if limit and digits > limit:  # int() would raise a bare ValueError
+        raise _StrictJSONError(
+            "json.number_too_long",
+            f"an integer with {digits} digits is too long; at most {limit} digits are accepted",
+            "shorten the number, or store it as a string",
+            needle=text[:40],
+        )
+    return int(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first string (key or value) holding an unpaired UTF-16 surrogate, iteratively."""
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return node
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -113,6 +159,15 @@ def parse_json_bytes(data: bytes, file: str | None, *, max_depth: int = MAX_DEPT
                 f"the file starts with a {name} byte-order mark",
                 "save the file as UTF-8 without a byte-order mark (BOM)",
             )
+    nul = data.find(b"\x00")
+    if nul >= 0:  # never valid in JSON text (strings escape it as \u0000); typical of UTF-16/32
+        return problem(
+            "json.encoding",
+            f"the file contains a NUL byte at offset {nul}: it looks like UTF-16 or UTF-32 text "
+            "(or binary data), but artifact files must be UTF-8",
+            "re-encode the file as UTF-8 without a byte-order mark",
+            offset=nul,
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -129,7 +184,8 @@ def parse_json_bytes(data: bytes, file: str | None, *, max_depth: int = MAX_DEPT
     if not text.strip():
         return problem("json.empty", "the file is empty", "write a JSON object into the file")
     try:
-        value = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_reject_constant)
+        value = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_reject_constant,
+                           parse_float=_parse_float, parse_int=_parse_int)
     except _StrictJSONError as exc:
         located = _locate(text, exc.needle, exc.occurrence)
         where = f" (line {located[0]}, column {located[1]})" if located else ""
@@ -155,5 +211,20 @@ def parse_json_bytes(data: bytes, file: str | None, *, max_depth: int = MAX_DEPT
             "json.depth",
             f"the JSON is nested {depth} levels deep; the limit is {max_depth}",
             f"flatten the structure to at most {max_depth} levels of objects/arrays",
+        )
+    bad = _lone_surrogate(value)
+    if bad is not None:
+        # json accepts "\ud800" escapes that pair with nothing; such a string cannot be stored as UTF-8
+        code = ord(_SURROGATE.findall(bad)[0])
+        escape = re.search(rf"\\u{code:04x}", text, re.IGNORECASE)
+        located = line_col(text, escape.start()) if escape else None
+        where = f" (line {located[0]}, column {located[1]})" if located else ""
+        return problem(
+            "json.invalid_unicode",
+            f"the escape \\u{code:04x}{where} is an unpaired UTF-16 surrogate, which is not a Unicode "
+            "character",
+            "write the character itself (the file is UTF-8), or a complete surrogate pair such as "
+            "\\ud83d\\ude00, or remove the escape",
+            **({"line": located[0], "column": located[1]} if located else {}),
         )
     return ParseResult(value, [])

@@ -135,15 +135,33 @@ class Processor:
         wanted = set(only) if only is not None else None
         with self._mutex, self.lock:
             self.refresh()
+            self._rename_undecodable_locks()
             names = [n for n in pending_lock_agents(self.paths.root) if wanted is None or n in wanted]
             if not names:
                 return []
             staged: list[tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]] = []
-            for name in names:
-                self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
-                staged.append(self._evaluate(name))
+            try:
+                for name in names:
+                    self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
+                    staged.append(self._evaluate(name))
+            except BaseException:
+                # _evaluate puts accepted records into the in-memory graph before the commit; left
+                # there, they would make the next batch take the uncommitted set for a no-op.
+                self._reload()
+                raise
             self._commit(staged)
         return [outcome for outcome, _, _ in staged]
+
+    def _rename_undecodable_locks(self) -> None:
+        """A lock whose file name is not UTF-8 cannot be logged or recorded: give it a printable name.
+
+        The name is then an invalid agent name (it holds a backslash), so it is rejected as usual.
+        """
+        for name in pending_lock_agents(self.paths.root):
+            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            if shown != name:
+                with contextlib.suppress(OSError):
+                    os.replace(self.paths.lock(name), self.paths.lock(shown))
 
     def _evaluate(self, name: str) -> tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]:
         try:
@@ -151,6 +169,12 @@ class Processor:
         except InvalidAgentName as exc:
             problem = Problem(f"{name}.kg.lock", "", "agent_name.invalid", str(exc),
                               "rename the lock and artifacts/<agent>/ to a valid, unreserved agent name")
+            return Outcome(name, "rejected", self.store.attempts(name) + 1, [problem]), None, None
+        if self.paths.lock(name).is_dir():
+            problem = Problem(f"{name}.kg.lock", "", "path.lock_not_file",
+                              f"{name}.kg.lock is a folder, not a file",
+                              f"remove the folder {name}.kg.lock.error and create {name}.kg.lock as an "
+                              "empty file (touch) after writing the artifacts")
             return Outcome(name, "rejected", self.store.attempts(name) + 1, [problem]), None, None
         artifact_set = read_artifact_set(self.paths, name, self.registry, self.required_files(name))
         current = self.state.records.get(name)

@@ -487,22 +487,33 @@ def _iriref(iri: str) -> str:
     return f"<{iri}>"
 
 
-def _term(term: Any, compact: bool) -> str:
-    """A term in N-Quads syntax, or Turtle syntax with prefixed names when ``compact``."""
+_TYPE = RDF.type
+
+
+def _term(term: Any, compact: bool, cache: dict[Any, str] | None = None) -> str:
+    """A term in N-Quads syntax, or Turtle syntax with prefixed names when ``compact``.
+
+    ``cache`` memoises IRIs for one serialisation (subjects and predicates repeat a lot).
+    """
     if isinstance(term, Literal):
         text = f'"{str(term).translate(_STR_ESC)}"'
         if term.language:
             return f"{text}@{term.language}"
         dt = term.datatype
-        if dt is None or dt == XSD.string:
+        if dt is None:
             return text
         return f"{text}^^{(compact and _qname(dt)) or _iriref(dt)}"
     if isinstance(term, BNode):
         return f"_:{term}"
+    if cache is not None:
+        found = cache.get(term)
+        if found is None:
+            found = cache[term] = (compact and _qname(term)) or _iriref(term)
+        return found
     return (compact and _qname(term)) or _iriref(term)
 
 
-def _turtle_block(triples: Iterable[tuple[Any, Any, Any]], indent: str) -> list[str]:
+def _turtle_block(triples: Iterable[tuple[Any, Any, Any]], indent: str, cache: dict[Any, str]) -> list[str]:
     by_subject: dict[Any, dict[Any, set[Any]]] = {}
     for s, p, o in triples:
         by_subject.setdefault(s, {}).setdefault(p, set()).add(o)
@@ -510,11 +521,11 @@ def _turtle_block(triples: Iterable[tuple[Any, Any, Any]], indent: str) -> list[
     for s in sorted(by_subject, key=str):
         preds = by_subject[s]
         parts = []
-        for p in sorted(preds, key=lambda p: (p != RDF.type, str(p))):
-            pname = "a" if p == RDF.type else _term(p, True)
-            objs = " , ".join(sorted(_term(o, True) for o in preds[p]))
+        for p in sorted(preds, key=lambda p: (p != _TYPE, str(p))):
+            pname = "a" if p == _TYPE else _term(p, True, cache)
+            objs = " , ".join(sorted(_term(o, True, cache) for o in preds[p]))
             parts.append(f"{pname} {objs}")
-        lines.append(f"{indent}{_term(s, True)} " + f" ;\n{indent}    ".join(parts) + " .")
+        lines.append(f"{indent}{_term(s, True, cache)} " + f" ;\n{indent}    ".join(parts) + " .")
     return lines
 
 
@@ -522,7 +533,7 @@ def _jsonld_value(term: Any) -> Any:
     if isinstance(term, Literal):
         if term.language:
             return {"@value": str(term), "@language": term.language}
-        if term.datatype is None or term.datatype == XSD.string:
+        if term.datatype is None:
             return str(term)
         return {"@value": str(term), "@type": _qname(term.datatype) or str(term.datatype)}
     return {"@id": f"_:{term}" if isinstance(term, BNode) else (_qname(term) or str(term))}
@@ -533,7 +544,7 @@ def _jsonld_nodes(triples: Iterable[tuple[Any, Any, Any]]) -> dict[str, dict[str
     for s, p, o in triples:
         sid = f"_:{s}" if isinstance(s, BNode) else str(s)
         node = nodes.setdefault(sid, {"@id": sid})
-        if p == RDF.type and not isinstance(o, Literal):
+        if p == _TYPE and not isinstance(o, Literal):
             node.setdefault("@type", []).append(_qname(o) or str(o))
         else:
             node.setdefault(_qname(p) or str(p), []).append(_jsonld_value(o))
@@ -556,9 +567,10 @@ def write_graphs(graphs: Iterable[tuple[Node | None, Iterable[tuple[Any, Any, An
         merged.setdefault(name, set()).update(triples)
     default = merged.pop(None, set())
     names = sorted(merged, key=str)
+    cache: dict[Any, str] = {}
     if fmt in ("nquads", "nq", "n-quads"):
         def row(t: tuple[Any, Any, Any], end: str) -> str:
-            return f"{_term(t[0], False)} {_term(t[1], False)} {_term(t[2], False)}{end}"
+            return f"{_term(t[0], False, cache)} {_term(t[1], False, cache)} {_term(t[2], False, cache)}{end}"
 
         lines = [row(t, " .\n") for t in default]
         for name in names:
@@ -567,11 +579,11 @@ def write_graphs(graphs: Iterable[tuple[Node | None, Iterable[tuple[Any, Any, An
         return "".join(sorted(lines))
     header = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in PREFIXES.items()) + "\n"
     if fmt in ("turtle", "ttl"):
-        return header + "\n".join(_turtle_block(default.union(*merged.values()), "")) + "\n"
+        return header + "\n".join(_turtle_block(default.union(*merged.values()), "", cache)) + "\n"
     if fmt == "trig":
-        blocks = ["\n".join(_turtle_block(default, ""))]
+        blocks = ["\n".join(_turtle_block(default, "", cache))]
         for name in names:
-            body = "\n".join(_turtle_block(merged[name], "    "))
+            body = "\n".join(_turtle_block(merged[name], "    ", cache))
             blocks.append(f"{_term(name, False)} {{\n{body}\n}}")
         return header + "\n\n".join(b for b in blocks if b) + "\n"
     if fmt in ("json-ld", "jsonld"):

@@ -125,6 +125,12 @@ class MissionRunner:
 
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
+        if self.run_state.get("phase") == "done":
+            status, reason = self.session["status"], self.session.get("status_reason")
+            self.events.emit("run.resumed", f"nothing to resume: the run already finished ({status})",
+                             status=status, phase="done")
+            self.processor.close()
+            return {"status": status, "reason": reason, "session": str(self.paths.root)}
         first = not self.run_state
         if first:
             self.run_state = {"phase": "prepare", "iteration": 1, "invocations": 0, "instances": {},
@@ -171,7 +177,7 @@ class MissionRunner:
                 self._enter("gate")
             elif phase == "gate":
                 passed, gaps = self._gate()
-                if not passed and gaps and state["iteration"] < self.max_iterations:
+                if not passed and gaps and self._can_iterate(len(gaps)):
                     state["iteration"] += 1
                     state["pending_questions"] = gaps
                     self.events.emit("iteration.started", f"iteration {state['iteration']}: "
@@ -186,7 +192,7 @@ class MissionRunner:
             elif phase == "report":
                 return self._finish_report()
             else:
-                return self.session.get("status", "completed"), self.session.get("status_reason")
+                raise AssertionError(f"unknown run phase {phase!r}")
 
     def _enter(self, phase: str) -> None:
         self.run_state["phase"] = phase
@@ -371,13 +377,32 @@ class MissionRunner:
             return True, []
         return False, self._gap_questions(graph)
 
+    def _can_iterate(self, new_instances: int) -> bool:
+        """Another research round only if it is allowed, affordable, and the last one made progress."""
+        state = self.run_state
+        claims = len(self._graph().get("claims", []))
+        history = state.setdefault("claims_after_iteration", [])
+        progressed = not history or claims > history[-1]
+        history.append(claims)
+        reserve = len(self.mission.phases.fact_check) + len(self.mission.phases.synthesis)
+        per_round = new_instances * len(self.mission.phases.research)
+        affordable = state.get("invocations", 0) + per_round + reserve <= self.max_invocations
+        in_time = self._elapsed_minutes() < 0.75 * self.max_minutes
+        allowed = state["iteration"] < self.max_iterations
+        if not (progressed and affordable and in_time and allowed):
+            why = ("iteration limit reached" if not allowed else "the last iteration added no claims"
+                   if not progressed else "not enough invocations left" if not affordable else "time nearly up")
+            self.events.emit("iteration.stopped", f"no further research iteration: {why}", reason=why)
+            return False
+        return True
+
     def _gap_questions(self, graph: dict[str, Any]) -> list[dict[str, Any]]:
         """Sub-questions still without claims, and high-priority gaps the agents reported."""
         asked = self.run_state.get("questions", {})
         answered = {c.get("sub_question_id") for c in graph.get("claims", [])}
         gaps = []
         for qid, question in asked.items():
-            if qid not in answered and question.get("depth", 1) < self.max_iterations:
+            if qid not in answered:
                 gaps.append({**question, "depth": question.get("depth", 1) + 1})
         for gap in graph.get("gaps", []):
             if gap.get("priority") == "high" and gap["id"] not in asked:

@@ -40,10 +40,10 @@ try:  # pyshacl internals: let us validate pre-grouped focus nodes with shapes p
         def _wrap(graph: Graph) -> Any:
             return graph
     _FAST = True
-except ImportError:  # pragma: no cover - fall back to the public API, one call per shape
+except ImportError:  # pragma: no cover - fall back to the public API (slower, same results)
     _FAST = False
 
-__all__ = ["CCSH", "SH", "RdfState", "Undo", "problems_from_report", "shapes"]
+__all__ = ["CCSH", "SH", "RdfState", "Shapes", "Undo", "problems_from_report", "shapes"]
 
 SH = Namespace("http://www.w3.org/ns/shacl#")
 CCSH = Namespace("https://cconductor.dev/shapes#")
@@ -83,6 +83,7 @@ def _plan(graph: Graph, sg: Any, node_shape: URIRef) -> tuple[Any, ...]:
 
 @cache
 def shapes() -> Shapes:
+    """Parse ontology/shapes.ttl once per process (about 20 ms) and index it for validation."""
     graph = Graph().parse(resource_dir("ontology") / "shapes.ttl", format="turtle")
     by_class: dict[URIRef, list[URIRef]] = {}
     for shape, cls in graph.subject_objects(SH.targetClass):
@@ -99,7 +100,10 @@ def shapes() -> Shapes:
 
 
 class Undo:
-    """Restores an agent's previous graph (or its absence) exactly; calling it twice is a no-op."""
+    """Puts back the agent's previous graph (or its absence) exactly; calling it twice is a no-op.
+
+    Only that agent's part is restored, so undoing after other agents changed is still safe.
+    """
 
     def __init__(self, state: RdfState, agent: str, previous: AgentGraph | None,
                  touched: frozenset[URIRef] | None) -> None:
@@ -118,7 +122,10 @@ class Undo:
 
 
 class RdfState:
-    """All agents' triples as one rdflib Graph (what pyshacl validates) plus each AgentGraph."""
+    """All agents' triples as one rdflib Graph (what pyshacl validates) plus each AgentGraph.
+
+    Not thread-safe: the caller serialises merges (the pipeline holds its lock).
+    """
 
     def __init__(self) -> None:
         self.graph = Graph()  # the union; mutate only through replace_agent/remove_agent
@@ -203,6 +210,7 @@ class RdfState:
         return self.validate_nodes(self.focus_for(agent))
 
     def validate_nodes(self, nodes: Iterable[URIRef]) -> list[Problem]:
+        """Validate these nodes against the shapes targeting their classes, nothing else."""
         sh = shapes()
         groups: dict[URIRef, list[URIRef]] = {}
         graph = self.graph
@@ -212,12 +220,10 @@ class RdfState:
                     groups.setdefault(shape, []).append(node)
         if not groups:
             return []
-        if not _FAST:  # pragma: no cover
-            report = Graph()
-            for shape, focus in groups.items():
-                _, rg, _ = pyshacl.validate(graph, shacl_graph=sh.graph, inference="none",
-                                            focus_nodes=list[str | URIRef](focus), use_shapes=[str(shape)])
-                report += rg
+        if not _FAST:  # public API only: each shape scans all its targets (slow), then filters
+            focus_nodes = sorted({n for focus in groups.values() for n in focus})
+            _, report, _ = pyshacl.validate(graph, shacl_graph=sh.graph, inference="none",
+                                            focus_nodes=list[str | URIRef](focus_nodes))
             return problems_from_report(report, self._origins)
         executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
         results: list[Any] = []

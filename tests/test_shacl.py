@@ -478,3 +478,16 @@ def test_a_triple_two_agents_assert_survives_removing_one() -> None:
     undo()
     assert set(state.graph) == {only_a}
     assert not any(isinstance(t, BNode) for tr in state.graph for t in tr)
+
+
+def test_public_api_fallback_finds_the_same_problems(monkeypatch: pytest.MonkeyPatch) -> None:
+    """If a pyshacl upgrade removes the internals the fast path uses, results must not change."""
+    import orchestrator.shacl as shacl_module
+
+    s = session()
+    items(s, ACA, "claims").update(confidence=1.5, evidence=[])
+    items(s, ACA, "sources").pop("doi")
+    state, _ = build(s)
+    fast = state.validate_agent(ACA)
+    monkeypatch.setattr(shacl_module, "_FAST", False)
+    assert state.validate_agent(ACA) == fast and len(fast) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import click
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.errors import UsageError
 
-EXIT_NOT_COMPLETED = 3
+EXIT_BUDGET_EXHAUSTED = 3
 
 
 def _choose_backend(requested: str) -> str:
@@ -43,8 +44,9 @@ def _execute(runner: Any, mode: str) -> dict[str, Any]:
 def _finish(result: dict[str, Any], mode: str) -> None:
     root = Path(result["session"])
     report = root / "mission-report.md"
-    if mode == "json":
-        emit_json({**result, "report": str(report) if report.exists() else None})
+    if mode == "json":  # one JSON object per line: the events, then the result
+        click.echo(json.dumps({"type": "run.result", **result, "report": str(report) if report.exists() else None},
+                              ensure_ascii=False))
     else:
         click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
         click.echo(f"session: {root}")
@@ -53,8 +55,8 @@ def _finish(result: dict[str, Any], mode: str) -> None:
             click.echo(f"        {root / 'mission-report.html'}")
     if result["status"] == "failed":
         sys.exit(1)
-    if result["status"] != "completed":
-        sys.exit(EXIT_NOT_COMPLETED)
+    if result["status"] == "budget_exhausted":
+        sys.exit(EXIT_BUDGET_EXHAUSTED)
 
 
 def _mode(quiet: bool, as_json: bool) -> str:

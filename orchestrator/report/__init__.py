@@ -15,8 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from orchestrator.paths import RESERVED_KEYS
+from orchestrator.quality import effective_confidence, plan_sub_questions, same_ref, score_graph
+from orchestrator.report.bibliography import reference_parts
 from orchestrator.report.citations import Citation, Citer, claim_resolver, find_markers
 
 
@@ -225,12 +229,8 @@ def build_document(
     ledger: list[dict[str, Any]] | None,
     outline_agent: str = "synthesis-agent",
 ) -> Document:
-    from orchestrator.report import content
-
     if quality is None:
-        from orchestrator.quality import score_graph
-
-        quality = score_graph(graph, now=content.graph_time(graph)).to_json()
+        quality = score_graph(graph, now=graph_time(graph)).to_json()
     body = _unwrap(outline)
     citer = Citer(graph)
     ctx = Context(graph, session, quality, mission, list(ledger or []), citer, claim_resolver(graph, outline_agent))
@@ -252,13 +252,298 @@ def build_document(
         if kind == "summary" and not texts and summary:
             texts = [summary]
         section.blocks.extend(Para(ctx.line(t)) for t in texts)
-        if not texts or kind in content.ALWAYS_BUILT:
-            section.blocks.extend(content.build(kind, heading, ctx))
+        if not texts or kind in ALWAYS_BUILT:
+            section.blocks.extend(build_section(kind, heading, ctx))
     for section, texts in sorted(deferred, key=lambda item: item[0].kind != "evidence"):
         section.blocks.extend(Para(ctx.line(t)) for t in texts)
-        section.blocks.extend(content.build(section.kind, section.heading, ctx))
+        section.blocks.extend(build_section(section.kind, section.heading, ctx))
     title = " ".join(str(body.get("title") or session.get("query") or "Research report").split())
-    return Document(title, content.byline(ctx), lead, built, quality.get("score"), quality.get("band"))
+    return Document(title, byline(ctx), lead, built, quality.get("score"), quality.get("band"))
+
+
+# -- section content -------------------------------------------------------------------
+
+#: Kinds whose generated content follows the outline's paragraphs instead of replacing them.
+ALWAYS_BUILT = frozenset({"evidence", "gaps", "quality", "methodology", "bibliography"})
+_PRIORITY = {"high": 0, "medium": 1, "low": 2}
+SNIPPET_CHARS = 600
+
+
+def graph_time(graph: Mapping[str, Any]) -> datetime | None:
+    """The graph's own timestamp, so a report rendered twice from one graph is identical."""
+    try:
+        return datetime.fromisoformat(str(graph.get("generated_at")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _agents(graph: Mapping[str, Any]) -> list[str]:
+    return sorted(k for k, v in graph.items() if k not in RESERVED_KEYS and isinstance(v, dict))
+
+
+def _local(item_id: str) -> str:
+    return item_id.rpartition(":")[2]
+
+
+def _cite_line(ctx: Context, text: str, *claim_ids: str) -> Line:
+    citation = ctx.citer.cite(*claim_ids)
+    return (Text(text + " "), Cite(citation)) if citation else (Text(text),)
+
+
+def _findings(ctx: Context) -> tuple[list[tuple[str, list[str]]], int]:
+    """Key findings with at least one citable claim (synthesis agent first), and how many were dropped."""
+    found: list[tuple[int, str, list[str]]] = []
+    omitted = 0
+    for agent in sorted(_agents(ctx.graph), key=lambda a: (a != "synthesis-agent", a)):
+        resolve = claim_resolver(ctx.graph, agent)
+        for finding in ctx.graph[agent].get("key_findings") or ():
+            if not isinstance(finding, dict) or not finding.get("statement"):
+                continue
+            ids = [i for i in (resolve(str(r)) for r in finding.get("claim_ids") or ()) if i]
+            ids = [i for i in ids if ctx.citer.supported(i)]
+            if ids:
+                found.append((_PRIORITY.get(str(finding.get("importance")), 1), str(finding["statement"]), ids))
+            else:
+                omitted += 1
+    if found or omitted:
+        return [(statement, ids) for _, statement, ids in sorted(found, key=lambda f: f[0])], omitted
+    claims = [c for c in ctx.graph.get("claims") or () if ctx.citer.supported(c["id"])]
+    claims.sort(key=lambda c: (-(effective_confidence(c) or 0), _PRIORITY.get(c.get("priority"), 1), c["id"]))
+    return [(str(c["statement"]), [c["id"]]) for c in claims[:10]], 0
+
+
+def _summary(heading: str, ctx: Context) -> list[Block]:
+    q = ctx.quality
+    supported = [c["id"] for c in ctx.graph.get("claims") or () if ctx.citer.supported(c["id"])]
+    sources = {s["id"] for cid in supported for _, s in ctx.citer.supported(cid)}
+    text = f"This report answers the question “{ctx.session.get('query')}”. " if ctx.session.get("query") else ""
+    text += (f"It rests on {len(supported)} claims whose quoted evidence was verified in {len(sources)} "
+             f"sources. The quality score is {q.get('score')}/100 ({q.get('band')})")
+    if "passed" in q:
+        text += f" and the mission's quality gate {'passed' if q['passed'] else 'failed'}"
+    blocks: list[Block] = [Para((Text(text + "."),))]
+    findings, _ = _findings(ctx)
+    if findings:
+        blocks.append(Para((Strong("Main findings:"),)))
+        blocks.append(Bullets(tuple((_cite_line(ctx, s, *ids),) for s, ids in findings[:3])))
+    return blocks
+
+
+def _introduction(heading: str, ctx: Context) -> list[Block]:
+    blocks: list[Block] = []
+    if ctx.session.get("query"):
+        blocks.append(Para((Text("Research question: "), Emph(str(ctx.session["query"]))),))
+    if ctx.mission and ctx.mission.get("objective"):
+        blocks.append(Para((Text("Objective: " + str(ctx.mission["objective"])),)))
+    questions = plan_sub_questions(ctx.graph)
+    if questions:
+        refs = [c["sub_question_id"] for c in ctx.graph.get("claims") or () if c.get("sub_question_id")]
+        items = []
+        for q in questions:
+            n = sum(1 for r in refs if same_ref(q["id"], r))
+            status = f"answered by {n} claim{'s' if n != 1 else ''}" if n else "not answered yet"
+            items.append(((Strong(_local(q["id"])), Text(f" ({q.get('priority', 'medium')}) {q.get('question', '')} "),
+                           Emph(f"({status})")),))
+        blocks.append(Para((Text(f"The question was broken into {len(questions)} sub-questions:"),)))
+        blocks.append(Bullets(tuple(items)))
+    return blocks or [Para((Text("No research question or plan was recorded."),))]
+
+
+def _key_findings(heading: str, ctx: Context) -> list[Block]:
+    findings, omitted = _findings(ctx)
+    blocks: list[Block] = [Bullets(tuple((_cite_line(ctx, s, *ids),) for s, ids in findings))] if findings else [
+        Para((Text("No finding is backed by verified evidence yet."),))]
+    if omitted:
+        blocks.append(Para((Emph(f"{omitted} further findings are not shown because none of their claims has "
+                                 "verified evidence."),)))
+    return blocks
+
+
+def _conclusion(heading: str, ctx: Context) -> list[Block]:
+    claims = list(ctx.graph.get("claims") or ())
+    supported = sum(1 for c in claims if ctx.citer.supported(c["id"]))
+    counts = ctx.quality.get("counts") or {}
+    text = (f"Of the {len(claims)} claims in the knowledge graph, {supported} are backed by verified evidence. "
+            f"{counts.get('open_contradictions', 0)} contradictions remain open and "
+            f"{len(ctx.graph.get('gaps') or ())} gaps were reported.")
+    blocks: list[Block] = [Para((Text(text),))]
+    findings, _ = _findings(ctx)
+    if findings:
+        statement, ids = findings[0]
+        blocks.append(Para((Text("The best-supported finding: "), *_cite_line(ctx, statement, *ids))))
+    return blocks
+
+
+def _custom(heading: str, ctx: Context) -> list[Block]:
+    """A heading nobody wrote: the verified claims whose category or tags name it."""
+    slug = normalize_heading(heading)
+    claims = [
+        c for c in ctx.graph.get("claims") or ()
+        if ctx.citer.supported(c["id"])
+        and slug in {normalize_heading(str(t)) for t in (c.get("category"), *(c.get("tags") or ())) if t}
+    ]
+    if not claims:
+        return [Para((Emph(f"No section “{heading}” was written and no verified claim is categorised under it."),))]
+    return [Bullets(tuple((_cite_line(ctx, str(c["statement"]), c["id"]),) for c in claims))]
+
+
+def _evidence(heading: str, ctx: Context) -> list[Block]:
+    items = []
+    for claim_id, entries in list(ctx.citer.cited.items()):
+        claim = ctx.citer.claims[claim_id]
+        lines: list[Line] = [(Strong(claim_id), Text(" " + " ".join(str(claim["statement"]).split()) + " "),
+                              *([Cite(c)] if (c := ctx.citer.cite(claim_id)) else []))]
+        for entry in entries:
+            snippet = " ".join(str(entry.evidence.get("snippet", "")).split())
+            if len(snippet) > SNIPPET_CHARS:
+                snippet = snippet[: SNIPPET_CHARS - 1] + "…"
+            page = f", p. {entry.ref.pages[0]}" if entry.ref.pages else ", page not given"
+            score = (entry.evidence.get("verification") or {}).get("score")
+            match = f"; match {score}%" if isinstance(score, int | float) else ""
+            lines.append((Quote(snippet), Text(" — "), Cite(Citation((claim_id,), (entry.ref,))),
+                          Text(f" {' '.join(str(entry.source.get('title', '')).split())}{page}{match}")))
+        items.append(tuple(lines))
+    if not items:
+        return [Para((Text("No claim is cited in this report."),))]
+    return [Para((Text("Every cited claim, with the snippet quoted from its source, verified against the stored "
+                       "source text:"),)), Bullets(tuple(items))]
+
+
+def _gaps(heading: str, ctx: Context) -> list[Block]:
+    blocks: list[Block] = []
+    gaps = sorted(ctx.graph.get("gaps") or (), key=lambda g: _PRIORITY.get(g.get("priority"), 1))
+    if gaps:
+        items = []
+        for gap in gaps:
+            line: list[Inline] = [Strong(f"[{gap.get('priority')}]"), Text(" " + str(gap.get("description", "")))]
+            if gap.get("sub_question_id"):
+                line.append(Emph(f" (sub-question {_local(str(gap['sub_question_id']))})"))
+            if gap.get("suggested_queries"):
+                line.append(Text(" Suggested searches: " + "; ".join(map(str, gap["suggested_queries"])) + "."))
+            items.append((tuple(line),))
+        blocks += [Para((Strong("Gaps reported by the agents"),)), Bullets(tuple(items))]
+    unanswered = set((ctx.quality.get("flags") or {}).get("unanswered_sub_questions") or ())
+    questions = [q for q in plan_sub_questions(ctx.graph) if q["id"] in unanswered]
+    if questions:
+        blocks += [Para((Strong("Sub-questions without any claim"),)), Bullets(tuple(
+            ((Strong(_local(q["id"])), Text(" " + str(q.get("question", "")))),) for q in questions))]
+    contradictions = list(ctx.graph.get("contradictions") or ())
+    if contradictions:
+        items = []
+        for item in contradictions:
+            line = [Strong(f"[{item.get('status')}]"), Text(" " + str(item.get("description", "")) + " Claims: ")]
+            for n, claim_id in enumerate(item.get("claim_ids") or ()):
+                citation = ctx.citer.cite(claim_id)
+                line += [Text(("; " if n else "") + _local(claim_id))]
+                line += [Text(" "), Cite(citation)] if citation else [Emph(" (no verified evidence)")]
+            if item.get("resolution"):
+                line.append(Text(". Resolution: " + str(item["resolution"])))
+            items.append((tuple(line),))
+        blocks += [Para((Strong("Contradictions"),)), Bullets(tuple(items))]
+    return blocks or [Para((Text("No gaps, unanswered sub-questions or contradictions were recorded."),))]
+
+
+def _quality(heading: str, ctx: Context) -> list[Block]:
+    q = ctx.quality
+    verdict = ""
+    if "passed" in q:
+        verdict = " The mission's quality gate " + ("passed." if q["passed"] else "failed.")
+    blocks: list[Block] = [
+        Para((Text("Quality score: "), Strong(f"{q.get('score')}/100"),
+              Text(f" ({q.get('band')}), computed from the knowledge graph at {q.get('computed_at')}.{verdict}"))),
+        Table(("Component", "Weight", "Score", "Points", "Basis"), tuple(
+            ((Text(str(c["label"])),), (Text(str(c["weight"])),), (Text(str(c["score"])),),
+             (Text(str(c["weighted"])),), (Text(str(c["detail"])),))
+            for c in q.get("breakdown") or ()) + (((Strong("Total"),), (Text("100"),), (Text(""),),
+                                                     (Strong(str(q.get("score"))),), (Text(""),)),)),
+    ]
+    if q.get("checks"):
+        blocks += [Para((Strong("Mission success criteria"),)), Table(
+            ("Criterion", "Required", "Actual", "Result", "Detail"),
+            tuple(((Text(str(c["criterion"])),), (Text(str(c["required"])),), (Text(str(c["actual"])),),
+                   (Strong("pass" if c["passed"] else "FAIL"),), (Text(str(c["message"])),)) for c in q["checks"]))]
+    counts = q.get("counts") or {}
+    blocks.append(Para((Text(f"Open contradictions: {counts.get('open_contradictions', 0)}. High-priority claims "
+                             f"without verified support: {counts.get('unverified_high_priority_claims', 0)}."),)))
+    if q.get("recommendations"):
+        blocks += [Para((Strong("Recommendations"),)),
+                   Bullets(tuple(((Text(str(r)),),) for r in q["recommendations"]))]
+    return blocks
+
+
+def _methodology(heading: str, ctx: Context) -> list[Block]:
+    blocks: list[Block] = []
+    mission = ctx.mission or {}
+    if mission.get("name"):
+        blocks.append(Para((Text("Mission "), Strong(str(mission["name"])),
+                            Text(": " + str(mission.get("objective") or mission.get("description") or "")))))
+    phases = {k: v for k, v in (mission.get("phases") or {}).items() if v}
+    if phases:
+        blocks.append(Bullets(tuple(((Strong(k.replace("_", " ").capitalize() + ":"), Text(" " + ", ".join(v))),)
+                                    for k, v in phases.items())))
+    stats, counts = ctx.graph.get("stats") or {}, ctx.quality.get("counts") or {}
+    blocks.append(Para((Text(
+        f"{stats.get('agents', len(_agents(ctx.graph)))} agents contributed {counts.get('sources', 0)} sources "
+        f"({counts.get('peer_reviewed_sources', 0)} peer reviewed), {counts.get('claims', 0)} claims and "
+        f"{counts.get('evidence_items', 0)} evidence items; {counts.get('verified_evidence', 0)} snippets were "
+        "verified by matching them against the stored source text. Each citation number stands for one source; "
+        "only claims with verified evidence are cited, with the page the snippet was found on."),)))
+    agents = dict(ctx.session.get("agents") or {})
+    tally: dict[str, dict[str, int]] = {}
+    for entry in ctx.ledger:
+        tally.setdefault(str(entry.get("agent")), {}).setdefault(str(entry.get("action")), 0)
+        tally[str(entry.get("agent"))][str(entry.get("action"))] += 1
+    names = sorted(set(agents) | set(tally))
+    if names:
+        rows = tuple(
+            ((Text(name),), (Text(str((agents.get(name) or {}).get("state", "-"))),),
+             (Text(str((agents.get(name) or {}).get("attempts", "-"))),),
+             (Text(str(tally.get(name, {}).get("merge", 0))),), (Text(str(tally.get(name, {}).get("reject", 0))),))
+            for name in names)
+        blocks.append(Table(("Agent", "State", "Attempts", "Merged", "Rejected"), rows))
+    run = [f"{ctx.session.get('iteration')} iterations" if ctx.session.get("iteration") is not None else "",
+           f"cost ${ctx.session['cost_usd']:.2f}" if isinstance(ctx.session.get("cost_usd"), int | float) else "",
+           f"final status {ctx.session.get('status')}" if ctx.session.get("status") else ""]
+    if any(run):
+        blocks.append(Para((Text("Run: " + ", ".join(r for r in run if r) + "."),)))
+    return blocks
+
+
+def _bibliography(heading: str, ctx: Context) -> list[Block]:
+    entries = []
+    for number, source in ctx.citer.bibliography():
+        parts = reference_parts(source)
+        line: list[Inline] = [Text(f"{parts['authors']} ")] if "authors" in parts else []
+        line += [Text(f"({parts['year']}). "), Emph(parts["title"]), Text(". ")]
+        line += [Text(f"{parts[k]}. ") for k in ("venue", "publisher") if k in parts]
+        if "link" in parts:
+            line.append(Link(parts["link"], parts["link"]))
+        elif "location" in parts:
+            line.append(Text(parts["location"]))
+        line.append(Emph(f" [{parts['kind']}]"))
+        entries.append((number, tuple(line)))
+    return [References(tuple(entries))] if entries else [Para((Text("No source is cited."),))]
+
+
+_BUILDERS = {
+    "summary": _summary, "introduction": _introduction, "key_findings": _key_findings, "conclusion": _conclusion,
+    "evidence": _evidence, "gaps": _gaps, "quality": _quality, "methodology": _methodology,
+    "bibliography": _bibliography,
+}
+
+
+def build_section(kind: str, heading: str, ctx: Context) -> list[Block]:
+    return _BUILDERS.get(kind, _custom)(heading, ctx)
+
+
+def byline(ctx: Context) -> Line:
+    parts = []
+    if ctx.mission and ctx.mission.get("name"):
+        parts.append(f"Mission: {ctx.mission['name']}")
+    if ctx.session.get("id"):
+        parts.append(f"Session: {ctx.session['id']}")
+    parts.append(f"Knowledge graph commit {ctx.graph.get('commit_seq', '-')}, generated {ctx.graph.get('generated_at', '-')}")
+    return (Text(" · ".join(parts)),)
 
 
 def __getattr__(name: str) -> Any:

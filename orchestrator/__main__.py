@@ -1,0 +1,5 @@
+"""``python -m orchestrator`` is the same as the ``cconductor`` command."""
+
+from orchestrator.cli import main
+
+main(prog_name="cconductor")
