@@ -182,7 +182,8 @@ def parse_json_bytes(data: bytes, file: str | None, *, max_depth: int = MAX_DEPT
             column=col,
         )
     if not text.strip():
-        return problem("json.empty", "the file is empty", "write a JSON object into the file")
+        what = "the file is empty" if not text else f"the file holds only whitespace ({len(data)} bytes)"
+        return problem("json.empty", what, "write a JSON object into the file")
     try:
         value = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_reject_constant,
                            parse_float=_parse_float, parse_int=_parse_int)

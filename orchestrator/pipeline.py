@@ -203,6 +203,7 @@ class Processor:
             self.texts.text,
             self.evidence_threshold,
         )
+        problems += self._check_citations(name, artifact_set, result.contribution)
         if errors(problems):
             return Outcome(name, "rejected", attempt, problems), artifact_set, None
 
@@ -239,6 +240,32 @@ class Processor:
         }
         self.state.put(name, record)
         return Outcome(name, "merged", attempt, [p for p in problems if not p.is_error]), artifact_set, record
+
+    def _check_citations(self, agent: str, artifact_set: ArtifactSet, contribution: dict[str, Any]) -> list[Problem]:
+        """Report markers must cite claims of the graph that have verified evidence."""
+        from orchestrator.report.citations import check_outline
+
+        outlines = [f for f in artifact_set.files if isinstance(f.data.get("report_outline"), dict)]
+        if not outlines:
+            return []
+        own = {c["id"]: c for c in contribution["items"]["claims"]}
+        view = self.state.excluding(agent)
+
+        def resolve(ref: str) -> str | None:
+            if ":" in ref:
+                return ref if ref in own or view.exists("claims", ref) else None
+            if f"{agent}:{ref}" in own:
+                return f"{agent}:{ref}"
+            candidates = view.by_local("claims", ref)
+            return candidates[0] if len(candidates) == 1 else None
+
+        def claim(global_id: str) -> dict[str, Any] | None:
+            return own.get(global_id) or self.state.item("claims", global_id)
+
+        problems: list[Problem] = []
+        for art in outlines:
+            problems += check_outline(art.data["report_outline"], resolve, claim, art.rel, "/report_outline")
+        return problems
 
     def _kind_of(self, contribution: dict[str, Any]) -> Callable[[str], str | None]:
         own_claims = {c["id"] for c in contribution["items"]["claims"]}

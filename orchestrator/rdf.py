@@ -551,8 +551,15 @@ def _jsonld_nodes(triples: Iterable[tuple[Any, Any, Any]]) -> dict[str, dict[str
     for node in nodes.values():
         for values in node.values():
             if isinstance(values, list):
-                values.sort(key=lambda v: json.dumps(v, sort_keys=True))
+                values.sort(key=_jsonld_key)
     return nodes
+
+
+def _jsonld_key(value: Any) -> tuple[str, str, str]:
+    if isinstance(value, dict):
+        main = value.get("@id") or value.get("@value", "")
+        return (main, value.get("@type", ""), value.get("@language", ""))
+    return (str(value), "", "")
 
 
 def write_graphs(graphs: Iterable[tuple[Node | None, Iterable[tuple[Any, Any, Any]]]], fmt: str) -> str:

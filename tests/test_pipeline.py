@@ -214,3 +214,22 @@ def test_attempts_are_counted_in_session_json(session: SessionPaths) -> None:
     run(session)
     agents = json.loads(session.session_json.read_text())["agents"]
     assert agents["a"]["attempts"] == 2 and agents["a"]["state"] == "merged"
+
+
+def test_report_outline_may_cite_only_verified_claims(session: SessionPaths) -> None:
+    sha = store_text(session, "Only page. Caches cut latency by half.")
+    write_artifacts(session, "r", {
+        "sources.json": {"sources": [sample_source(content_sha256=sha)]},
+        "claims.json": {"claims": [
+            sample_claim("C1", evidence=[{"source_id": "S1", "snippet": "Caches cut latency by half"}]),
+            sample_claim("C2", evidence=[{"source_id": "S1", "snippet": "Caches double throughput"}])]},
+    })
+    assert run(session) == {"r": "merged"}
+    outline = {"report_outline": {"title": "T", "sections": [{"heading": "Key Findings", "paragraphs": [
+        {"text": "Caching halves latency [@r:C1]. It also doubles throughput [@C2]. And more [@C9]."}]}]}}
+    write_artifacts(session, "synthesis-agent", {"report-outline.json": outline})
+    assert run(session) == {"synthesis-agent": "rejected"}
+    problems = retry_doc(session, "synthesis-agent")["files"][0]["problems"]
+    assert [p["rule"] for p in problems] == ["citation.unverified", "citation.unresolved"]
+    assert problems[0]["pointer"] == "/report_outline/sections/0/paragraphs/0/text"
+    assert "'r:C2'" in problems[0]["message"]

@@ -12,32 +12,40 @@ import re
 from typing import Any
 
 from agents.offline.corpus import apply_retry
-from agents.offline.text import STOPWORDS, key_phrases, normalize_ws, tokens
+from agents.offline.text import STOPWORDS, key_phrases, normalize_ws, tokens, wordlist
 from agents.runtime import AgentContext
 
 __all__ = ["make_plan", "run"]
 
-#: Question words and verbs that carry no topic ("how does X affect Y": the topic is X and Y).
-_FILLER = frozenset(
-    "affect affects affected compare compared comparison describe difference differences explain "
-    "impact impacts influence influences know known regarding role relate related relationship tell "
-    "work works".split()
-)
-_COMPARATIVE = re.compile(r"(?i)\b(?:vs\.?|versus|compare[ds]?|comparison|than|differ(?:s|ence|ent)?|between|or)\b")
+#: Verbs and words that carry no topic ("how does X affect Y": the topic is X and Y).
+_LINKS = frozenset(wordlist(
+    "affect affects affected impact impacts influence influences relate relates interact interacts "
+    "change changes shape shapes"
+))
+_FILLER = _LINKS | frozenset(wordlist(
+    "better worse best worst good bad compare compared comparison describe explain know known regarding "
+    "role terms tell way ways work works"
+))
+_VERSUS = re.compile(r"(?i)\b(?:better|worse|more effective|less effective|faster|slower)\s+than\b")
+_COMPARATIVE = re.compile(r"(?i)\b(?:vs\.?|versus|compared?|comparison|than|differ(?:s|ence|ent)?|between)\b")
 
 #: facet -> (question template, priority, facet vocabulary)
 _FACETS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "definitions": ("What is {topic}, and what mechanisms or principles explain it?", "medium",
-                    ("defined", "definition", "mechanism", "concept")),
-    "evidence": ("What results and evidence have been reported about {topic}?", "high",
+    "definitions": ("How are the key concepts of {topic} defined, and what mechanisms explain them?",
+                    "medium", ("defined", "definition", "mechanism", "concept")),
+    "evidence": ("What results and evidence have been reported on {topic}?", "high",
                  ("results", "showed", "significant", "found")),
-    "methods": ("Which methods, data and study designs are used to study {topic}?", "medium",
+    "methods": ("Which methods, data and study designs have been used to study {topic}?", "medium",
                 ("method", "data", "analysis", "approach")),
-    "limitations": ("What limitations, risks or open problems are reported for {topic}?", "medium",
+    "limitations": ("What limitations, risks or open problems have been reported for {topic}?", "medium",
                     ("limitation", "challenge", "risk", "barrier")),
-    "comparisons": ("How does {topic} compare with alternative approaches or settings?", "low",
+    "comparisons": ("How do findings on {topic} compare across approaches, settings or studies?", "low",
                     ("compared", "than", "outperform", "difference")),
 }
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (w.strip("?!.,;:\"'()[]") for w in normalize_ws(text).split()) if w]
 
 
 def _content(word: str) -> bool:
@@ -46,32 +54,39 @@ def _content(word: str) -> bool:
 
 
 def topic_of(query: str) -> str:
-    """The query's topic as written: from its first to its last content word, filler dropped."""
-    words = [w.strip("?!.,;:\"'()") for w in normalize_ws(query).split()]
-    words = [w for w in words if w]
+    """The query's topic as written: its first to last content word, linking verbs read as 'and'."""
+    words = _words(_VERSUS.sub("versus", query))
     content = [i for i, w in enumerate(words) if _content(w)]
     if not content:
         return normalize_ws(query).rstrip("?!.") or "the question"
-    span = words[content[0] : content[-1] + 1]
-    # drop filler verbs inside the span ("heat stress affect wheat" -> "heat stress ... wheat")
-    trimmed = [w for w in span if w.casefold() not in _FILLER]
-    if len(trimmed) > 10:
-        phrases = key_phrases(query, top_n=3, max_words=3)
-        return " and ".join(phrases) if phrases else " ".join(trimmed[:10])
-    return " ".join(trimmed)
+    out: list[str] = []
+    for word in words[content[0] : content[-1] + 1]:
+        low = word.casefold()
+        if low in _LINKS:
+            word = "and"
+        elif low in _FILLER:
+            continue
+        if not (word == "and" and out and out[-1] == "and"):
+            out.append(word)
+    if len(out) > 12:  # a long question: its key phrases say more than a clipped span
+        return " and ".join(key_phrases(query, top_n=3, max_words=3)) or " ".join(out[:12])
+    return " ".join(out)
 
 
 def keywords_of(query: str, limit: int = 6) -> list[str]:
     """Key phrases of the query, then its remaining content words, de-duplicated."""
     out: list[str] = []
-    for phrase in key_phrases(query, top_n=limit, max_words=2):
-        words = [w for w in phrase.split() if w not in _FILLER]
-        if words and " ".join(words) not in out:
-            out.append(" ".join(words))
+    for phrase in key_phrases(query, top_n=limit, max_words=3):
+        for part in re.split(rf"\b(?:{'|'.join(sorted(_FILLER))})\b", phrase):
+            part = normalize_ws(part)
+            covered = {w for p in out for w in p.split()}
+            if part and part not in out and not set(part.split()) <= covered:
+                out.append(part)
     covered = {w for p in out for w in p.split()}
-    for word in tokens(query):
-        if _content(word) and word not in covered and word not in out:
-            out.append(word)
+    for word in _words(query):
+        low = word.casefold()
+        if _content(low) and low not in covered and low not in out:
+            out.append(low)
     return out[: limit + 2]
 
 
