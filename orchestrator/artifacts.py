@@ -197,7 +197,10 @@ def read_artifact_set(
                                 f"the agent's files total {total:,} bytes; the limit is {MAX_AGENT_BYTES:,}",
                                 "keep artifacts small: move long text into sources/<sha256>.txt"))
     if not candidates:
-        problems.append(Problem(rel_folder, "", "artifacts.no_json", f"{rel_folder}/ holds no .json files",
+        ignored = "; ".join(f"{(n.file or '').rsplit('/', 1)[-1]}: {n.message}" for n in notes)
+        problems.append(Problem(rel_folder, "", "artifacts.no_json",
+                                f"{rel_folder}/ holds no regular .json files"
+                                + (f" (ignored: {ignored})" if ignored else ""),
                                 "write at least one artifact file (e.g. claims.json) before creating the lock"))
     present = {name for name, _, _ in candidates}
     for required in sorted(set(required_files) - present):

@@ -73,10 +73,10 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
 
 def export_graph(paths: SessionPaths, fmt: str) -> str:
     from orchestrator.pipeline import Processor
-    from orchestrator.rdf import serialize, to_dataset
+    from orchestrator.rdf import serialize_graphs
 
     processor = Processor(paths)
     try:
-        return serialize(to_dataset(processor.rdf.agent_graphs().values(), processor.session_id), fmt)
+        return serialize_graphs(processor.rdf.agent_graphs().values(), processor.session_id, fmt)
     finally:
         processor.close()

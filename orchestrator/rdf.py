@@ -205,6 +205,10 @@ def _bad(value: Any) -> Literal:
     return Literal(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
 
 
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?")
+
+
 def _literal(conv: str, value: Any) -> Literal:
     if conv == _S:
         return Literal(value) if isinstance(value, str) else _bad(value)
@@ -220,11 +224,11 @@ def _literal(conv: str, value: Any) -> Literal:
         return Literal(value, datatype=XSD.anyURI)
     if conv in ("date", "datetime") and isinstance(value, str):
         # An ill-formed date stays a plain string, which fails sh:datatype (and rdflib stays quiet).
+        is_date = conv == "date"
         try:
-            if conv == "date":
-                date.fromisoformat(value)
-            elif "T" not in value or datetime.fromisoformat(value) is None:
-                raise ValueError(value)
+            if not (_DATE_RE if is_date else _DATETIME_RE).fullmatch(value):
+                return Literal(value)
+            (date.fromisoformat if is_date else datetime.fromisoformat)(value)
         except ValueError:
             return Literal(value)
         return Literal(value, datatype=XSD.date if conv == "date" else XSD.dateTime)

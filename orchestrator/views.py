@@ -32,7 +32,7 @@ def views_seq(processor: Processor) -> int:
 
 def flush_views(processor: Processor, *, force: bool = False) -> bool:
     """Write both views if they are behind the in-memory graph. Returns True if written."""
-    from orchestrator.rdf import serialize, to_dataset
+    from orchestrator.rdf import serialize_graphs
 
     with processor.lock:
         seq = processor.state.head_seq
@@ -43,7 +43,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
         return False
     graph = build_views(records, processor.session_id, seq, iso_timestamp())
     body = json.dumps(graph, indent=1, ensure_ascii=False, allow_nan=False).encode() + b"\n"
-    trig = serialize(to_dataset(agent_graphs.values(), processor.session_id), "trig").encode()
+    trig = serialize_graphs(agent_graphs.values(), processor.session_id, "trig").encode()
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
             return False

@@ -15,33 +15,69 @@ from orchestrator.quality import WEIGHTS, gate, score_graph, source_score
 
 NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
 CRITERIA = {
-    "confidence_threshold": 0.75, "min_sources": 10, "min_peer_reviewed_sources": 8, "all_claims_cited": True,
-    "min_quality_score": 80, "min_verified_evidence_ratio": 0.9, "required_sections": ["Summary"],
+    "confidence_threshold": 0.75,
+    "min_sources": 10,
+    "min_peer_reviewed_sources": 8,
+    "all_claims_cited": True,
+    "min_quality_score": 80,
+    "min_verified_evidence_ratio": 0.9,
+    "required_sections": ["Summary"],
 }
 
 
 def source(n: int, **extra: Any) -> dict[str, Any]:
-    return {"id": f"a:S{n}", "type": "journal-article", "title": f"Paper {n}", "authors": ["Ada Lovelace"],
-            "year": 2020, "venue": "Journal", "peer_reviewed": True, "doi": f"10.1000/p{n}",
-            "aliases": [f"a:S{n}"], **extra}
+    return {
+        "id": f"a:S{n}",
+        "type": "journal-article",
+        "title": f"Paper {n}",
+        "authors": ["Ada Lovelace"],
+        "year": 2020,
+        "venue": "Journal",
+        "peer_reviewed": True,
+        "doi": f"10.1000/p{n}",
+        "aliases": [f"a:S{n}"],
+        **extra,
+    }
 
 
 def claim(n: int, source_id: str, *, verified: bool = True, **extra: Any) -> dict[str, Any]:
-    return {"id": f"a:C{n}", "statement": f"Claim {n}.", "confidence": 0.9, "priority": "medium",
-            "sub_question_id": f"Q{n % 3 + 1}",
-            "evidence": [{"source_id": source_id, "snippet": "quoted", "locator": {"page": 1},
-                          "verification": {"verified": verified, "score": 100.0 if verified else 10.0,
-                                           "matched_text": "quoted", "page": 1, "reason": "r"}}],
-            **extra}
+    return {
+        "id": f"a:C{n}",
+        "statement": f"Claim {n}.",
+        "confidence": 0.9,
+        "priority": "medium",
+        "sub_question_id": f"Q{n % 3 + 1}",
+        "evidence": [
+            {
+                "source_id": source_id,
+                "snippet": "quoted",
+                "locator": {"page": 1},
+                "verification": {
+                    "verified": verified,
+                    "score": 100.0 if verified else 10.0,
+                    "matched_text": "quoted",
+                    "page": 1,
+                    "reason": "r",
+                },
+            }
+        ],
+        **extra,
+    }
 
 
 def good_graph(sources: int = 10, claims: int = 20) -> dict[str, Any]:
     return {
-        "planner": {"sub_questions": [{"id": f"Q{i}", "question": f"Question {i}?", "priority": "high"}
-                                      for i in (1, 2, 3)]},
+        "planner": {
+            "sub_questions": [
+                {"id": f"Q{i}", "question": f"Question {i}?", "priority": "high"} for i in (1, 2, 3)
+            ]
+        },
         "sources": [source(n) for n in range(1, sources + 1)],
         "claims": [claim(n, f"a:S{n % sources + 1}") for n in range(1, claims + 1)],
-        "gaps": [], "contradictions": [], "entities": [], "relationships": [],
+        "gaps": [],
+        "contradictions": [],
+        "entities": [],
+        "relationships": [],
     }
 
 
@@ -54,19 +90,32 @@ def test_a_fully_good_graph_passes_with_a_perfect_score() -> None:
     report = score_graph(graph, now=NOW)
     assert report.score == 99.0 and report.band == "excellent"
     assert {c.name: c.score for c in report.components} == {
-        "source_quality": 100.0, "citation_coverage": 100.0, "completeness": 100.0,
-        "evidence_verification": 100.0, "confidence": 90.0}
+        "source_quality": 100.0,
+        "citation_coverage": 100.0,
+        "completeness": 100.0,
+        "evidence_verification": 100.0,
+        "confidence": 90.0,
+    }
     result = gate(report, graph, CRITERIA)
     assert result.passed and failing(result) == set() and result.recommendations == []
     assert [c["criterion"] for c in result.checks] == [
-        "confidence_threshold", "min_sources", "min_peer_reviewed_sources", "all_claims_cited",
-        "min_quality_score", "min_verified_evidence_ratio"]
+        "confidence_threshold",
+        "min_sources",
+        "min_peer_reviewed_sources",
+        "all_claims_cited",
+        "min_quality_score",
+        "min_verified_evidence_ratio",
+    ]
 
 
 def test_weights_follow_the_documented_split() -> None:
     assert {k: w for k, (w, _) in WEIGHTS.items()} == {
-        "source_quality": 30, "citation_coverage": 25, "completeness": 20, "evidence_verification": 15,
-        "confidence": 10}
+        "source_quality": 30,
+        "citation_coverage": 25,
+        "completeness": 20,
+        "evidence_verification": 15,
+        "confidence": 10,
+    }
     report = score_graph(good_graph(), now=NOW)
     assert report.score == round(sum(c.score * c.weight / 100 for c in report.components), 1)
 
@@ -79,8 +128,13 @@ def test_zero_claims() -> None:
     assert report.score == 30.0  # the sources alone
     result = gate(report, graph, CRITERIA)
     assert not result.passed
-    assert failing(result) == {"confidence_threshold", "min_sources", "min_peer_reviewed_sources",
-                               "min_quality_score", "min_verified_evidence_ratio"}
+    assert failing(result) == {
+        "confidence_threshold",
+        "min_sources",
+        "min_peer_reviewed_sources",
+        "min_quality_score",
+        "min_verified_evidence_ratio",
+    }
     assert any("no claims" in r for r in result.recommendations)
 
 
@@ -128,14 +182,17 @@ def _unverified(g: dict[str, Any]) -> None:
         c["evidence"][0]["verification"]["verified"] = False
 
 
-@pytest.mark.parametrize(("mutate", "criteria", "criterion", "advice"), [
-    (_low_confidence, {}, "confidence_threshold", "Raise confidence"),
-    (_few_sources, {}, "min_sources", "Cite at least 1 more distinct sources"),
-    (_not_peer_reviewed, {}, "min_peer_reviewed_sources", "at least 3 more peer-reviewed sources"),
-    (_uncited, {}, "all_claims_cited", "uncited claims (a:C1, a:C2)"),
-    (None, {"min_quality_score": 99.5}, "min_quality_score", "Improve the weakest component, confidence"),
-    (_unverified, {}, "min_verified_evidence_ratio", "unverified: a:C1/evidence/0, a:C2/evidence/0"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "criteria", "criterion", "advice"),
+    [
+        (_low_confidence, {}, "confidence_threshold", "Raise confidence"),
+        (_few_sources, {}, "min_sources", "Cite at least 1 more distinct sources"),
+        (_not_peer_reviewed, {}, "min_peer_reviewed_sources", "at least 3 more peer-reviewed sources"),
+        (_uncited, {}, "all_claims_cited", "uncited claims (a:C1, a:C2)"),
+        (None, {"min_quality_score": 99.5}, "min_quality_score", "Improve the weakest component, confidence"),
+        (_unverified, {}, "min_verified_evidence_ratio", "unverified: a:C1/evidence/0, a:C2/evidence/0"),
+    ],
+)
 def test_each_failing_criterion_fails_with_a_specific_recommendation(
     mutate: Any, criteria: dict[str, Any], criterion: str, advice: str
 ) -> None:
@@ -154,8 +211,9 @@ def test_each_failing_criterion_fails_with_a_specific_recommendation(
 def test_all_claims_cited_false_is_not_enforced() -> None:
     graph = good_graph()
     _uncited(graph)
-    result = gate(score_graph(graph, now=NOW), graph, CRITERIA | {"all_claims_cited": False,
-                                                                  "min_quality_score": 0})
+    result = gate(
+        score_graph(graph, now=NOW), graph, CRITERIA | {"all_claims_cited": False, "min_quality_score": 0}
+    )
     check = next(c for c in result.checks if c["criterion"] == "all_claims_cited")
     assert check["passed"] and "not required" in check["message"]
     assert any("2 claims are uncited" in r for r in result.recommendations)
@@ -163,9 +221,10 @@ def test_all_claims_cited_false_is_not_enforced() -> None:
 
 def test_flags_give_recommendations_even_when_the_gate_passes() -> None:
     graph = good_graph()
-    graph["contradictions"] = [{"id": "a:X1", "claim_ids": ["a:C1", "a:C2"], "description": "d", "status": "open"},
-                               {"id": "a:X2", "claim_ids": ["a:C1", "a:C3"], "description": "d",
-                                "status": "resolved"}]
+    graph["contradictions"] = [
+        {"id": "a:X1", "claim_ids": ["a:C1", "a:C2"], "description": "d", "status": "open"},
+        {"id": "a:X2", "claim_ids": ["a:C1", "a:C3"], "description": "d", "status": "resolved"},
+    ]
     graph["gaps"] = [{"id": "a:G1", "description": "g", "priority": "high"}]
     graph["claims"][0].update(priority="high", assessments=[{"confidence": 0.9, "status": "unverified"}])
     report = score_graph(graph, now=NOW)
@@ -226,9 +285,24 @@ def test_quality_json_has_everything_and_uses_the_injected_clock() -> None:
     json.dumps(data)
     assert data["computed_at"] == "2026-11-22T09:30:00.000Z"
     assert data["components"]["source_quality"] == 100.0 and data["passed"] is True
-    assert {"score", "band", "components", "breakdown", "counts", "checks", "recommendations", "flags"} <= set(data)
-    assert data["breakdown"][0] == {"name": "source_quality", "label": "Source quality", "score": 100.0,
-                                    "weight": 30, "weighted": 30.0, "detail": data["breakdown"][0]["detail"]}
+    assert {
+        "score",
+        "band",
+        "components",
+        "breakdown",
+        "counts",
+        "checks",
+        "recommendations",
+        "flags",
+    } <= set(data)
+    assert data["breakdown"][0] == {
+        "name": "source_quality",
+        "label": "Source quality",
+        "score": 100.0,
+        "weight": 30,
+        "weighted": 30.0,
+        "detail": data["breakdown"][0]["detail"],
+    }
 
 
 def test_scoring_is_deterministic() -> None:
@@ -244,12 +318,16 @@ def test_shipped_mission_criteria_work_with_the_gate() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 1), st.booleans(), st.integers(0, 4), st.booleans()), max_size=12),
-       st.integers(0, 4))
+@given(
+    st.lists(st.tuples(st.floats(0, 1), st.booleans(), st.integers(0, 4), st.booleans()), max_size=12),
+    st.integers(0, 4),
+)
 def test_score_and_components_stay_within_bounds(claims: list[tuple[float, bool, int, bool]], n: int) -> None:
     graph = good_graph(sources=n, claims=0) if n else {"sources": [], "claims": []}
-    graph["claims"] = [claim(i, f"a:S{src}", verified=ok, confidence=conf) | ({} if cited else {"evidence": []})
-                       for i, (conf, ok, src, cited) in enumerate(claims)]
+    graph["claims"] = [
+        claim(i, f"a:S{src}", verified=ok, confidence=conf) | ({} if cited else {"evidence": []})
+        for i, (conf, ok, src, cited) in enumerate(claims)
+    ]
     report = score_graph(graph, now=NOW)
     assert 0 <= report.score <= 100
     assert all(0 <= c.score <= 100 for c in report.components)

@@ -21,11 +21,11 @@ from typing import Any
 
 from agents.offline import textindex
 from agents.offline.ingest import Document
-from agents.offline.text import STOPWORDS, normalize_ws, sentence_spans, tokens
+from agents.offline.text import STOPWORDS, normalize_ws, sentence_spans, tokens, wordlist
 from agents.offline.textindex import Hit, PassageIndex
 from agents.runtime import AgentContext
 
-__all__ = ["Corpus", "Sentence", "load_corpus", "stem", "terms"]
+__all__ = ["Corpus", "Sentence", "apply_retry", "load_corpus", "locate", "plan_questions", "stem", "terms"]
 
 _INDEX_VERSION = 1
 
@@ -63,6 +63,8 @@ _BOILERPLATE_RE = re.compile(
     r"\bgrant (?:no|number)|acknowledg|competing interests|conflicts? of interest|authors?'? contributions?|"
     r"\bpublished by\b|\barxiv preprint\b|\bin proceedings\b"
 )
+_JOINED_RE = re.compile(r"\b([A-Za-z]{3,})\. [a-z]")
+_ABBREV = frozenset(wordlist("approx etc fig figs resp vs viz incl eqs refs sect suppl"))
 _INITIALS_RE = re.compile(r"\b[A-Z]\.\s?(?:[A-Z]\.\s?)?,")
 _YEAR_RE = re.compile(r"\(?(?:19|20)\d{2}[a-z]?\)?[.,;:]")
 _VENUE_RE = re.compile(
@@ -103,6 +105,8 @@ def informative(text: str) -> bool:
     if letters < 0.75 * len(visible) or digits > 0.12 * len(visible):
         return False
     single = sum(1 for w in words if len(w.strip(".,;:()[]")) == 1 and w.lower() not in ("a", "i"))
+    if any(m.group(1).casefold() not in _ABBREV for m in _JOINED_RE.finditer(flat)):
+        return False  # "... of runs. tecting inline ...": two text columns or a footnote run together
     return single <= 0.15 * len(words) and len(terms(flat)) >= 4
 
 
@@ -227,6 +231,16 @@ def load_corpus(context: AgentContext, graph: dict[str, Any] | None = None) -> C
         os.replace(tmp, path)  # concurrent builders write identical files; the last rename wins
         index = PassageIndex.open(path)
     return Corpus({d.id: d for d in docs}, index)
+
+
+def plan_questions(graph: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every planner's sub-questions with global ids (plans live in their agents' namespaces)."""
+    out = []
+    for agent in sorted(graph):
+        space = graph[agent]
+        if isinstance(space, dict) and isinstance(space.get("sub_questions"), list) and "query" in space:
+            out += [{**q, "id": f"{agent}:{q['id']}"} for q in space["sub_questions"] if isinstance(q, dict)]
+    return out
 
 
 def locate(corpus: Corpus, source_id: str, text: str) -> Sentence | None:

@@ -111,6 +111,7 @@ class Document:
     sections: list[Section]
     score: float | None
     band: str | None
+    gate: bool | None = None
 
 
 #: Section kinds and the headings (normalized) that select them.
@@ -191,26 +192,32 @@ def _unwrap(outline: Mapping[str, Any] | None) -> Mapping[str, Any]:
 def _plan(required: list[str], outline_sections: list[Mapping[str, Any]]) -> list[tuple[str, str, list[str]]]:
     """(heading, kind, outline paragraphs) in document order.
 
-    Required sections keep the mission's order; an outline section matching a required heading
-    fills it, other outline sections follow the last matched one. Appendix sections the mission
-    does not place come last.
+    Required sections keep the mission's order. An outline section fills the required section
+    of the same heading, or else of the same kind ("Findings" fills "Key Findings"); other
+    outline sections follow the last one placed (the first required section at the start).
+    Appendix sections the mission does not place come last.
     """
     slots: list[tuple[str, str, list[str]]] = [(h, kind_of(h), []) for h in required]
-    index = {normalize_heading(h): i for i, h in enumerate(required)}
+    by_heading = {normalize_heading(h): i for i, h in enumerate(required)}
+    by_kind: dict[str, int] = {}
+    for i, (_, kind, _) in enumerate(slots):
+        if kind != "custom":
+            by_kind.setdefault(kind, i)
     extra: dict[int, list[tuple[str, str, list[str]]]] = {}
     anchor = 0
     for section in outline_sections:
         heading = " ".join(str(section.get("heading", "")).split())
-        texts = [str(p["text"]) for p in section.get("paragraphs") or () if isinstance(p, dict) and p.get("text")]
-        key = normalize_heading(heading)
-        if key in index:
-            anchor = index[key]
-            slots[anchor][2].extend(texts)
-        else:
+        paragraphs = [p for p in section.get("paragraphs") or () if isinstance(p, dict)]
+        texts = [str(p["text"]) for p in paragraphs if p.get("text")]
+        slot = by_heading.get(normalize_heading(heading), by_kind.get(kind_of(heading)))
+        if slot is None:
             extra.setdefault(anchor, []).append((heading, kind_of(heading), texts))
+        else:
+            anchor = slot
+            slots[slot][2].extend(texts)
     ordered: list[tuple[str, str, list[str]]] = []
-    for position, slot in enumerate(slots):
-        ordered.append(slot)
+    for position, slot_item in enumerate(slots):
+        ordered.append(slot_item)
         ordered.extend(extra.get(position, []))
     if not slots:
         ordered.extend(extra.get(0, []))
@@ -233,7 +240,8 @@ def build_document(
         quality = score_graph(graph, now=graph_time(graph)).to_json()
     body = _unwrap(outline)
     citer = Citer(graph)
-    ctx = Context(graph, session, quality, mission, list(ledger or []), citer, claim_resolver(graph, outline_agent))
+    resolve = claim_resolver(graph, outline_agent)
+    ctx = Context(graph, session, quality, mission, list(ledger or []), citer, resolve)
     criteria = (mission or {}).get("success_criteria") or {}
     required = list(criteria.get("required_sections") or DEFAULT_SECTIONS)
     plan = _plan(required, [s for s in body.get("sections") or () if isinstance(s, dict)])
@@ -258,7 +266,9 @@ def build_document(
         section.blocks.extend(Para(ctx.line(t)) for t in texts)
         section.blocks.extend(build_section(section.kind, section.heading, ctx))
     title = " ".join(str(body.get("title") or session.get("query") or "Research report").split())
-    return Document(title, byline(ctx), lead, built, quality.get("score"), quality.get("band"))
+    passed = quality.get("passed")
+    return Document(title, byline(ctx), lead, built, quality.get("score"), quality.get("band"),
+                    passed if isinstance(passed, bool) else None)
 
 
 # -- section content -------------------------------------------------------------------
@@ -285,13 +295,32 @@ def _local(item_id: str) -> str:
     return item_id.rpartition(":")[2]
 
 
+def _line(*parts: str | Inline) -> Line:
+    return tuple(Text(p) if isinstance(p, str) else p for p in parts)
+
+
+def _para(*parts: str | Inline) -> Para:
+    return Para(_line(*parts))
+
+
+def _row(*cells: str | Inline) -> tuple[Line, ...]:
+    return tuple(_line(c) for c in cells)
+
+
+def _bullets(lines: list[Line]) -> Bullets:
+    return Bullets(tuple((line,) for line in lines))
+
+
 def _cite_line(ctx: Context, text: str, *claim_ids: str) -> Line:
     citation = ctx.citer.cite(*claim_ids)
     return (Text(text + " "), Cite(citation)) if citation else (Text(text),)
 
 
 def _findings(ctx: Context) -> tuple[list[tuple[str, list[str]]], int]:
-    """Key findings with at least one citable claim (synthesis agent first), and how many were dropped."""
+    """Key findings with a citable claim (synthesis agent first), and how many had none.
+
+    Without any key findings: the best-supported verified claims.
+    """
     found: list[tuple[int, str, list[str]]] = []
     omitted = 0
     for agent in sorted(_agents(ctx.graph), key=lambda a: (a != "synthesis-agent", a)):
@@ -299,12 +328,12 @@ def _findings(ctx: Context) -> tuple[list[tuple[str, list[str]]], int]:
         for finding in ctx.graph[agent].get("key_findings") or ():
             if not isinstance(finding, dict) or not finding.get("statement"):
                 continue
-            ids = [i for i in (resolve(str(r)) for r in finding.get("claim_ids") or ()) if i]
+            ids = [i for i in map(resolve, map(str, finding.get("claim_ids") or ())) if i]
             ids = [i for i in ids if ctx.citer.supported(i)]
+            rank = _PRIORITY.get(str(finding.get("importance")), 1)
             if ids:
-                found.append((_PRIORITY.get(str(finding.get("importance")), 1), str(finding["statement"]), ids))
-            else:
-                omitted += 1
+                found.append((rank, str(finding["statement"]), ids))
+            omitted += not ids
     if found or omitted:
         return [(statement, ids) for _, statement, ids in sorted(found, key=lambda f: f[0])], omitted
     claims = [c for c in ctx.graph.get("claims") or () if ctx.citer.supported(c["id"])]
@@ -316,61 +345,63 @@ def _summary(heading: str, ctx: Context) -> list[Block]:
     q = ctx.quality
     supported = [c["id"] for c in ctx.graph.get("claims") or () if ctx.citer.supported(c["id"])]
     sources = {s["id"] for cid in supported for _, s in ctx.citer.supported(cid)}
-    text = f"This report answers the question “{ctx.session.get('query')}”. " if ctx.session.get("query") else ""
+    query = ctx.session.get("query")
+    text = f"This report answers the question “{query}”. " if query else ""
     text += (f"It rests on {len(supported)} claims whose quoted evidence was verified in {len(sources)} "
              f"sources. The quality score is {q.get('score')}/100 ({q.get('band')})")
     if "passed" in q:
         text += f" and the mission's quality gate {'passed' if q['passed'] else 'failed'}"
-    blocks: list[Block] = [Para((Text(text + "."),))]
+    blocks: list[Block] = [_para(text + ".")]
     findings, _ = _findings(ctx)
     if findings:
-        blocks.append(Para((Strong("Main findings:"),)))
-        blocks.append(Bullets(tuple((_cite_line(ctx, s, *ids),) for s, ids in findings[:3])))
+        top = [_cite_line(ctx, statement, *ids) for statement, ids in findings[:3]]
+        blocks += [_para(Strong("Main findings:")), _bullets(top)]
     return blocks
 
 
 def _introduction(heading: str, ctx: Context) -> list[Block]:
     blocks: list[Block] = []
     if ctx.session.get("query"):
-        blocks.append(Para((Text("Research question: "), Emph(str(ctx.session["query"]))),))
+        blocks.append(_para("Research question: ", Emph(str(ctx.session["query"]))))
     if ctx.mission and ctx.mission.get("objective"):
-        blocks.append(Para((Text("Objective: " + str(ctx.mission["objective"])),)))
+        blocks.append(_para("Objective: " + str(ctx.mission["objective"])))
     questions = plan_sub_questions(ctx.graph)
     if questions:
         refs = [c["sub_question_id"] for c in ctx.graph.get("claims") or () if c.get("sub_question_id")]
-        items = []
+        lines = []
         for q in questions:
             n = sum(1 for r in refs if same_ref(q["id"], r))
             status = f"answered by {n} claim{'s' if n != 1 else ''}" if n else "not answered yet"
-            items.append(((Strong(_local(q["id"])), Text(f" ({q.get('priority', 'medium')}) {q.get('question', '')} "),
-                           Emph(f"({status})")),))
-        blocks.append(Para((Text(f"The question was broken into {len(questions)} sub-questions:"),)))
-        blocks.append(Bullets(tuple(items)))
-    return blocks or [Para((Text("No research question or plan was recorded."),))]
+            text = f" ({q.get('priority', 'medium')}) {q.get('question', '')} "
+            lines.append(_line(Strong(_local(q["id"])), text, Emph(f"({status})")))
+        blocks += [_para(f"The question was broken into {len(questions)} sub-questions:"), _bullets(lines)]
+    return blocks or [_para("No research question or plan was recorded.")]
 
 
 def _key_findings(heading: str, ctx: Context) -> list[Block]:
     findings, omitted = _findings(ctx)
-    blocks: list[Block] = [Bullets(tuple((_cite_line(ctx, s, *ids),) for s, ids in findings))] if findings else [
-        Para((Text("No finding is backed by verified evidence yet."),))]
+    if findings:
+        blocks: list[Block] = [_bullets([_cite_line(ctx, s, *ids) for s, ids in findings])]
+    else:
+        blocks = [_para("No finding is backed by verified evidence yet.")]
     if omitted:
-        blocks.append(Para((Emph(f"{omitted} further findings are not shown because none of their claims has "
-                                 "verified evidence."),)))
+        blocks.append(_para(Emph(f"{omitted} further findings are not shown because none of their claims "
+                                 "has verified evidence.")))
     return blocks
 
 
 def _conclusion(heading: str, ctx: Context) -> list[Block]:
     claims = list(ctx.graph.get("claims") or ())
     supported = sum(1 for c in claims if ctx.citer.supported(c["id"]))
-    counts = ctx.quality.get("counts") or {}
-    text = (f"Of the {len(claims)} claims in the knowledge graph, {supported} are backed by verified evidence. "
-            f"{counts.get('open_contradictions', 0)} contradictions remain open and "
-            f"{len(ctx.graph.get('gaps') or ())} gaps were reported.")
-    blocks: list[Block] = [Para((Text(text),))]
+    open_contradictions = (ctx.quality.get("counts") or {}).get("open_contradictions", 0)
+    blocks: list[Block] = [_para(
+        f"Of the {len(claims)} claims in the knowledge graph, {supported} are backed by verified evidence. "
+        f"{open_contradictions} contradictions remain open and {len(ctx.graph.get('gaps') or ())} gaps "
+        "were reported.")]
     findings, _ = _findings(ctx)
     if findings:
         statement, ids = findings[0]
-        blocks.append(Para((Text("The best-supported finding: "), *_cite_line(ctx, statement, *ids))))
+        blocks.append(_para("The best-supported finding: ", *_cite_line(ctx, statement, *ids)))
     return blocks
 
 
@@ -383,16 +414,18 @@ def _custom(heading: str, ctx: Context) -> list[Block]:
         and slug in {normalize_heading(str(t)) for t in (c.get("category"), *(c.get("tags") or ())) if t}
     ]
     if not claims:
-        return [Para((Emph(f"No section “{heading}” was written and no verified claim is categorised under it."),))]
-    return [Bullets(tuple((_cite_line(ctx, str(c["statement"]), c["id"]),) for c in claims))]
+        return [_para(Emph(f"No section “{heading}” was written and no verified claim is categorised "
+                           "under it."))]
+    return [_bullets([_cite_line(ctx, str(c["statement"]), c["id"]) for c in claims])]
 
 
 def _evidence(heading: str, ctx: Context) -> list[Block]:
     items = []
     for claim_id, entries in list(ctx.citer.cited.items()):
-        claim = ctx.citer.claims[claim_id]
-        lines: list[Line] = [(Strong(claim_id), Text(" " + " ".join(str(claim["statement"]).split()) + " "),
-                              *([Cite(c)] if (c := ctx.citer.cite(claim_id)) else []))]
+        citation = ctx.citer.cite(claim_id)
+        statement = " ".join(str(ctx.citer.claims[claim_id]["statement"]).split())
+        cite = [Cite(citation)] if citation else []
+        lines: list[Line] = [_line(Strong(claim_id), f" {statement} ", *cite)]
         for entry in entries:
             snippet = " ".join(str(entry.evidence.get("snippet", "")).split())
             if len(snippet) > SNIPPET_CHARS:
@@ -400,47 +433,48 @@ def _evidence(heading: str, ctx: Context) -> list[Block]:
             page = f", p. {entry.ref.pages[0]}" if entry.ref.pages else ", page not given"
             score = (entry.evidence.get("verification") or {}).get("score")
             match = f"; match {score}%" if isinstance(score, int | float) else ""
-            lines.append((Quote(snippet), Text(" — "), Cite(Citation((claim_id,), (entry.ref,))),
-                          Text(f" {' '.join(str(entry.source.get('title', '')).split())}{page}{match}")))
+            title = " ".join(str(entry.source.get("title", "")).split())
+            lines.append(_line(Quote(snippet), " — ", Cite(Citation((claim_id,), (entry.ref,))),
+                               f" {title}{page}{match}"))
         items.append(tuple(lines))
     if not items:
-        return [Para((Text("No claim is cited in this report."),))]
-    return [Para((Text("Every cited claim, with the snippet quoted from its source, verified against the stored "
-                       "source text:"),)), Bullets(tuple(items))]
+        return [_para("No claim is cited in this report.")]
+    return [_para("Every cited claim, with the snippet quoted from its source and verified against the "
+                  "stored source text:"), Bullets(tuple(items))]
 
 
 def _gaps(heading: str, ctx: Context) -> list[Block]:
     blocks: list[Block] = []
     gaps = sorted(ctx.graph.get("gaps") or (), key=lambda g: _PRIORITY.get(g.get("priority"), 1))
     if gaps:
-        items = []
+        lines = []
         for gap in gaps:
-            line: list[Inline] = [Strong(f"[{gap.get('priority')}]"), Text(" " + str(gap.get("description", "")))]
+            line: list[str | Inline] = [Strong(f"[{gap.get('priority')}]"), f" {gap.get('description', '')}"]
             if gap.get("sub_question_id"):
                 line.append(Emph(f" (sub-question {_local(str(gap['sub_question_id']))})"))
             if gap.get("suggested_queries"):
-                line.append(Text(" Suggested searches: " + "; ".join(map(str, gap["suggested_queries"])) + "."))
-            items.append((tuple(line),))
-        blocks += [Para((Strong("Gaps reported by the agents"),)), Bullets(tuple(items))]
+                line.append(" Suggested searches: " + "; ".join(map(str, gap["suggested_queries"])) + ".")
+            lines.append(_line(*line))
+        blocks += [_para(Strong("Gaps reported by the agents")), _bullets(lines)]
     unanswered = set((ctx.quality.get("flags") or {}).get("unanswered_sub_questions") or ())
     questions = [q for q in plan_sub_questions(ctx.graph) if q["id"] in unanswered]
     if questions:
-        blocks += [Para((Strong("Sub-questions without any claim"),)), Bullets(tuple(
-            ((Strong(_local(q["id"])), Text(" " + str(q.get("question", "")))),) for q in questions))]
+        blocks += [_para(Strong("Sub-questions without any claim")),
+                   _bullets([_line(Strong(_local(q["id"])), f" {q.get('question', '')}") for q in questions])]
     contradictions = list(ctx.graph.get("contradictions") or ())
     if contradictions:
-        items = []
+        lines = []
         for item in contradictions:
-            line = [Strong(f"[{item.get('status')}]"), Text(" " + str(item.get("description", "")) + " Claims: ")]
+            line = [Strong(f"[{item.get('status')}]"), f" {item.get('description', '')} Claims: "]
             for n, claim_id in enumerate(item.get("claim_ids") or ()):
                 citation = ctx.citer.cite(claim_id)
-                line += [Text(("; " if n else "") + _local(claim_id))]
-                line += [Text(" "), Cite(citation)] if citation else [Emph(" (no verified evidence)")]
+                line += [("; " if n else "") + _local(claim_id)]
+                line += [" ", Cite(citation)] if citation else [Emph(" (no verified evidence)")]
             if item.get("resolution"):
-                line.append(Text(". Resolution: " + str(item["resolution"])))
-            items.append((tuple(line),))
-        blocks += [Para((Strong("Contradictions"),)), Bullets(tuple(items))]
-    return blocks or [Para((Text("No gaps, unanswered sub-questions or contradictions were recorded."),))]
+                line.append(f". Resolution: {item['resolution']}")
+            lines.append(_line(*line))
+        blocks += [_para(Strong("Contradictions")), _bullets(lines)]
+    return blocks or [_para("No gaps, unanswered sub-questions or contradictions were recorded.")]
 
 
 def _quality(heading: str, ctx: Context) -> list[Block]:
@@ -448,26 +482,24 @@ def _quality(heading: str, ctx: Context) -> list[Block]:
     verdict = ""
     if "passed" in q:
         verdict = " The mission's quality gate " + ("passed." if q["passed"] else "failed.")
+    breakdown = [_row(c["label"], str(c["weight"]), str(c["score"]), str(c["weighted"]), c["detail"])
+                 for c in q.get("breakdown") or ()]
+    breakdown.append(_row(Strong("Total"), "100", "", Strong(str(q.get("score"))), ""))
     blocks: list[Block] = [
-        Para((Text("Quality score: "), Strong(f"{q.get('score')}/100"),
-              Text(f" ({q.get('band')}), computed from the knowledge graph at {q.get('computed_at')}.{verdict}"))),
-        Table(("Component", "Weight", "Score", "Points", "Basis"), tuple(
-            ((Text(str(c["label"])),), (Text(str(c["weight"])),), (Text(str(c["score"])),),
-             (Text(str(c["weighted"])),), (Text(str(c["detail"])),))
-            for c in q.get("breakdown") or ()) + (((Strong("Total"),), (Text("100"),), (Text(""),),
-                                                     (Strong(str(q.get("score"))),), (Text(""),)),)),
+        _para("Quality score: ", Strong(f"{q.get('score')}/100"),
+              f" ({q.get('band')}), computed from the knowledge graph at {q.get('computed_at')}.{verdict}"),
+        Table(("Component", "Weight", "Score", "Points", "Basis"), tuple(breakdown)),
     ]
     if q.get("checks"):
-        blocks += [Para((Strong("Mission success criteria"),)), Table(
-            ("Criterion", "Required", "Actual", "Result", "Detail"),
-            tuple(((Text(str(c["criterion"])),), (Text(str(c["required"])),), (Text(str(c["actual"])),),
-                   (Strong("pass" if c["passed"] else "FAIL"),), (Text(str(c["message"])),)) for c in q["checks"]))]
+        checks = tuple(_row(c["criterion"], str(c["required"]), str(c["actual"]),
+                            Strong("pass" if c["passed"] else "FAIL"), c["message"]) for c in q["checks"])
+        blocks += [_para(Strong("Mission success criteria")),
+                   Table(("Criterion", "Required", "Actual", "Result", "Detail"), checks)]
     counts = q.get("counts") or {}
-    blocks.append(Para((Text(f"Open contradictions: {counts.get('open_contradictions', 0)}. High-priority claims "
-                             f"without verified support: {counts.get('unverified_high_priority_claims', 0)}."),)))
+    blocks.append(_para(f"Open contradictions: {counts.get('open_contradictions', 0)}. High-priority claims "
+                        f"without verified support: {counts.get('unverified_high_priority_claims', 0)}."))
     if q.get("recommendations"):
-        blocks += [Para((Strong("Recommendations"),)),
-                   Bullets(tuple(((Text(str(r)),),) for r in q["recommendations"]))]
+        blocks += [_para(Strong("Recommendations")), _bullets([_line(str(r)) for r in q["recommendations"]])]
     return blocks
 
 
@@ -475,37 +507,41 @@ def _methodology(heading: str, ctx: Context) -> list[Block]:
     blocks: list[Block] = []
     mission = ctx.mission or {}
     if mission.get("name"):
-        blocks.append(Para((Text("Mission "), Strong(str(mission["name"])),
-                            Text(": " + str(mission.get("objective") or mission.get("description") or "")))))
-    phases = {k: v for k, v in (mission.get("phases") or {}).items() if v}
+        purpose = mission.get("objective") or mission.get("description") or ""
+        blocks.append(_para("Mission ", Strong(str(mission["name"])), f": {purpose}"))
+    phases = [(k.replace("_", " ").capitalize(), v) for k, v in (mission.get("phases") or {}).items() if v]
     if phases:
-        blocks.append(Bullets(tuple(((Strong(k.replace("_", " ").capitalize() + ":"), Text(" " + ", ".join(v))),)
-                                    for k, v in phases.items())))
+        blocks.append(_bullets([_line(Strong(f"{name}:"), " " + ", ".join(v)) for name, v in phases]))
     stats, counts = ctx.graph.get("stats") or {}, ctx.quality.get("counts") or {}
-    blocks.append(Para((Text(
-        f"{stats.get('agents', len(_agents(ctx.graph)))} agents contributed {counts.get('sources', 0)} sources "
+    blocks.append(_para(
+        f"{stats.get('agents', len(_agents(ctx.graph)))} agents contributed {counts.get('sources', 0)} "
+        "sources "
         f"({counts.get('peer_reviewed_sources', 0)} peer reviewed), {counts.get('claims', 0)} claims and "
-        f"{counts.get('evidence_items', 0)} evidence items; {counts.get('verified_evidence', 0)} snippets were "
-        "verified by matching them against the stored source text. Each citation number stands for one source; "
-        "only claims with verified evidence are cited, with the page the snippet was found on."),)))
+        f"{counts.get('evidence_items', 0)} evidence items; {counts.get('verified_evidence', 0)} snippets "
+        "were verified by matching them against the stored source text. Each citation number stands for one "
+        "source; only claims with verified evidence are cited, with the page the snippet was found on."))
     agents = dict(ctx.session.get("agents") or {})
-    tally: dict[str, dict[str, int]] = {}
+    actions: dict[str, dict[str, int]] = {}
     for entry in ctx.ledger:
-        tally.setdefault(str(entry.get("agent")), {}).setdefault(str(entry.get("action")), 0)
-        tally[str(entry.get("agent"))][str(entry.get("action"))] += 1
-    names = sorted(set(agents) | set(tally))
+        per_agent = actions.setdefault(str(entry.get("agent")), {})
+        per_agent[str(entry.get("action"))] = per_agent.get(str(entry.get("action")), 0) + 1
+    names = sorted(set(agents) | set(actions))
     if names:
-        rows = tuple(
-            ((Text(name),), (Text(str((agents.get(name) or {}).get("state", "-"))),),
-             (Text(str((agents.get(name) or {}).get("attempts", "-"))),),
-             (Text(str(tally.get(name, {}).get("merge", 0))),), (Text(str(tally.get(name, {}).get("reject", 0))),))
-            for name in names)
-        blocks.append(Table(("Agent", "State", "Attempts", "Merged", "Rejected"), rows))
-    run = [f"{ctx.session.get('iteration')} iterations" if ctx.session.get("iteration") is not None else "",
-           f"cost ${ctx.session['cost_usd']:.2f}" if isinstance(ctx.session.get("cost_usd"), int | float) else "",
-           f"final status {ctx.session.get('status')}" if ctx.session.get("status") else ""]
-    if any(run):
-        blocks.append(Para((Text("Run: " + ", ".join(r for r in run if r) + "."),)))
+        rows = []
+        for name in names:
+            state, done = agents.get(name) or {}, actions.get(name, {})
+            rows.append(_row(name, str(state.get("state", "-")), str(state.get("attempts", "-")),
+                             str(done.get("merge", 0)), str(done.get("reject", 0))))
+        blocks.append(Table(("Agent", "State", "Attempts", "Merged", "Rejected"), tuple(rows)))
+    run = []
+    if ctx.session.get("iteration") is not None:
+        run.append(f"{ctx.session['iteration']} iterations")
+    if isinstance(ctx.session.get("cost_usd"), int | float):
+        run.append(f"cost ${ctx.session['cost_usd']:.2f}")
+    if ctx.session.get("status"):
+        run.append(f"final status {ctx.session['status']}")
+    if run:
+        blocks.append(_para("Run: " + ", ".join(run) + "."))
     return blocks
 
 
@@ -513,22 +549,22 @@ def _bibliography(heading: str, ctx: Context) -> list[Block]:
     entries = []
     for number, source in ctx.citer.bibliography():
         parts = reference_parts(source)
-        line: list[Inline] = [Text(f"{parts['authors']} ")] if "authors" in parts else []
-        line += [Text(f"({parts['year']}). "), Emph(parts["title"]), Text(". ")]
-        line += [Text(f"{parts[k]}. ") for k in ("venue", "publisher") if k in parts]
+        line: list[str | Inline] = [f"{parts['authors']} "] if "authors" in parts else []
+        line += [f"({parts['year']}). ", Emph(parts["title"]), ". "]
+        line += [f"{parts[k]}. " for k in ("venue", "publisher") if k in parts]
         if "link" in parts:
             line.append(Link(parts["link"], parts["link"]))
         elif "location" in parts:
-            line.append(Text(parts["location"]))
+            line.append(parts["location"])
         line.append(Emph(f" [{parts['kind']}]"))
-        entries.append((number, tuple(line)))
-    return [References(tuple(entries))] if entries else [Para((Text("No source is cited."),))]
+        entries.append((number, _line(*line)))
+    return [References(tuple(entries))] if entries else [_para("No source is cited.")]
 
 
 _BUILDERS = {
-    "summary": _summary, "introduction": _introduction, "key_findings": _key_findings, "conclusion": _conclusion,
-    "evidence": _evidence, "gaps": _gaps, "quality": _quality, "methodology": _methodology,
-    "bibliography": _bibliography,
+    "summary": _summary, "introduction": _introduction, "key_findings": _key_findings,
+    "conclusion": _conclusion, "evidence": _evidence, "gaps": _gaps, "quality": _quality,
+    "methodology": _methodology, "bibliography": _bibliography,
 }
 
 
@@ -542,8 +578,10 @@ def byline(ctx: Context) -> Line:
         parts.append(f"Mission: {ctx.mission['name']}")
     if ctx.session.get("id"):
         parts.append(f"Session: {ctx.session['id']}")
-    parts.append(f"Knowledge graph commit {ctx.graph.get('commit_seq', '-')}, generated {ctx.graph.get('generated_at', '-')}")
-    return (Text(" · ".join(parts)),)
+    graph = ctx.graph
+    parts.append(f"Knowledge graph commit {graph.get('commit_seq', '-')}, "
+                 f"generated {graph.get('generated_at', '-')}")
+    return _line(" · ".join(parts))
 
 
 def __getattr__(name: str) -> Any:

@@ -78,7 +78,8 @@ def split_name(name: str) -> dict[str, str]:
 
 
 def _ascii_word(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower())
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]", "", folded.lower())
 
 
 def _year(source: Mapping[str, Any]) -> int | None:
@@ -195,8 +196,8 @@ def to_csl_json(sources: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                 "title": str(source.get("title", ""))}
         if source.get("authors"):
             item["author"] = [split_name(a) for a in source["authors"]]
-        issued = _date_parts(source.get("published")) or (
-            {"date-parts": [[_year(source)]]} if _year(source) else None)
+        year = _year(source)
+        issued = _date_parts(source.get("published")) or ({"date-parts": [[year]]} if year else None)
         if issued:
             item["issued"] = issued
         optional = {"DOI": source.get("doi"), "URL": source.get("url") or source.get("pdf_url"),

@@ -210,7 +210,8 @@ class Citer:
             self.cited.setdefault(claim_id, entries)
         if not cited:
             return None
-        refs = sorted((Ref(self.numbers[s], s, tuple(sorted(p))) for s, p in pages.items()), key=lambda r: r.number)
+        refs = sorted((Ref(self.numbers[s], s, tuple(sorted(p))) for s, p in pages.items()),
+                      key=lambda ref: ref.number)
         return Citation(tuple(cited), tuple(refs))
 
     def bibliography(self) -> list[tuple[int, dict[str, Any]]]:

@@ -38,13 +38,15 @@ body { margin: 0; color: var(--ink); background: #fff;
   font: 16px/1.6 -apple-system, "Segoe UI", "Noto Sans", "DejaVu Sans", Helvetica, Arial, sans-serif; }
 main { max-width: 54rem; margin: 0 auto; padding: 2.5rem 1.5rem 4rem; }
 h1 { font-size: 2rem; line-height: 1.25; margin: 0 0 .5rem; }
-h2 { font-size: 1.35rem; margin: 2.2rem 0 .8rem; padding-bottom: .3rem; border-bottom: 1px solid var(--rule); }
+h2 { font-size: 1.35rem; margin: 2.2rem 0 .8rem; padding-bottom: .3rem;
+  border-bottom: 1px solid var(--rule); }
 .byline { color: var(--muted); font-size: .9rem; margin: 0 0 1rem; }
 .score { display: inline-block; padding: .35rem .8rem; border-radius: 1rem; background: var(--bg);
   border: 1px solid var(--rule); font-weight: 600; margin-bottom: 1rem; }
 .score b { color: var(--accent); font-size: 1.15rem; }
-nav.toc { font-size: .9rem; color: var(--muted); margin: 0 0 1.5rem; }
-nav.toc a { margin-right: .9rem; white-space: nowrap; }
+nav.toc { display: flex; flex-wrap: wrap; gap: .2rem 1rem; font-size: .9rem; margin: 0 0 1.5rem; }
+nav.toc a { white-space: nowrap; }
+.gate-passed { color: #1a7f37; } .gate-failed { color: #a40e26; }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 .cite { white-space: nowrap; font-size: .9em; }
@@ -94,8 +96,8 @@ def block(item: Block) -> str:
     if isinstance(item, Para):
         return f"<p>{inline(item.line)}</p>"
     if isinstance(item, Bullets):
-        rows = ("<li>" + "<br>".join(inline(line) for line in lines) + "</li>" for lines in item.items)
-        return "<ul>" + "".join(rows) + "</ul>"
+        items = ("<li>" + "<br>".join(inline(line) for line in lines) + "</li>" for lines in item.items)
+        return "<ul>" + "".join(items) + "</ul>"
     if isinstance(item, Table):
         head = "".join(f"<th>{esc(h)}</th>" for h in item.header)
         rows = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>" for row in item.rows)
@@ -108,7 +110,11 @@ def to_html(document: Document) -> str:
     toc = "".join(f'<a href="#{s.anchor}">{esc(s.heading)}</a>' for s in document.sections)
     score = ""
     if document.score is not None:
-        score = f'<div class="score">Quality score <b>{esc(str(document.score))}</b>/100 · {esc(str(document.band))}</div>'
+        gate = "" if document.gate is None else (
+            ' · <span class="gate-passed">quality gate passed</span>' if document.gate
+            else ' · <span class="gate-failed">quality gate failed</span>')
+        score = (f'<div class="score">Quality score <b>{esc(str(document.score))}</b>/100 · '
+                 f"{esc(str(document.band))}{gate}</div>")
     body = [f"<h1>{esc(document.title)}</h1>", f'<p class="byline">{inline(document.byline)}</p>', score,
             f'<nav class="toc">{toc}</nav>', *(block(b) for b in document.lead)]
     for section in document.sections:

@@ -115,6 +115,7 @@ def render_markdown(
     outline_agent: str = "synthesis-agent",
 ) -> str:
     """The whole report as Markdown; see :func:`orchestrator.report.build_document` for the content."""
-    return to_markdown(build_document(graph, session=session, quality=quality, mission=mission, outline=outline,
-                                      ledger=ledger, outline_agent=outline_agent))
+    document = build_document(graph, session=session, quality=quality, mission=mission, outline=outline,
+                              ledger=ledger, outline_agent=outline_agent)
+    return to_markdown(document)
 

@@ -1,0 +1,282 @@
+"""academic-researcher / web-researcher, offline: answer sub-questions with sentences quoted verbatim.
+
+A claim is a sentence of a source, never a paraphrase: with no model to check a paraphrase, only
+a quotation can be verified. Sentences are ranked by the BM25 score of their passage and by how
+much of the sub-question's topic they mention; reference lists, captions and running headers are
+never quoted (see ``corpus.informative``). Entities are the claims' key phrases and relationships
+their co-occurrence in one claim. Sub-questions nothing answers become gaps.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import combinations
+from typing import Any
+
+from agents.offline.corpus import (
+    Corpus,
+    Sentence,
+    apply_retry,
+    load_corpus,
+    locate,
+    plan_questions,
+    stem,
+    terms,
+)
+from agents.offline.textindex import Hit
+from agents.offline.text import key_phrases, normalize_ws, wordlist
+from agents.runtime import AgentContext
+
+__all__ = ["Pick", "run", "select"]
+
+MIN_SCORE = 0.3
+MAX_RELATIONSHIPS = 150
+#: Words that are never a concept on their own, however often they recur.
+_GENERIC = frozenset(wordlist("""
+    analysis approach associations aim aims case cases change changes compare control data day days effect
+    effects example factor factors finding findings group groups increase level levels method methods model
+    number objective objectives part people period process rate research response result role set studies
+    study system time times type types value values way work year years
+    allow allows apply based consist consists construct contain contains describe develop enable
+    introduce include includes obtain present propose provide provides report require requires show
+    shows suggest suggests support supports
+"""))
+
+
+class Pick:
+    """A chosen sentence with its ranking score (0..1) for one sub-question."""
+
+    def __init__(self, sentence: Sentence, score: float) -> None:
+        self.sentence = sentence
+        self.score = score
+
+
+def _local(ref: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "-", ref.rpartition(":")[2]) or "Q"
+
+
+def _gather(corpus: Corpus, queries: list[str], limit: int) -> list[tuple[Hit, float]]:
+    """Hits of several searches, each scored against its own best (BM25 scores of different
+    queries are not comparable); a passage found twice keeps its better relevance."""
+    found: dict[tuple[str, int, int], tuple[Hit, float]] = {}
+    for query in queries:
+        hits = corpus.search(query, limit=limit)
+        for hit in hits:
+            key = (hit.source_id, hit.page, hit.passage)
+            relevance = hit.score / (hits[0].score or 1.0)
+            if key not in found or found[key][1] < relevance:
+                found[key] = (hit, relevance)
+    return sorted(found.values(), key=lambda e: (-e[1], e[0].source_id, e[0].page, e[0].passage))
+
+
+def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, limit: int,
+           used: set[str]) -> tuple[list[Pick], int]:
+    """The best informative sentences for one sub-question, and how many passages were read.
+
+    The topic terms (those the sub-question shares with the research query) must appear in a
+    sentence and facet terms ("method", "limitation") raise its rank, so a methods question gets
+    methods sentences about the topic rather than any methods sentence. Searching with the query
+    too keeps the topic's passages in view when the facet words dominate BM25.
+    """
+    text = " ".join([str(question.get("question", "")), *map(str, question.get("keywords") or ())])
+    wanted = terms(text)
+    topic = (terms(query) & wanted) or wanted
+    facet = wanted - topic
+    queries = [text, query]
+    hits = _gather(corpus, queries, 10 * depth + 10)
+    if depth > 1 and hits:  # search wider: add the vocabulary of the best passages
+        feedback = key_phrases(" . ".join(h.text for h, _ in hits[:5]), top_n=4 + depth)
+        hits = _gather(corpus, [*queries, f"{text} {' '.join(feedback)}"], 10 * depth + 10)
+    need = 1 if len(topic) <= 2 else 2
+    candidates: list[tuple[float, int, Sentence]] = []
+    for rank, (hit, relevance) in enumerate(hits):
+        for sentence in corpus.sentences(hit):
+            found = terms(sentence.text)
+            on_topic = len(found & topic)
+            if on_topic < need:
+                continue
+            score = 0.4 * relevance + 0.4 * on_topic / len(topic) + 0.2 * min(len(found & facet), 2) / 2
+            candidates.append((round(score, 6), rank, sentence))
+    candidates.sort(key=lambda c: (-c[0], c[1], c[2].source_id, c[2].page, c[2].start))
+    picks: list[Pick] = []
+    per_source: dict[str, int] = {}
+    pool = [c for c in candidates if c[0] >= MIN_SCORE]
+    while pool and len(picks) < limit:  # greedy, gently preferring sources not quoted yet
+        adjusted = [(s * 0.93 ** per_source.get(sent.source_id, 0), -i) for i, (s, _, sent) in enumerate(pool)]
+        score, neg_index = max(adjusted)
+        _, _, sentence = pool.pop(-neg_index)
+        key = sentence.flat.casefold()
+        if key in used:
+            continue
+        used.add(key)
+        per_source[sentence.source_id] = per_source.get(sentence.source_id, 0) + 1
+        picks.append(Pick(sentence, score))
+    return picks, len(hits)
+
+
+def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str) -> dict[str, Any]:
+    sentence = pick.sentence
+    facet = str((question or {}).get("facet") or "finding")
+    claim: dict[str, Any] = {
+        "id": f"{local}-C{number}",
+        "statement": sentence.flat,
+        "confidence": round(min(0.8, max(0.4, 0.4 + 0.4 * pick.score)), 2),
+        "priority": "high" if number == 1 else "medium" if number <= 3 else "low",
+        "evidence": [{"source_id": sentence.source_id, "snippet": sentence.flat, "locator": {"page": sentence.page}}],
+        "category": facet,
+        "tags": [facet, "extractive"],
+    }
+    if question and question.get("id"):
+        claim["sub_question_id"] = str(question["id"])
+    return claim
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    words = [re.escape(w) for w in phrase.split()]
+    return re.compile(r"(?<![\w'-])" + r"[\s\W]{1,3}".join(words) + r"(?![\w'-])", re.IGNORECASE)
+
+
+def _entities(claims: list[dict[str, Any]], corpus: Corpus) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Key phrases of the claims as concept entities, and their co-occurrence in one claim.
+
+    A phrase counts as a concept when two claims use it or its source repeats it (three times or
+    more): one-off word runs such as "demonstrated superior stay" are not things.
+    """
+    if not claims:
+        return [], []
+    statements = " . ".join(c["statement"] for c in claims)
+    texts: dict[str, str] = {}
+    entities: list[dict[str, Any]] = []
+    members: dict[str, list[str]] = {}
+    seen: set[tuple[str, ...]] = set()
+    for phrase in key_phrases(statements, top_n=min(150, 6 * len(claims)), max_words=4):
+        key = tuple(stem(w) for w in phrase.split())
+        single = " " not in phrase
+        if len(phrase) < 4 or any(ch.isdigit() for ch in phrase) or key in seen or (
+                single and (phrase in _GENERIC or phrase.endswith(("ed", "ing", "ly")) or len(phrase) < 5)):
+            continue
+        pattern = _phrase_pattern(phrase)
+        hits = [(c, m) for c, m in ((c, pattern.search(c["statement"])) for c in claims) if m]
+        if not hits or re.match(r"\s+et al\b", hits[0][0]["statement"][hits[0][1].end():]):
+            continue  # none, or an author cited as "Name et al."
+        if len(hits) < 2:
+            source_id = hits[0][0]["evidence"][0]["source_id"]
+            if source_id not in texts:
+                texts[source_id] = normalize_ws(corpus.documents[source_id].text) if source_id in corpus.documents else ""
+            if len(pattern.findall(texts[source_id])) < (5 if single else 3):
+                continue
+        seen.add(key)
+        entity_id = "E-" + re.sub(r"[^a-z0-9]+", "-", phrase.casefold()).strip("-")[:60]
+        entities.append({"id": entity_id, "name": normalize_ws(hits[0][1].group()), "type": "concept",
+                         "description": f"Key phrase of {len(hits)} claim(s) in this research."})
+        members[entity_id] = [c["id"] for c, _ in hits]
+    by_claim: dict[str, list[str]] = {}
+    for entity_id, claim_ids in members.items():
+        for claim_id in claim_ids:
+            by_claim.setdefault(claim_id, []).append(entity_id)
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for claim in claims:
+        ids = sorted(by_claim.get(claim["id"], []))[:6]
+        if ids:
+            claim["entity_ids"] = ids
+        for a, b in combinations(ids, 2):
+            pairs.setdefault((a, b), []).append(claim["id"])
+    ranked = sorted(pairs.items(), key=lambda p: (-len(p[1]), p[0]))[:MAX_RELATIONSHIPS]
+    relationships = [
+        {"id": f"R{n}", "subject": a, "predicate": "co-occurs-with", "object": b,
+         "confidence": round(min(0.9, 0.5 + 0.1 * len(ids)), 2), "claim_ids": ids}
+        for n, ((a, b), ids) in enumerate(ranked, start=1)
+    ]
+    return entities, relationships
+
+
+def _gap(question: dict[str, Any], found: int, sources: int) -> dict[str, Any]:
+    keywords = [str(k) for k in question.get("keywords") or ()]
+    text = str(question.get("question", ""))
+    queries = [" ".join(keywords[:3]), " ".join(keywords[3:6]), text]
+    gap: dict[str, Any] = {
+        "id": f"gap-{_local(str(question.get('id', 'Q')))}",
+        "description": (f"No passage in the {sources} ingested source(s) answers: {text}" if not found else
+                        f"Only {found} passage(s) in the {sources} ingested source(s) address: {text}"),
+        "priority": "high" if not found else "medium",
+        "suggested_queries": [q for q in dict.fromkeys(queries) if q.strip()],
+    }
+    if question.get("id"):
+        gap["sub_question_id"] = str(question["id"])
+    return gap
+
+
+def _questions(context: AgentContext, graph: dict[str, Any]) -> list[dict[str, Any]]:
+    """The assigned sub-questions; run by hand without any, the plan's or the query itself."""
+    return context.task.sub_questions or plan_questions(graph) or [
+        {"id": "", "question": context.task.query, "keywords": [], "facet": "overview"}]
+
+
+def _produce(context: AgentContext) -> dict[str, int]:
+    graph = context.graph()
+    corpus = load_corpus(context, graph)
+    options = context.task.options
+    depth = max(1, int(options.get("depth", 1) or 1))
+    limit = max(1, int(options.get("max_claims_per_question", 6) or 6))
+    used: set[str] = set()
+    claims: list[dict[str, Any]] = []
+    gaps: list[dict[str, Any]] = []
+    log = []
+    for question in _questions(context, graph):
+        picks, read = select(corpus, question, context.task.query, depth, limit, used)
+        local = _local(str(question.get("id") or "Q0"))
+        claims += [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
+        if len(picks) < 2:
+            gaps.append(_gap(question, len(picks), len(corpus.documents)))
+        log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
+    entities, relationships = _entities(claims, corpus)
+    context.write_items("claims", "claims", claims)
+    for stem, key, items in (("entities", "entities", entities), ("relationships", "relationships", relationships),
+                             ("gaps", "gaps", gaps)):
+        if items:
+            context.write_items(stem, key, items)
+    context.write_artifact("search-log.json", {"depth": depth, "source_count": len(corpus.documents), "searches": log})
+    return {"claims": len(claims), "gaps": len(gaps), "questions": len(log), "sources": len(corpus.documents),
+            "sources_cited": len({c["evidence"][0]["source_id"] for c in claims})}
+
+
+def fix_claim(corpus: Corpus, claim: dict[str, Any], messages: list[str]) -> dict[str, Any] | None:
+    """Re-quote a rejected claim from its source, or None to drop it.
+
+    Candidates are the claim's own snippet and any passage a retry message quotes as the closest
+    match; one is used only when it is really in the source, and then the page's own sentence is
+    quoted with its page. If that changes nothing, the claim is dropped rather than re-sent.
+    """
+    quoted = re.findall(r'closest passage in that source is "(.*?)" \(match score', " ".join(messages))
+    for evidence in claim.get("evidence") or ():
+        old = normalize_ws(str(evidence.get("snippet", "")))
+        page = (evidence.get("locator") or {}).get("page")
+        for candidate in [old, *quoted]:
+            found = locate(corpus, str(evidence.get("source_id", "")), candidate)
+            if found is None or (found.flat == old and found.page == page):
+                continue
+            if normalize_ws(str(claim.get("statement", ""))) == old:
+                claim["statement"] = found.flat
+            claim["evidence"] = [{**evidence, "snippet": found.flat, "locator": {"page": found.page}}]
+            return claim
+    return None
+
+
+def run(context: AgentContext) -> None:
+    if context.task.retry_instructions:
+        state: dict[str, Corpus] = {}
+
+        def fixer(claim: dict[str, Any], messages: list[str]) -> dict[str, Any] | None:
+            corpus = state.get("corpus") or state.setdefault("corpus", load_corpus(context))
+            return fix_claim(corpus, claim, messages)
+
+        notes = apply_retry(context, lambda: _produce(context), {"claims": fixer})
+        context.complete("completed", "Re-submitted the claims with the rejected ones corrected or dropped.", notes)
+        return
+    stats = _produce(context)
+    summary = (
+        f"Answered {stats['questions']} sub-question(s) with {stats['claims']} claim(s) quoted verbatim from "
+        f"{stats['sources_cited']} of {stats['sources']} source(s); {stats['gaps']} sub-question(s) left as gaps."
+    )
+    status = "completed" if stats["claims"] else "partial"
+    context.complete(status, summary, None if stats["sources"] else "The graph holds no source with stored text.")

@@ -1,0 +1,415 @@
+"""Provider base class, normalization into our Source schema, and cross-provider search.
+
+Every provider turns its API's records into the same Source dicts (``schemas/common.schema.json``
+``$defs/source``) with :func:`finish_source`, so agents can cite them directly. :func:`search_all`
+asks several providers and folds duplicates (same DOI, same arXiv id, or same title and year)
+into one record that keeps the peer-reviewed metadata, the arXiv id and the most fetchable PDF.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date
+from typing import Any, ClassVar, TypeVar
+from urllib.parse import urlsplit
+
+from agents.providers.http import HttpClient, HttpConfig, ProviderError, shared_client
+
+Source = dict[str, Any]
+T = TypeVar("T")
+
+SOURCE_KEYS = ("id", "type", "title", "authors", "year", "venue", "publisher", "peer_reviewed", "doi", "url",
+               "pdf_url", "arxiv_id", "abstract", "published", "accessed_at", "citation_count", "language", "extra")
+SOURCE_TYPES = frozenset({"journal-article", "conference-paper", "preprint", "book", "book-chapter", "thesis",
+                          "report", "dataset", "web-page", "news-article", "documentation", "local-document",
+                          "other"})
+PROVIDER_NAMES = ("openalex", "crossref", "semanticscholar", "arxiv")
+_LOCAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_DOI = re.compile(r"10\.\d{4,9}/\S+")
+_ARXIV_NEW = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
+_ARXIV_OLD = re.compile(r"^([a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?$")
+_PREPRINT_DOI = re.compile(r"^10\.(48550|31219|21203|20944|26434|31234|31235)/|^10\.2139/ssrn|^10\.1101/\d{4}\.\d\d\.\d\d")
+
+
+# --- normalization helpers ----------------------------------------------------------------------
+
+
+def clean_text(value: Any) -> str | None:
+    """Collapse whitespace; ``None`` for empty values."""
+    if value is None:
+        return None
+    text = " ".join(str(value).split())
+    return text or None
+
+
+def strip_markup(value: Any) -> str | None:
+    """Plain text from JATS/HTML abstracts: drop a leading 'Abstract' heading, tags and entities."""
+    if not value:
+        return None
+    text = re.sub(r"^\s*<(?:jats:)?title[^>]*>\s*(?:abstract|summary)\s*</(?:jats:)?title>", " ", str(value),
+                  flags=re.IGNORECASE)
+    text = re.sub(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>", " ", text)
+    text = clean_text(html.unescape(text))
+    if text and re.match(r"(?i)abstract\b[:.]?\s", text) and len(text) > 40:
+        text = re.sub(r"(?i)^abstract\b[:.]?\s+", "", text)
+    return text
+
+
+def clean_doi(value: Any) -> str | None:
+    """Bare lowercase DOI from a DOI, ``doi:`` string or resolver URL."""
+    if not value:
+        return None
+    match = _DOI.search(str(value).strip())
+    if not match:
+        return None
+    return match.group().rstrip(".,;").lower()
+
+
+def is_preprint_doi(doi: str | None) -> bool:
+    return bool(doi and _PREPRINT_DOI.search(doi.lower()))
+
+
+def clean_arxiv_id(value: Any) -> str | None:
+    """arXiv identifier without URL, ``arXiv:`` prefix or version (``2401.01234``, ``hep-th/9901001``)."""
+    if not value:
+        return None
+    text = str(value).strip()
+    text = re.sub(r"(?i)^(https?://)?(export\.)?arxiv\.org/(abs|pdf)/", "", text)
+    text = re.sub(r"(?i)^(arxiv:|10\.48550/arxiv\.)", "", text)
+    text = re.sub(r"(?i)\.pdf$", "", text)
+    for pattern in (_ARXIV_NEW, _ARXIV_OLD):
+        match = pattern.match(text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def person(given: Any, family: Any) -> str | None:
+    """'Given Family', or whichever part exists."""
+    return clean_text(" ".join(p for p in (clean_text(given), clean_text(family)) if p))
+
+
+def valid_date(value: Any) -> str | None:
+    text = str(value or "")[:10]
+    try:
+        return date.fromisoformat(text).isoformat() if len(text) == 10 else None
+    except ValueError:
+        return None
+
+
+def http_url(value: Any) -> str | None:
+    """Absolute http(s) URL or ``None`` (the schema wants URIs; we only ever want web links)."""
+    text = str(value or "").strip()
+    parts = urlsplit(text)
+    return text if parts.scheme in ("http", "https") and parts.netloc and " " not in text else None
+
+
+def safe_id(prefix: str, value: str) -> str:
+    """A local id matching ``^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$``: ``doi-10.1000-xyz``."""
+    body = re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip("-._")
+    ident = f"{prefix}-{body}" if body else prefix
+    if len(ident) > 128:
+        ident = f"{ident[:117]}-{hashlib.sha256(value.encode()).hexdigest()[:10]}"
+    return ident
+
+
+def title_key(title: str | None) -> str:
+    """Title reduced to lowercase ASCII words, for matching the same work across providers."""
+    text = unicodedata.normalize("NFKD", title or "").encode("ascii", "ignore").decode().casefold()
+    return " ".join(re.findall(r"[a-z0-9]+", text))
+
+
+def source_id(source: Mapping[str, Any]) -> str:
+    """Deterministic id: a journal DOI first, then the arXiv id, then provider ids, then the title."""
+    doi, arxiv_id, extra = source.get("doi"), source.get("arxiv_id"), source.get("extra") or {}
+    if doi and not is_preprint_doi(doi):
+        return safe_id("doi", doi)
+    if arxiv_id:
+        return safe_id("arxiv", arxiv_id)
+    if doi:
+        return safe_id("doi", doi)
+    for key, prefix in (("openalex_id", "openalex"), ("s2_paper_id", "s2")):
+        if extra.get(key):
+            return safe_id(prefix, str(extra[key]))
+    digest = hashlib.sha256(title_key(source.get("title")).encode()).hexdigest()[:12]
+    return f"title-{digest}"
+
+
+def finish_source(fields: Mapping[str, Any]) -> Source | None:
+    """Clean, complete and order a Source; ``None`` when there is no title to cite."""
+    raw = dict(fields)
+    title = clean_text(raw.get("title"))
+    if not title:
+        return None
+    out: Source = {"title": title}
+    out["authors"] = [a for a in (clean_text(x) for x in raw.get("authors") or []) if a]
+    year = raw.get("year")
+    out["year"] = int(year) if isinstance(year, int | str) and str(year).isdigit() else None
+    for key in ("venue", "publisher", "language"):
+        out[key] = clean_text(raw.get(key))
+    out["abstract"] = clean_text(raw.get("abstract"))
+    out["doi"] = clean_doi(raw.get("doi"))
+    out["arxiv_id"] = clean_arxiv_id(raw.get("arxiv_id"))
+    out["url"] = http_url(raw.get("url"))
+    out["pdf_url"] = http_url(raw.get("pdf_url"))
+    out["published"] = valid_date(raw.get("published"))
+    if out["published"] and out["year"] is None:
+        out["year"] = int(out["published"][:4])
+    count = raw.get("citation_count")
+    out["citation_count"] = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+    kind = raw.get("type") if raw.get("type") in SOURCE_TYPES else "other"
+    out["type"] = kind
+    reviewed = raw.get("peer_reviewed")
+    if reviewed is None:
+        if kind == "preprint" or (out["doi"] and is_preprint_doi(out["doi"])):
+            reviewed = False
+        elif kind in ("journal-article", "conference-paper") and out["doi"]:
+            reviewed = True
+    out["peer_reviewed"] = reviewed
+    out["accessed_at"] = raw.get("accessed_at")
+    out["extra"] = {k: v for k, v in dict(raw.get("extra") or {}).items() if v not in (None, "", [], {})}
+    out["id"] = raw["id"] if _LOCAL_ID.match(str(raw.get("id") or "")) else source_id(out)
+    return {k: out[k] for k in SOURCE_KEYS if out.get(k) not in (None, "", [], {})}
+
+
+# --- providers -------------------------------------------------------------------------------
+
+
+class Provider:
+    """Base class: public methods never raise :class:`ProviderError`; they record a notice instead.
+
+    An agent's search must degrade (fewer sources, a notice saying why) rather than crash the
+    run when one API is offline, rate limited or returns garbage. ``raise_errors=True`` restores
+    the exceptions for callers that want them.
+    """
+
+    name: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+
+    def __init__(self, client: HttpClient | None = None, *, raise_errors: bool = False) -> None:
+        self.client = client or shared_client()
+        self.raise_errors = raise_errors
+        self.notices: list[str] = []
+
+    def search(self, query: str, limit: int = 10) -> list[Source]:
+        """Up to ``limit`` Sources for a free-text query, best first."""
+        return self._guard(lambda: self._search(query, max(1, int(limit))), [])
+
+    def _search(self, query: str, limit: int) -> list[Source]:
+        raise NotImplementedError
+
+    def _guard(self, call: Callable[[], T], default: T) -> T:
+        try:
+            return call()
+        except ProviderError as exc:
+            if self.raise_errors:
+                raise
+            if str(exc) not in self.notices:
+                self.notices.append(str(exc))
+            return default
+
+    def _finish(self, fields: Mapping[str, Any]) -> Source | None:
+        extra = {"provider": self.name, **dict(fields.get("extra") or {})}
+        return finish_source({**fields, "extra": extra})
+
+    def _finish_all(self, records: Iterable[Mapping[str, Any] | None]) -> list[Source]:
+        return [s for s in (self._finish(r) for r in records if r) if s]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _providers_from(names: Iterable[str], client: HttpClient, keys: Mapping[str, str | None]) -> list[Provider]:
+    from agents.providers.arxiv import ArxivProvider
+    from agents.providers.crossref import CrossrefProvider
+    from agents.providers.openalex import OpenAlexProvider
+    from agents.providers.semanticscholar import SemanticScholarProvider
+
+    made: dict[str, Callable[[], Provider]] = {
+        "openalex": lambda: OpenAlexProvider(client, api_key=keys.get("openalex")),
+        "crossref": lambda: CrossrefProvider(client),
+        "semanticscholar": lambda: SemanticScholarProvider(client, api_key=keys.get("semanticscholar")),
+        "arxiv": lambda: ArxivProvider(client),
+    }
+    unknown = [n for n in names if n not in made]
+    if unknown:
+        raise ValueError(f"unknown provider(s) {', '.join(unknown)}; choose from {', '.join(PROVIDER_NAMES)}")
+    return [made[n]() for n in names]
+
+
+def default_providers(config: Mapping[str, Any] | None = None, *, client: HttpClient | None = None,
+                      env: Mapping[str, str] | None = None) -> list[Provider]:
+    """Providers named by ``config['providers']`` or ``CCONDUCTOR_PROVIDERS`` (comma list; default all).
+
+    Keys come from ``config`` (``semantic_scholar_api_key``, ``openalex_api_key``) or the
+    environment (``SEMANTIC_SCHOLAR_API_KEY``, ``OPENALEX_API_KEY``); one client is shared so
+    rate limits and offline skipping apply across providers. ``config['http']`` feeds HttpConfig.
+    """
+    import os
+
+    env = os.environ if env is None else env
+    cfg = dict(config or {})
+    names = cfg.get("providers") or [n for n in env.get("CCONDUCTOR_PROVIDERS", "").split(",") if n.strip()]
+    names = [str(n).strip().lower().replace("_", "").replace("-", "") for n in names] or list(PROVIDER_NAMES)
+    if client is None:
+        http_cfg = dict(cfg.get("http") or {})
+        if cfg.get("contact_email"):
+            http_cfg.setdefault("contact_email", cfg["contact_email"])
+        client = HttpClient(HttpConfig.from_config(http_cfg, env)) if http_cfg else shared_client()
+    keys = {
+        "semanticscholar": cfg.get("semantic_scholar_api_key") or env.get("SEMANTIC_SCHOLAR_API_KEY") or None,
+        "openalex": cfg.get("openalex_api_key") or env.get("OPENALEX_API_KEY") or None,
+    }
+    return _providers_from(names, client, keys)
+
+
+# --- de-duplication --------------------------------------------------------------------------
+
+
+def _keys(source: Source) -> list[tuple[Any, ...]]:
+    keys: list[tuple[Any, ...]] = []
+    if source.get("doi"):
+        keys.append(("doi", source["doi"]))
+    if source.get("arxiv_id"):
+        keys.append(("arxiv", source["arxiv_id"]))
+    tkey, year = title_key(source.get("title")), source.get("year")
+    if len(tkey) >= 12 and " " in tkey:
+        keys.append(("title", tkey, year))
+        if year is not None and tkey.count(" ") >= 4:  # long titles also match a year apart (preprint vs print)
+            keys.append(("title", tkey, year + 1))
+    return keys
+
+
+def _hard_dois(sources: Iterable[Source]) -> set[str]:
+    return {s["doi"] for s in sources if s.get("doi") and not is_preprint_doi(s["doi"])}
+
+
+def _pdf_rank(source: Source) -> tuple[int, int]:
+    """arXiv PDFs first (fetchable without bot walls, stable per version), then versions of record."""
+    url = source.get("pdf_url") or ""
+    return (0 if "arxiv.org/" in url else 1, 0 if source.get("peer_reviewed") else 1)
+
+
+def _merge(records: list[Source]) -> Source:
+    if len(records) == 1:
+        return records[0]
+    order = {id(r): i for i, r in enumerate(records)}
+    best = min(records, key=lambda r: (not r.get("peer_reviewed"), not _hard_dois([r]),
+                                       r.get("type") == "preprint", order[id(r)]))
+    out: Source = {k: v for k, v in best.items() if k not in ("id", "extra")}
+    for record in records:
+        for key, value in record.items():
+            if key not in ("id", "extra"):
+                out.setdefault(key, value)
+    hard = [r["doi"] for r in [best, *records] if r.get("doi") and not is_preprint_doi(r["doi"])]
+    if hard:
+        out["doi"] = hard[0]
+    pdfs = sorted((r for r in records if r.get("pdf_url")), key=lambda r: (_pdf_rank(r), order[id(r)]))
+    if pdfs:
+        out["pdf_url"] = pdfs[0]["pdf_url"]
+    abstracts = [r["abstract"] for r in records if r.get("abstract")]
+    if abstracts:
+        out["abstract"] = max(abstracts, key=len)
+    counts = [r["citation_count"] for r in records if isinstance(r.get("citation_count"), int)]
+    if counts:
+        out["citation_count"] = max(counts)
+    if any(r.get("peer_reviewed") for r in records):
+        out["peer_reviewed"] = True
+    extra: dict[str, Any] = {}
+    for record in [best, *records]:
+        for key, value in (record.get("extra") or {}).items():
+            extra.setdefault(key, value)
+    extra["providers"] = list(dict.fromkeys(str((r.get("extra") or {}).get("provider", "?")) for r in records))
+    alternatives = list(dict.fromkeys(r["pdf_url"] for r in pdfs[1:] if r["pdf_url"] != out.get("pdf_url")))
+    if alternatives:
+        extra["pdf_urls"] = alternatives
+    out["extra"] = extra
+    merged = finish_source(out)
+    assert merged is not None
+    return merged
+
+
+def merge_sources(lists: Sequence[Sequence[Source]], limit: int | None = None) -> list[Source]:
+    """Fold duplicates across providers' result lists (given in priority order).
+
+    Results are interleaved by rank (every provider's first hit, then every second hit...), so
+    truncating to ``limit`` keeps each provider's best; the order is a pure function of the input.
+    """
+    flat = sorted(((rank, p, s) for p, lst in enumerate(lists) for rank, s in enumerate(lst)),
+                  key=lambda t: (t[0], t[1]))
+    parent = list(range(len(flat)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    members: dict[int, list[int]] = {i: [i] for i in range(len(flat))}
+    owner: dict[tuple[Any, ...], int] = {}
+    for i, (_, _, source) in enumerate(flat):
+        for key in _keys(source):
+            if key not in owner:
+                owner[key] = i
+                continue
+            a, b = sorted((find(i), find(owner[key])))
+            if a == b:
+                continue
+            if key[0] == "title":  # never fold two different journal DOIs on a title match
+                da, db = _hard_dois(flat[k][2] for k in members[a]), _hard_dois(flat[k][2] for k in members[b])
+                if da and db and not da & db:
+                    continue
+            parent[b] = a
+            members[a].extend(members.pop(b))
+    groups = sorted(members.values(), key=min)
+    merged = [_merge([flat[k][2] for k in sorted(group, key=lambda k: (flat[k][1], flat[k][0]))])
+              for group in groups]
+    return merged[:limit] if limit is not None else merged
+
+
+class SearchResults(list[Source]):
+    """A list of merged Sources that also carries the providers' notices (offline, rate limits...)."""
+
+    def __init__(self, sources: Iterable[Source] = (), notices: Iterable[str] = ()) -> None:
+        super().__init__(sources)
+        self.notices = list(notices)
+
+
+def search_all(query: str, limit: int = 10, providers: Sequence[Provider] | None = None, *,
+               parallel: bool = True) -> SearchResults:
+    """Search every provider (concurrently: each host has its own rate limit), then de-duplicate."""
+    providers = list(default_providers() if providers is None else providers)
+    before = [len(p.notices) for p in providers]
+
+    def run(p: Provider) -> list[Source]:
+        return p.search(query, limit)
+
+    if parallel and len(providers) > 1:
+        with ThreadPoolExecutor(max_workers=len(providers), thread_name_prefix="cconductor-search") as pool:
+            lists = list(pool.map(run, providers))
+    else:
+        lists = [run(p) for p in providers]
+    notices = [n for p, k in zip(providers, before, strict=True) for n in p.notices[k:]]
+    return SearchResults(merge_sources(lists, limit), notices)
+
+
+def resolve(*, doi: str | None = None, arxiv_id: str | None = None,
+            providers: Sequence[Provider] | None = None) -> Source | None:
+    """Look one work up by DOI or arXiv id in every provider that can, merged (citation checking)."""
+    providers = list(default_providers() if providers is None else providers)
+    found: list[list[Source]] = []
+    for p in providers:
+        hit = None
+        if doi and hasattr(p, "lookup_doi"):
+            hit = p.lookup_doi(doi)
+        if hit is None and arxiv_id and hasattr(p, "lookup_arxiv"):
+            hit = p.lookup_arxiv(arxiv_id)
+        if hit is not None:
+            found.append([hit])
+    merged = merge_sources(found)
+    return merged[0] if merged else None

@@ -1,0 +1,87 @@
+"""The HTML report in real headless Chromium: a non-trivial screenshot; bibliography and score in the DOM."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator.quality import gate, score_graph
+from orchestrator.report.html import render_html
+from tests.test_report import LEDGER, OUTLINE, SESSION, make_graph, mission_dict
+
+CHROMIUM = "/usr/bin/chromium"
+WIDTH, HEIGHT = 1200, 2000
+
+
+def chromium() -> str:
+    found = CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium")
+    if not found:
+        pytest.fail(
+            f"Chromium is not installed ({CHROMIUM} is missing): install it with "
+            "'apt-get install -y chromium' (Debian), then run this test again"
+        )
+    return found
+
+
+def run_chromium(report: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[bytes]:
+    command = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        *extra,
+        report.as_uri(),
+    ]
+    return subprocess.run(command, capture_output=True, timeout=180, check=False)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG file"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    graph = make_graph()
+    report = score_graph(graph)
+    quality = report.to_json(gate(report, graph, mission_dict()["success_criteria"]))
+    page = render_html(
+        graph, session=SESSION, quality=quality, mission=mission_dict(), outline=OUTLINE, ledger=LEDGER
+    )
+    path = tmp_path_factory.mktemp("report") / "mission-report.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def test_the_report_renders_to_a_real_screenshot(report_file: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "report.png"
+    result = run_chromium(
+        report_file, tmp_path / "profile", f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}"
+    )
+    assert shot.is_file(), (
+        f"no screenshot; chromium exited {result.returncode}: {result.stderr.decode()[-2000:]}"
+    )
+    data = shot.read_bytes()
+    assert png_size(data) == (WIDTH, HEIGHT)
+    assert len(data) > 40_000, "the screenshot is nearly empty: the page did not render its content"
+
+
+def test_the_dom_has_the_bibliography_and_the_score(report_file: Path, tmp_path: Path) -> None:
+    result = run_chromium(report_file, tmp_path / "profile", "--dump-dom")
+    dom = result.stdout.decode("utf-8")
+    assert result.returncode == 0 and "</html>" in dom, result.stderr.decode()[-2000:]
+    assert '<ol class="references">' in dom and 'id="ref-1"' in dom and "Engines of Analysis" in dom
+    assert "Quality score" in dom and "/100" in dom
+    assert "<script>" not in dom and "&lt;script&gt;" in dom
