@@ -530,7 +530,7 @@ def bench_merge(results: Results, workdir: Path, sizes_mb: list[float], repeat: 
             expect_merged(profile.runcall(processor.process_pending))
         profiles[size_mb] = profile
         flushes = []
-        for _ in range(3 if size_mb <= 10 else 1):
+        for _ in range(3 if size_mb <= 2 else 1):
             t1 = time.perf_counter()
             flush_views(processor, force=True)
             flushes.append(time.perf_counter() - t1)

@@ -131,6 +131,7 @@ class QualityReport:
     unverified_high_priority_claims: tuple[str, ...] = ()
     open_high_priority_gaps: tuple[str, ...] = ()
     sources_without_identifier: tuple[str, ...] = ()
+    cited_sources: frozenset[str] = frozenset()
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -289,6 +290,7 @@ def score_graph(
         open_contradictions=open_contradictions,
         unverified_high_priority_claims=tuple(tally.high_unverified),
         open_high_priority_gaps=high_gaps,
+        cited_sources=frozenset(tally.cited_sources),
         sources_without_identifier=tuple(
             s["id"] for s in sources if not (s.get("doi") or s.get("arxiv_id") or s.get("url"))
         ),
@@ -338,10 +340,15 @@ class _Gate:
 def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str, Any]) -> GateResult:
     """Check each of the mission's success criteria present in ``criteria`` and recommend fixes.
 
-    ``required_sections`` is not checked here: the renderer always emits every required section.
+    The graph is read to point at sources that are present but not yet cited. ``required_sections``
+    is not checked here: the renderer always emits every required section.
     """
     counts = report.counts
     g = _Gate()
+    sources = [s for s in graph.get("sources") or () if isinstance(s, dict)]
+    idle = [s for s in sources if s.get("id") not in report.cited_sources]
+    unused = _ids(str(s["id"]) for s in idle)
+    unused_reviewed = _ids(str(s["id"]) for s in idle if s.get("peer_reviewed") is True)
     if "confidence_threshold" in criteria:
         need, mean = criteria["confidence_threshold"], report.mean_confidence
         shown = "n/a (no claims)" if mean is None else f"{mean:.2f}"
@@ -355,13 +362,15 @@ def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str,
         g.check("min_sources", need, have, have >= need,
                 f"{have} sources are cited by claim evidence ({counts['sources']} in the graph); "
                 f"at least {need} required",
-                f"Cite at least {need - have} more distinct sources in claim evidence.")
+                f"Cite at least {need - have} more distinct sources in claim evidence"
+                + (f"; already in the graph but uncited: {unused}." if unused else "."))
     if "min_peer_reviewed_sources" in criteria:
         need, have = criteria["min_peer_reviewed_sources"], counts["cited_peer_reviewed_sources"]
         g.check("min_peer_reviewed_sources", need, have, have >= need,
                 f"{have} cited sources are peer reviewed; at least {need} required",
-                f"Add evidence from at least {need - have} more peer-reviewed sources "
-                "(papers with peer_reviewed: true).")
+                f"Add evidence from at least {need - have} more peer-reviewed sources (papers with "
+                "peer_reviewed: true)"
+                + (f"; already in the graph but uncited: {unused_reviewed}." if unused_reviewed else "."))
     if "all_claims_cited" in criteria:
         required = criteria["all_claims_cited"] is True
         uncited = len(report.uncited_claims)

@@ -32,7 +32,7 @@ COMMON_SCHEMA = "common"
 ARTIFACT_SCHEMAS = frozenset(
     {
         "completion", "sources", "entities", "claims", "relationships", "gaps", "plan",
-        "key-findings", "confidence-scores", "coverage", "contradictions",
+        "key-findings", "confidence-scores", "coverage", "contradictions", "report-outline",
     }
 )
 PREVIEW_CHARS = 60

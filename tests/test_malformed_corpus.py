@@ -383,6 +383,8 @@ def test_every_malformed_input_is_rejected_precisely_while_one_watcher_keeps_run
                     session.lock(agent).touch()
                 try:
                     wait_for(lambda a=agent: session.lock_error(a).exists(), f"{agent}.kg.lock.error")
+                    # the event is written just after the rename
+                    wait_for(lambda a=agent: rejection_event(session, a) is not None, f"{agent}'s event")
                 except AssertionError as exc:
                     failures.append(f"{case.id}: {exc}")
                     continue

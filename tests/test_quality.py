@@ -186,7 +186,12 @@ def _unverified(g: dict[str, Any]) -> None:
     ("mutate", "criteria", "criterion", "advice"),
     [
         (_low_confidence, {}, "confidence_threshold", "Raise confidence"),
-        (_few_sources, {}, "min_sources", "Cite at least 1 more distinct sources"),
+        (
+            _few_sources,
+            {},
+            "min_sources",
+            "1 more distinct sources in claim evidence; already in the graph but uncited: a:S10",
+        ),
         (_not_peer_reviewed, {}, "min_peer_reviewed_sources", "at least 3 more peer-reviewed sources"),
         (_uncited, {}, "all_claims_cited", "uncited claims (a:C1, a:C2)"),
         (None, {"min_quality_score": 99.5}, "min_quality_score", "Improve the weakest component, confidence"),

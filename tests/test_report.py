@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from pylatexenc import latex2text
 
 from orchestrator.missions import load_mission
 from orchestrator.quality import gate, score_graph
@@ -195,7 +196,7 @@ LEDGER = [
     {"seq": 2, "agent": AR, "action": "merge", "attempt": 2},
     {"seq": 3, "agent": WR, "action": "merge", "attempt": 1},
 ]
-OUTLINE = {
+OUTLINE: dict[str, Any] = {
     "report_outline": {
         "title": "Engines & Limits",
         "summary": "Engines compute [@C1].",
@@ -510,8 +511,8 @@ def test_bibtex_entry_types_and_unique_stable_keys() -> None:
 
 
 def test_bibtex_round_trips_through_a_parser() -> None:
-    pybtex_database = pytest.importorskip("pybtex.database")
-    latex2text = pytest.importorskip("pylatexenc.latex2text")
+    pybtex_database = pytest.importorskip("pybtex.database", reason="pybtex (test dependency) is missing")
+    # pylatexenc decodes \textasciicircum to U+02C6; the character meant in text is '^'.
     context = latex2text.get_default_latex_context_db().filter_context(keep_categories=None)
     context.add_context_category(
         "caret", macros=[latex2text.MacroTextSpec("textasciicircum", "^")], prepend=True

@@ -209,7 +209,7 @@ class ClaudeClient:
         if tool_choice:
             kwargs["tool_choice"] = dict(tool_choice)
         if self.settings.temperature is not None:
-            kwargs["temperature"] = self.settings.temperature
+            kwargs["extra_body"] = {"temperature": self.settings.temperature}
         try:
             message = client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:

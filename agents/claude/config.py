@@ -34,7 +34,9 @@ TIERS = ("cheap", "research")
 class ModelSettings:
     model: str
     max_tokens: int
-    temperature: float | None = 0.2  # None leaves the API default
+    #: None (the default) sends none: SDK 2.12 / API version 2026-10-21 has no sampling parameters.
+    #: A number is sent through ``extra_body`` for endpoints that still accept it.
+    temperature: float | None = None
 
     def updated(self, spec: Any, where: str) -> ModelSettings:
         """This setting with ``spec`` (a model id, or an object of fields) applied."""

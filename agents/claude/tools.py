@@ -54,7 +54,7 @@ class ProvidersBackend:
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
         from agents.providers import registry
 
-        return [dict(s) for s in registry.search_all(query, limit)]
+        return registry.search_all(query, limit)  # a list that also carries .notices
 
     def resolve(self, identifier: str) -> dict[str, Any] | None:
         from agents.providers import registry
@@ -66,13 +66,21 @@ class ProvidersBackend:
         return dict(found) if found else None
 
     def fetch_pdf(self, source: Mapping[str, Any]) -> list[str] | None:
-        from agents.providers import pdf_fetch  # type: ignore[attr-defined]
+        """Try the record's PDF links in turn (the fetcher refuses unsafe URLs and non-PDFs)."""
+        from agents.providers.pdf_fetch import PdfFetchError, fetch_pdf
 
-        result = pdf_fetch.fetch_pdf_text(source)
-        if result is None:
-            return None
-        pages = getattr(result, "pages", result)
-        return [str(p) for p in pages] if pages else None
+        urls = [source.get("pdf_url"), *((source.get("extra") or {}).get("pdf_urls") or [])]
+        if source.get("arxiv_id"):
+            urls.append(f"https://arxiv.org/pdf/{source['arxiv_id']}")
+        errors = []
+        for url in dict.fromkeys(u for u in urls if isinstance(u, str) and u):
+            try:
+                return list(fetch_pdf(url).pages)
+            except PdfFetchError as exc:
+                errors.append(str(exc))
+        if errors:
+            raise PdfFetchError("; ".join(errors))
+        return None
 
 
 class SourceLibrary:
@@ -257,20 +265,22 @@ class Toolbox:
     def _search_papers(self, query: str, limit: int = 5) -> str:
         assert self.backend is not None
         records = self.backend.search(str(query), max(1, min(int(limit), 10)))
+        notices = [f"(notice: {n})" for n in getattr(records, "notices", [])]
         if not records:
-            return "no papers found"
+            return "\n".join(["no papers found", *notices])
         lines = []
         for rec in records:
             for key in (rec.get("doi"), rec.get("arxiv_id"), rec.get("id")):
                 if key:
                     self.papers[str(key).lower()] = rec
             abstract = normalize_ws(str(rec.get("abstract") or ""))[:500]
+            authors = ", ".join((rec.get("authors") or [])[:3])
             lines.append(
-                f"- {rec.get('title')} ({rec.get('year', 'n.d.')}; {', '.join((rec.get('authors') or [])[:3])})"
-                f" venue={rec.get('venue', '-')} doi={rec.get('doi', '-')} arxiv_id={rec.get('arxiv_id', '-')}"
-                f" source_id={rec.get('id', '-')} open_pdf={'yes' if rec.get('pdf_url') else 'no'}"
+                f"- {rec.get('title')} ({rec.get('year', 'n.d.')}; {authors}) venue={rec.get('venue', '-')}"
+                f" doi={rec.get('doi', '-')} arxiv_id={rec.get('arxiv_id', '-')} source_id={rec.get('id', '-')}"
+                f" open_pdf={'yes' if rec.get('pdf_url') or rec.get('arxiv_id') else 'no'}"
                 + (f"\n  abstract: {abstract}" if abstract else ""))
-        return "\n".join(lines)
+        return "\n".join(lines + notices)
 
     def _paper(self, identifier: str) -> dict[str, Any] | None:
         key = str(identifier).strip().lower()
@@ -307,7 +317,7 @@ class Toolbox:
         assert self.backend is not None
         pages = self.backend.fetch_pdf(rec)
         if not pages or not any(p.strip() for p in pages):
-            return f"no open-access PDF text could be fetched for {rec.get('title')!r}; use fetch_paper_metadata"
+            return f"no open-access PDF found for {rec.get('title')!r}; use fetch_paper_metadata"
         sid = self.library.add("P", pages, rec, self._keys(rec))
         doc = self.library.own[sid]
         self._stored(sid)

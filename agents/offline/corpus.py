@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -61,7 +62,7 @@ _BOILERPLATE_RE = re.compile(
     r"(?i)©|\bcopyright\b|creative commons|licen[cs]ed under|\bopen access\b|\breceived:|\baccepted:|"
     r"correspond(?:ence|ing author)|e-?mail|https?://|www\.|\bdoi\b|\bthank|\bgrateful|funded by|"
     r"\bgrant (?:no|number)|acknowledg|competing interests|conflicts? of interest|authors?'? contributions?|"
-    r"\bpublished by\b|\barxiv preprint\b|\bin proceedings\b"
+    r"\bpublished by\b|\barxiv preprint\b|\bin proceedings\b|\bfunding\b|\bsupported by\b"
 )
 _JOINED_RE = re.compile(r"\b([A-Za-z]{3,})\. [a-z]")
 _ABBREV = frozenset(wordlist("approx etc fig figs resp vs viz incl eqs refs sect suppl"))
@@ -163,6 +164,13 @@ class Corpus:
     documents: dict[str, Document]
     index: PassageIndex
     _info: dict[str, _DocInfo] = field(default_factory=dict)
+    _df: Counter[str] | None = None
+
+    def idf(self, term: str) -> float:
+        """How rare a (stemmed) term is among the documents: 'S2ORC' says more than 'paper'."""
+        if self._df is None:
+            self._df = Counter(t for doc in self.documents.values() for t in terms(doc.text))
+        return math.log((len(self.documents) + 1) / (self._df[term] + 0.5))
 
     def source(self, source_id: str) -> dict[str, Any]:
         return self.documents[source_id].source
@@ -175,8 +183,8 @@ class Corpus:
             self._info[source_id] = _doc_info(self.documents[source_id])
         return self._info[source_id]
 
-    def sentences(self, hit: Hit) -> list[Sentence]:
-        """The informative sentences of a hit passage, with offsets into the page text."""
+    def sentences(self, hit: Hit, strict: bool = True) -> list[Sentence]:
+        """The informative sentences of a hit passage (``strict=False``: any prose sentence)."""
         info = self.info(hit.source_id)
         out = []
         for a, b in sentence_spans(hit.text):
@@ -186,7 +194,7 @@ class Corpus:
             text = hit.text[a:b]
             if any(_line_key(line) in info.boilerplate for line in text.split("\n")):
                 continue
-            if informative(text):
+            if informative(text) if strict else len(text) >= 30 and not reference_like(normalize_ws(text)):
                 out.append(Sentence(hit.source_id, hit.page, start, end, text))
         return out
 
@@ -244,22 +252,26 @@ def plan_questions(graph: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def locate(corpus: Corpus, source_id: str, text: str) -> Sentence | None:
-    """The sentence of ``source_id`` that contains ``text`` (or is most of it), in its original case.
+    """The sentence of ``source_id`` that holds the longest sentence-piece of ``text``, in original case.
 
-    Used on retries: a passage quoted in a retry message is lower-cased and may be clipped, so it
-    is only trusted once found in the stored text, and then the page's own sentence is quoted.
+    Used on retries: a passage quoted in a retry message is lower-cased, may be clipped and may
+    start inside the previous sentence, so it is trusted only when all of it is in the stored text,
+    and then the page's own sentence is quoted rather than the message's copy.
     """
     doc = corpus.documents.get(source_id)
-    wanted = normalize_ws(text.rstrip("\u2026.")).casefold()
-    if doc is None or len(wanted) < 20:
+    wanted = normalize_ws(text.rstrip("\u2026")).casefold()
+    pieces = sorted({wanted, *re.split(r"(?<=[.!?])\s+", wanted)}, key=lambda p: (-len(p), p))
+    pieces = [p.rstrip(".") for p in pieces if len(p) >= 20]
+    if doc is None or not pieces:
         return None
     for number, page in enumerate(doc.pages, start=1):
-        if wanted[:40] not in normalize_ws(page).casefold():
+        if wanted not in normalize_ws(page).casefold():
             continue
-        for a, b in sentence_spans(page):
-            flat = normalize_ws(page[a:b]).casefold()
-            if wanted in flat or (flat in wanted and len(flat) >= 0.6 * len(wanted)):
-                return Sentence(source_id, number, a, b, page[a:b])
+        spans = [(a, b, normalize_ws(page[a:b]).casefold()) for a, b in sentence_spans(page)]
+        for piece in pieces:
+            for a, b, flat in spans:
+                if piece in flat or (flat in piece and len(flat) >= 0.6 * len(piece)):
+                    return Sentence(source_id, number, a, b, page[a:b])
     return None
 
 

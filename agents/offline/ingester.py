@@ -35,7 +35,8 @@ def _collect(inputs: dict[str, Any]) -> tuple[IngestResult, list[str]]:
     result = IngestResult()
     seen: set[str] = set()
     read: list[str] = []
-    batches = [("dir", d) for d in inputs.get("input_dirs") or ()] + [("lib", p) for p in inputs.get("libraries") or ()]
+    batches = [("dir", d) for d in inputs.get("input_dirs") or ()]
+    batches += [("lib", p) for p in inputs.get("libraries") or ()]
     for kind, location in batches:
         path = Path(str(location))
         batch = ingest_dirs([path]) if kind == "dir" else read_library(path)

@@ -27,6 +27,9 @@ _FILLER = _LINKS | frozenset(wordlist(
     "role terms tell way ways work works"
 ))
 _VERSUS = re.compile(r"(?i)\b(?:better|worse|more effective|less effective|faster|slower)\s+than\b")
+_CLAUSE = re.compile(
+    r"(?i)[,;]?\s+(?:and|but|or)\s+(?=(?:how|what|why|which|when|where|who|whether)\b)|[;:?]\s+"
+)
 _COMPARATIVE = re.compile(r"(?i)\b(?:vs\.?|versus|compared?|comparison|than|differ(?:s|ence|ent)?|between)\b")
 
 #: facet -> (question template, priority, facet vocabulary)
@@ -54,8 +57,10 @@ def _content(word: str) -> bool:
 
 
 def topic_of(query: str) -> str:
-    """The query's topic as written: its first to last content word, linking verbs read as 'and'."""
-    words = _words(_VERSUS.sub("versus", query))
+    """The query's topic as written: its first clause's first to last content word, linking verbs
+    read as 'and' ("How does X affect Y, and why?" -> "X and Y")."""
+    clauses = _CLAUSE.split(_VERSUS.sub("versus", query))
+    words = next((w for w in map(_words, clauses) if any(_content(x) for x in w)), _words(query))
     content = [i for i, w in enumerate(words) if _content(w)]
     if not content:
         return normalize_ws(query).rstrip("?!.") or "the question"

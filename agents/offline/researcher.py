@@ -13,6 +13,8 @@ import re
 from itertools import combinations
 from typing import Any
 
+from rapidfuzz import fuzz
+
 from agents.offline.corpus import (
     Corpus,
     Sentence,
@@ -23,13 +25,15 @@ from agents.offline.corpus import (
     stem,
     terms,
 )
-from agents.offline.textindex import Hit
 from agents.offline.text import key_phrases, normalize_ws, wordlist
+from agents.offline.textindex import Hit
 from agents.runtime import AgentContext
 
 __all__ = ["Pick", "run", "select"]
 
 MIN_SCORE = 0.3
+SUPPORTS = 80.0  # token-set similarity a re-quoted sentence needs with the claim it replaces
+MIN_TOPIC = 0.25  # share of the topic's (idf-weighted) terms a sentence must mention
 MAX_RELATIONSHIPS = 150
 #: Words that are never a concept on their own, however often they recur.
 _GENERIC = frozenset(wordlist("""
@@ -87,22 +91,23 @@ def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, lim
     if depth > 1 and hits:  # search wider: add the vocabulary of the best passages
         feedback = key_phrases(" . ".join(h.text for h, _ in hits[:5]), top_n=4 + depth)
         hits = _gather(corpus, [*queries, f"{text} {' '.join(feedback)}"], 10 * depth + 10)
-    need = 1 if len(topic) <= 2 else 2
+    weight = {t: max(corpus.idf(t), 0.05) for t in topic}
+    total = sum(weight.values()) or 1.0
     candidates: list[tuple[float, int, Sentence]] = []
     for rank, (hit, relevance) in enumerate(hits):
         for sentence in corpus.sentences(hit):
             found = terms(sentence.text)
-            on_topic = len(found & topic)
-            if on_topic < need:
+            on_topic = sum(weight[t] for t in found & topic) / total  # rare topic words count most
+            if on_topic < MIN_TOPIC:
                 continue
-            score = 0.4 * relevance + 0.4 * on_topic / len(topic) + 0.2 * min(len(found & facet), 2) / 2
+            score = 0.4 * relevance + 0.4 * on_topic + 0.2 * min(len(found & facet), 2) / 2
             candidates.append((round(score, 6), rank, sentence))
     candidates.sort(key=lambda c: (-c[0], c[1], c[2].source_id, c[2].page, c[2].start))
     picks: list[Pick] = []
     per_source: dict[str, int] = {}
     pool = [c for c in candidates if c[0] >= MIN_SCORE]
     while pool and len(picks) < limit:  # greedy, gently preferring sources not quoted yet
-        adjusted = [(s * 0.93 ** per_source.get(sent.source_id, 0), -i) for i, (s, _, sent) in enumerate(pool)]
+        adjusted = [(s * 0.93 ** per_source.get(c.source_id, 0), -i) for i, (s, _, c) in enumerate(pool)]
         score, neg_index = max(adjusted)
         _, _, sentence = pool.pop(-neg_index)
         key = sentence.flat.casefold()
@@ -122,7 +127,9 @@ def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str)
         "statement": sentence.flat,
         "confidence": round(min(0.8, max(0.4, 0.4 + 0.4 * pick.score)), 2),
         "priority": "high" if number == 1 else "medium" if number <= 3 else "low",
-        "evidence": [{"source_id": sentence.source_id, "snippet": sentence.flat, "locator": {"page": sentence.page}}],
+        "evidence": [
+            {"source_id": sentence.source_id, "snippet": sentence.flat, "locator": {"page": sentence.page}}
+        ],
         "category": facet,
         "tags": [facet, "extractive"],
     }
@@ -136,7 +143,10 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w'-])" + r"[\s\W]{1,3}".join(words) + r"(?![\w'-])", re.IGNORECASE)
 
 
-def _entities(claims: list[dict[str, Any]], corpus: Corpus) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+Items = list[dict[str, Any]]
+
+
+def _entities(claims: Items, corpus: Corpus) -> tuple[Items, Items]:
     """Key phrases of the claims as concept entities, and their co-occurrence in one claim.
 
     A phrase counts as a concept when two claims use it or its source repeats it (three times or
@@ -162,7 +172,8 @@ def _entities(claims: list[dict[str, Any]], corpus: Corpus) -> tuple[list[dict[s
         if len(hits) < 2:
             source_id = hits[0][0]["evidence"][0]["source_id"]
             if source_id not in texts:
-                texts[source_id] = normalize_ws(corpus.documents[source_id].text) if source_id in corpus.documents else ""
+                doc = corpus.documents.get(source_id)
+                texts[source_id] = normalize_ws(doc.text) if doc else ""
             if len(pattern.findall(texts[source_id])) < (5 if single else 3):
                 continue
         seen.add(key)
@@ -218,7 +229,10 @@ def _produce(context: AgentContext) -> dict[str, int]:
     options = context.task.options
     depth = max(1, int(options.get("depth", 1) or 1))
     limit = max(1, int(options.get("max_claims_per_question", 6) or 6))
-    used: set[str] = set()
+    agent = context.task.agent
+    # sentences other researchers already quote are not new findings (own ones: a re-run is the same)
+    used = {normalize_ws(str(c.get("statement", ""))).casefold() for c in graph.get("claims") or ()
+            if isinstance(c, dict) and not str(c.get("id", "")).startswith(f"{agent}:")}
     claims: list[dict[str, Any]] = []
     gaps: list[dict[str, Any]] = []
     log = []
@@ -231,11 +245,11 @@ def _produce(context: AgentContext) -> dict[str, int]:
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
     entities, relationships = _entities(claims, corpus)
     context.write_items("claims", "claims", claims)
-    for stem, key, items in (("entities", "entities", entities), ("relationships", "relationships", relationships),
-                             ("gaps", "gaps", gaps)):
+    for name, items in (("entities", entities), ("relationships", relationships), ("gaps", gaps)):
         if items:
-            context.write_items(stem, key, items)
-    context.write_artifact("search-log.json", {"depth": depth, "source_count": len(corpus.documents), "searches": log})
+            context.write_items(name, name, items)
+    context.write_artifact("search-log.json", {"depth": depth, "source_count": len(corpus.documents),
+                                               "searches": log})
     return {"claims": len(claims), "gaps": len(gaps), "questions": len(log), "sources": len(corpus.documents),
             "sources_cited": len({c["evidence"][0]["source_id"] for c in claims})}
 
@@ -245,9 +259,11 @@ def fix_claim(corpus: Corpus, claim: dict[str, Any], messages: list[str]) -> dic
 
     Candidates are the claim's own snippet and any passage a retry message quotes as the closest
     match; one is used only when it is really in the source, and then the page's own sentence is
-    quoted with its page. If that changes nothing, the claim is dropped rather than re-sent.
+    quoted with its page, and only if it still says what the claim says. Otherwise, or if nothing
+    would change, the claim is dropped rather than re-sent.
     """
     quoted = re.findall(r'closest passage in that source is "(.*?)" \(match score', " ".join(messages))
+    statement = normalize_ws(str(claim.get("statement", "")))
     for evidence in claim.get("evidence") or ():
         old = normalize_ws(str(evidence.get("snippet", "")))
         page = (evidence.get("locator") or {}).get("page")
@@ -255,7 +271,9 @@ def fix_claim(corpus: Corpus, claim: dict[str, Any], messages: list[str]) -> dic
             found = locate(corpus, str(evidence.get("source_id", "")), candidate)
             if found is None or (found.flat == old and found.page == page):
                 continue
-            if normalize_ws(str(claim.get("statement", ""))) == old:
+            if fuzz.token_set_ratio(statement.casefold(), found.flat.casefold()) < SUPPORTS:
+                continue  # in the source, but it does not say what the claim says
+            if statement == old:
                 claim["statement"] = found.flat
             claim["evidence"] = [{**evidence, "snippet": found.flat, "locator": {"page": found.page}}]
             return claim
@@ -271,12 +289,13 @@ def run(context: AgentContext) -> None:
             return fix_claim(corpus, claim, messages)
 
         notes = apply_retry(context, lambda: _produce(context), {"claims": fixer})
-        context.complete("completed", "Re-submitted the claims with the rejected ones corrected or dropped.", notes)
+        context.complete("completed", "Re-submitted the claims; rejected ones corrected or dropped.", notes)
         return
     stats = _produce(context)
     summary = (
         f"Answered {stats['questions']} sub-question(s) with {stats['claims']} claim(s) quoted verbatim from "
-        f"{stats['sources_cited']} of {stats['sources']} source(s); {stats['gaps']} sub-question(s) left as gaps."
+        f"{stats['sources_cited']} of {stats['sources']} source(s); {stats['gaps']} sub-question(s) left as "
+        "gaps."
     )
     status = "completed" if stats["claims"] else "partial"
-    context.complete(status, summary, None if stats["sources"] else "The graph holds no source with stored text.")
+    context.complete(status, summary, None if stats["sources"] else "No graph source has a stored text.")

@@ -46,14 +46,15 @@ def parse_feed(body: bytes | str, *, url: str = "") -> list[dict[str, Any]]:
 
 
 def _entry(entry: ET.Element, entry_id: str) -> dict[str, Any]:
-    links = {(ln.get("title") or ln.get("rel") or ""): ln.get("href") for ln in entry.findall("atom:link", _NS)}
+    links = {(ln.get("title") or ln.get("rel") or ""): ln.get("href")
+             for ln in entry.findall("atom:link", _NS)}
     version = re.search(r"(v\d+)$", entry_id)
     authors, affiliations = [], {}
     for author in entry.findall("atom:author", _NS):
         name = _text(author, "atom:name")
         if name:
             authors.append(name)
-            affs = [clean_text(a.text) for a in author.findall("arxiv:affiliation", _NS) if clean_text(a.text)]
+            affs = [t for a in author.findall("arxiv:affiliation", _NS) if (t := clean_text(a.text))]
             if affs:
                 affiliations[name] = affs
     doi = clean_doi(_text(entry, "arxiv:doi"))
@@ -80,8 +81,9 @@ def _entry(entry: ET.Element, entry_id: str) -> dict[str, Any]:
         },
     }
     if doi:  # the authors declare a published version: describe that, keep the arXiv links
+        conference = bool(journal_ref and _CONFERENCE.search(journal_ref))
         fields.update(doi=doi, venue=journal_ref, peer_reviewed=True,
-                      type="conference-paper" if journal_ref and _CONFERENCE.search(journal_ref) else "journal-article")
+                      type="conference-paper" if conference else "journal-article")
     return fields
 
 
@@ -90,7 +92,8 @@ class ArxivProvider(Provider):
     label = "arXiv"
 
     def _query(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        base = {"search_query": "", "id_list": "", "sortBy": "relevance", "sortOrder": "descending", "start": 0}
+        base = {"search_query": "", "id_list": "", "sortBy": "relevance", "sortOrder": "descending",
+                "start": 0}
         response = self.client.get(API_URL, params={**base, **params}, provider=self.label, accept=(400,))
         records = parse_feed(response.content, url=response.url)
         if response.status == 400:  # arXiv explains a 400 in an Atom error entry, raised above
@@ -100,10 +103,12 @@ class ArxivProvider(Provider):
 
     def _search(self, query: str, limit: int, start: int = 0, sort_by: str = "relevance") -> list[Source]:
         """``query`` uses arXiv's syntax (``ti:``, ``au:``, ``abs:``, ``cat:``, AND/OR); plain words work."""
-        records = self._query({"search_query": query, "sortBy": sort_by, "start": start, "max_results": limit})
+        records = self._query({"search_query": query, "sortBy": sort_by, "start": start,
+                               "max_results": limit})
         return self._finish_all(records)[:limit]
 
-    def search(self, query: str, limit: int = 10, *, start: int = 0, sort_by: str = "relevance") -> list[Source]:
+    def search(self, query: str, limit: int = 10, *, start: int = 0,
+               sort_by: str = "relevance") -> list[Source]:
         """Up to ``limit`` preprints; ``sort_by`` is relevance, lastUpdatedDate or submittedDate."""
         return self._guard(lambda: self._search(query, max(1, int(limit)), start, sort_by), [])
 

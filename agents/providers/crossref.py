@@ -86,7 +86,8 @@ def normalize_work(work: Mapping[str, Any]) -> dict[str, Any]:
             "issue": work.get("issue"),
             "page": work.get("page"),
             "reference_count": work.get("references-count"),
-            "license": [str(lic["URL"]) for lic in work.get("license") or [] if lic.get("URL")],
+            "license": list(dict.fromkeys(str(lic["URL"]) for lic in work.get("license") or []
+                                          if lic.get("URL"))),
         },
     }
 
@@ -96,8 +97,9 @@ class CrossrefProvider(Provider):
     label = "Crossref"
 
     def _get(self, path: str, params: Mapping[str, Any] | None = None, accept: tuple[int, ...] = ()) -> Any:
+        hint = "set CCONDUCTOR_CONTACT_EMAIL to use Crossref's polite pool"
         response = self.client.get(f"{API_URL}{path}", params=params, provider=self.label, accept=accept,
-                                   rate_limit_hint="set CCONDUCTOR_CONTACT_EMAIL to use Crossref's polite pool")
+                                   rate_limit_hint=hint)
         return None if response.status == 404 else response.json()
 
     def _search(self, query: str, limit: int) -> list[Source]:

@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -107,8 +108,9 @@ class HttpConfig:
         return self.cache_dir or platformdirs.user_cache_path("cconductor") / "http"
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> HttpConfig:
-        """Keys are the field names (``rate_limits`` is an alias of ``intervals``, merged over the defaults)."""
+    def from_config(cls, config: Mapping[str, Any] | None = None,
+                    env: Mapping[str, str] | None = None) -> HttpConfig:
+        """Keys are the field names; ``rate_limits`` (alias ``intervals``) is merged over the defaults."""
         env = os.environ if env is None else env
         raw = dict(config or {})
         known = {f.name for f in fields(cls)}
@@ -163,7 +165,8 @@ class HttpCache:
 
     @staticmethod
     def key(method: str, url: str, params: Mapping[str, Any] | None) -> str:
-        canonical = json.dumps([method.upper(), url, sorted((str(k), str(v)) for k, v in (params or {}).items())])
+        pairs = sorted((str(k), str(v)) for k, v in (params or {}).items())
+        canonical = json.dumps([method.upper(), url, pairs])
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     def _path(self, key: str) -> Path:
@@ -177,7 +180,8 @@ class HttpCache:
                 return None
             body = str(entry["body"]).encode("utf-8", errors="surrogateescape")
             headers = {"content-type": str(entry.get("content_type", ""))}
-            return HttpResponse(entry["url"], int(entry["status"]), headers, body, from_cache=True, stale=stale)
+            return HttpResponse(entry["url"], int(entry["status"]), headers, body,
+                                from_cache=True, stale=stale)
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or damaged entries are misses, never errors
 
@@ -238,10 +242,8 @@ class RateLimiter:
         try:
             self._state_dir.mkdir(parents=True, exist_ok=True)
             with filelock.FileLock(str(state) + ".lock", timeout=5):
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     start = self._reserve(host, now, max(start, float(state.read_text())))
-                except (OSError, ValueError):
-                    pass
                 state.write_text(repr(start + interval))
         except (OSError, filelock.Timeout):
             pass  # fall back to this process's own spacing
@@ -264,7 +266,7 @@ class HttpClient:
     """GET with cache, rate limit, retries and offline skipping; ``stream`` for downloads."""
 
     def __init__(self, config: HttpConfig | None = None, *, transport: httpx2.BaseTransport | None = None,
-                 clock: Clock = time.time, sleep: Sleep = time.sleep, cache: HttpCache | None | bool = True,
+                 clock: Clock = time.time, sleep: Sleep = time.sleep, cache: HttpCache | bool | None = True,
                  limiter: RateLimiter | None = None) -> None:
         self.config = config or HttpConfig.from_config()
         cfg = self.config
@@ -284,6 +286,7 @@ class HttpClient:
         self._down: dict[str, str] = {}
         self._down_lock = threading.Lock()
         self.notices: list[str] = []
+        _guard_http_logs()
 
     # --- offline bookkeeping ---------------------------------------------------------------
 
@@ -311,8 +314,9 @@ class HttpClient:
 
     # --- requests --------------------------------------------------------------------------
 
-    def get(self, url: str, *, params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
-            secret_params: Mapping[str, str] | None = None, secret_headers: Mapping[str, str] | None = None,
+    def get(self, url: str, *, params: Mapping[str, Any] | None = None,
+            headers: Mapping[str, str] | None = None, secret_params: Mapping[str, str] | None = None,
+            secret_headers: Mapping[str, str] | None = None,
             provider: str = "", accept: tuple[int, ...] = (), use_cache: bool = True,
             rate_limit_hint: str = "") -> HttpResponse:
         """GET ``url``; statuses other than 2xx and ``accept`` raise a :class:`ProviderError`.
@@ -324,6 +328,7 @@ class HttpClient:
         host = httpx2.URL(url).host.lower()
         provider = provider or host
         secrets = [v for v in [*(secret_params or {}).values(), *(secret_headers or {}).values()] if v]
+        _known_secrets.update(secrets)
         key = HttpCache.key("GET", url, params) if self.cache and use_cache else None
         if key and self.cache and (hit := self.cache.get(key)):
             return _with_provider(hit, provider)
@@ -373,7 +378,7 @@ class HttpClient:
 
     def _status_error(self, response: HttpResponse, secrets: list[str], hint: str) -> ProviderError:
         status, provider, url = response.status, response.provider, response.url
-        excerpt = _scrub(" ".join(response.text[:300].split()), secrets)
+        excerpt = _scrub(" ".join(response.content[:2000].decode("utf-8", "replace").split()), secrets)[:300]
         if status == 429:
             after = _retry_after(response.headers.get("retry-after"), self._clock())
             when = f"retry after {after:.0f} s" if after is not None else "wait a minute and retry"
@@ -382,11 +387,12 @@ class HttpClient:
                 f"HTTP config{'; ' + hint if hint else ''}", provider=provider, url=url, retry_after=after)
         if status >= 500:
             return ProviderUnavailable(
-                f"{provider} failed with HTTP {status} after {self.config.max_retries + 1} attempt(s) for {url}; "
-                "the service is having trouble, retry later", provider=provider, url=url)
+                f"{provider} failed with HTTP {status} after {self.config.max_retries + 1} attempt(s) for "
+                f"{url}; the service is having trouble, retry later", provider=provider, url=url)
         return ProviderResponseError(
             f"{provider} answered HTTP {status} for {url}: {excerpt or 'no details'}. Check the query or "
-            "identifier; if it looks right the API may have changed", provider=provider, url=url, status=status)
+            "identifier; if it looks right the API may have changed",
+            provider=provider, url=url, status=status)
 
     @contextlib.contextmanager
     def stream(self, url: str, *, provider: str = "", headers: Mapping[str, str] | None = None,
@@ -429,10 +435,32 @@ def _reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
 
 
+_SECRET_PARAM = re.compile(r"(?i)\b(api_key|apikey|access_token|token)=([^&\s\"']+)")
+_known_secrets: set[str] = set()
+
+
 def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
+    for secret in [*secrets, *_known_secrets]:
         text = text.replace(secret, "[REDACTED]")
-    return redact(text)
+    return redact(_SECRET_PARAM.sub(r"\1=[REDACTED]", text))
+
+
+class _RedactFilter(logging.Filter):
+    """httpx2 logs every request URL at INFO, and OpenAlex's key is a query parameter."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = _scrub(message, [])
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+def _guard_http_logs() -> None:
+    for name in ("httpx2", "httpx"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _RedactFilter) for f in logger.filters):
+            logger.addFilter(_RedactFilter())
 
 
 _shared: HttpClient | None = None

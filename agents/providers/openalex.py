@@ -70,7 +70,8 @@ def _arxiv_id(work: Mapping[str, Any]) -> str | None:
 
 
 def _pdf_url(work: Mapping[str, Any]) -> str | None:
-    for location in [work.get("best_oa_location"), work.get("primary_location"), *(work.get("locations") or [])]:
+    candidates = [work.get("best_oa_location"), work.get("primary_location"), *(work.get("locations") or [])]
+    for location in candidates:
         if location and location.get("is_oa") and location.get("pdf_url"):
             return str(location["pdf_url"])
     return None
@@ -125,8 +126,9 @@ class OpenAlexProvider(Provider):
         if self.client.config.contact_email:
             query["mailto"] = self.client.config.contact_email
         secret = {"api_key": self._api_key} if self._api_key else None
-        response = self.client.get(f"{API_URL}{path}", params=query, secret_params=secret, provider=self.label,
-                                   accept=accept, rate_limit_hint="set OPENALEX_API_KEY for a higher limit")
+        response = self.client.get(f"{API_URL}{path}", params=query, secret_params=secret,
+                                   provider=self.label, accept=accept,
+                                   rate_limit_hint="set OPENALEX_API_KEY for a higher limit")
         return None if response.status == 404 else response.json()
 
     def _works(self, params: Mapping[str, Any], limit: int) -> list[Source]:

@@ -16,13 +16,13 @@ import hashlib
 import ipaddress
 import json
 import socket
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+import httpx2
 import platformdirs
 
 from agents.offline.ingest import Document, ingest_file
@@ -80,8 +80,11 @@ def _public(address: str) -> bool:
                                  or ip.is_reserved or ip.is_unspecified)
 
 
-def check_url(url: str, resolver: Resolver = system_resolver) -> str:
-    """Raise :class:`UnsafeUrlError` unless ``url`` is http(s) and its host is public; return the host."""
+def check_url(url: str, resolver: Resolver | None = system_resolver) -> str:
+    """Raise :class:`UnsafeUrlError` unless ``url`` is http(s) and its host is public; return the host.
+
+    With ``resolver=None`` only the URL itself is checked (no DNS), e.g. before a cache look-up.
+    """
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https"):
         raise UnsafeUrlError(f"refusing to fetch {url!r}: only http and https URLs are allowed "
@@ -97,15 +100,18 @@ def check_url(url: str, resolver: Resolver = system_resolver) -> str:
     except ValueError:
         if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
             raise UnsafeUrlError(f"refusing to fetch {url!r}: {host} is a local name", url=url) from None
+        if resolver is None:
+            return host
         try:
             addresses = resolver(host, parts.port or (443 if parts.scheme == "https" else 80))
         except OSError as exc:
-            raise PdfFetchError(f"cannot resolve {host} ({exc}); check the URL or the network", url=url) from None
+            raise PdfFetchError(f"cannot resolve {host} ({exc}); check the URL or the network",
+                                url=url) from None
     bad = [a for a in addresses if not _public(a)]
     if bad or not addresses:
-        raise UnsafeUrlError(f"refusing to fetch {url!r}: {host} resolves to a private, loopback, link-local or "
-                             f"reserved address ({', '.join(bad) or 'none'}); only public hosts may be fetched",
-                             url=url)
+        raise UnsafeUrlError(f"refusing to fetch {url!r}: {host} resolves to a private, loopback, "
+                             f"link-local or reserved address ({', '.join(bad) or 'none'}); only public "
+                             "hosts may be fetched", url=url)
     return host
 
 
@@ -113,8 +119,9 @@ class PdfFetcher:
     """Fetches through :class:`HttpClient` (rate limits, offline skipping) with the checks above."""
 
     def __init__(self, client: HttpClient | None = None, *, cache_dir: Path | None = None,
-                 max_bytes: int = MAX_BYTES, time_limit: float = TIME_LIMIT, max_redirects: int = MAX_REDIRECTS,
-                 resolver: Resolver = system_resolver, clock: Callable[[], float] = time.monotonic) -> None:
+                 max_bytes: int = MAX_BYTES, time_limit: float = TIME_LIMIT,
+                 max_redirects: int = MAX_REDIRECTS, resolver: Resolver = system_resolver,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client or shared_client()
         self.cache_dir = cache_dir or platformdirs.user_cache_path("cconductor") / "pdf"
         self.max_bytes, self.time_limit, self.max_redirects = max_bytes, time_limit, max_redirects
@@ -133,7 +140,7 @@ class PdfFetcher:
 
     def fetch(self, url: str) -> FetchedPdf:
         """Download (or reuse) the PDF at ``url`` and extract its pages; raises :class:`PdfFetchError`."""
-        check_url(url, self.resolver)
+        check_url(url, None)  # cheap checks first; hosts are resolved per hop when downloading
         path = self.cached(url)
         if path is not None:
             return self._read(url, url, path, from_cache=True)
@@ -142,7 +149,8 @@ class PdfFetcher:
         path = self.cache_dir / f"{sha}.pdf"
         if not path.is_file():
             atomic_write_bytes(path, data, durable=False)
-        atomic_write_text(self._index(url), json.dumps({"sha256": sha, "final_url": final_url}), durable=False)
+        index = json.dumps({"sha256": sha, "final_url": final_url})
+        atomic_write_text(self._index(url), index, durable=False)
         return self._read(url, final_url, path, from_cache=False)
 
     def _download(self, url: str) -> tuple[str, bytes]:
@@ -152,7 +160,7 @@ class PdfFetcher:
             check_url(current, self.resolver)
             remaining = deadline - self._clock()
             if remaining <= 0:
-                raise PdfFetchError(f"fetching {url} took longer than {self.time_limit:.0f} s; retry later", url=url)
+                raise self._too_slow(url)
             with self.client.stream(current, provider=urlsplit(current).hostname or "web", timeout=remaining,
                                     headers={"Accept": "application/pdf,*/*;q=0.5"}) as response:
                 status = response.status_code
@@ -160,31 +168,37 @@ class PdfFetcher:
                     current = urljoin(current, response.headers["location"])
                     continue
                 if status != 200:
-                    raise ProviderResponseError(f"fetching {current} failed with HTTP {status}; the PDF may have "
-                                                "moved or need a subscription, try another pdf_url", url=current,
-                                                status=status)
+                    raise ProviderResponseError(f"fetching {current} failed with HTTP {status}; the PDF may "
+                                                "have moved or need a subscription, try another pdf_url",
+                                                url=current, status=status)
                 return current, self._body(url, response, deadline)
-        raise PdfFetchError(f"refusing to follow more than {self.max_redirects} redirects from {url}", url=url)
+        raise PdfFetchError(f"refusing to follow more than {self.max_redirects} redirects from {url}",
+                            url=url)
 
-    def _body(self, url: str, response: object, deadline: float) -> bytes:
-        headers = response.headers  # type: ignore[attr-defined]
+    def _too_slow(self, url: str) -> PdfFetchError:
+        return PdfFetchError(f"fetching {url} took longer than {self.time_limit:.0f} s; retry later", url=url)
+
+    def _too_large(self, url: str, size: int | None = None) -> PdfTooLargeError:
+        what = f"is {size / 1e6:.1f} MB, over" if size is not None else "exceeds"
+        return PdfTooLargeError(f"{url} {what} the {self.max_bytes / 1e6:.0f} MB limit; raise max_bytes if "
+                                "this PDF is really needed", url=url)
+
+    def _body(self, url: str, response: httpx2.Response, deadline: float) -> bytes:
+        headers = response.headers
         content_type = str(headers.get("content-type", "")).split(";")[0].strip().lower()
         if content_type and content_type not in _PDF_TYPES:
-            raise NotPdfError(f"{url} is not a PDF (the server sent {content_type}, probably a landing page); "
-                              "look for a direct PDF link", url=url)
+            raise NotPdfError(f"{url} is not a PDF (the server sent {content_type}, probably a landing "
+                              "page); look for a direct PDF link", url=url)
         declared = headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > self.max_bytes:
-            raise PdfTooLargeError(f"{url} is {int(declared) / 1e6:.1f} MB, over the {self.max_bytes / 1e6:.0f} MB "
-                                   "limit; raise max_bytes if this PDF is really needed", url=url)
+            raise self._too_large(url, int(declared))
         chunks, size = [], 0
-        for chunk in response.iter_bytes():  # type: ignore[attr-defined]
+        for chunk in response.iter_bytes():
             size += len(chunk)
             if size > self.max_bytes:
-                raise PdfTooLargeError(f"{url} exceeds the {self.max_bytes / 1e6:.0f} MB limit; raise max_bytes "
-                                       "if this PDF is really needed", url=url)
+                raise self._too_large(url)
             if self._clock() > deadline:
-                raise PdfFetchError(f"fetching {url} took longer than {self.time_limit:.0f} s; retry later",
-                                    url=url)
+                raise self._too_slow(url)
             chunks.append(chunk)
         data = b"".join(chunks)
         if b"%PDF-" not in data[:1024]:
@@ -193,21 +207,19 @@ class PdfFetcher:
         return data
 
     def _read(self, url: str, final_url: str, path: Path, *, from_cache: bool) -> FetchedPdf:
-        # ingest_file reads by suffix; give it a private copy name so local_path is not our cache
-        with tempfile.TemporaryDirectory(prefix="cconductor-pdf-") as tmp:
-            copy = Path(tmp) / "document.pdf"
-            data = path.read_bytes()
-            copy.write_bytes(data)
-            try:
-                document = ingest_file(copy)
-            except ValueError as exc:
-                raise PdfFetchError(f"{url} was downloaded but cannot be read: {exc}", url=url) from None
+        try:
+            document = ingest_file(path)
+        except ValueError as exc:
+            raise PdfFetchError(f"{url} was downloaded but cannot be read: {exc}; try another pdf_url",
+                                url=url) from None
+        # the cache file is not a document the agent was given: drop local_path, record the link
         source = {k: v for k, v in document.source.items() if k != "local_path"}
         source["pdf_url"] = url
         document = Document(source=source, pages=document.pages)
-        return FetchedPdf(url, final_url, path.stem, path, len(data), document, from_cache)
+        return FetchedPdf(url, final_url, path.stem, path, path.stat().st_size, document, from_cache)
 
 
-def fetch_pdf(url: str, *, client: HttpClient | None = None, **options: object) -> FetchedPdf:
-    """Convenience wrapper: ``PdfFetcher(client, **options).fetch(url)``."""
-    return PdfFetcher(client, **options).fetch(url)  # type: ignore[arg-type]
+def fetch_pdf(url: str, *, client: HttpClient | None = None, max_bytes: int = MAX_BYTES,
+              time_limit: float = TIME_LIMIT, resolver: Resolver = system_resolver) -> FetchedPdf:
+    """One-shot helper: ``PdfFetcher(client, ...).fetch(url)`` with the default cache folder."""
+    return PdfFetcher(client, max_bytes=max_bytes, time_limit=time_limit, resolver=resolver).fetch(url)

@@ -24,7 +24,8 @@ Source = dict[str, Any]
 T = TypeVar("T")
 
 SOURCE_KEYS = ("id", "type", "title", "authors", "year", "venue", "publisher", "peer_reviewed", "doi", "url",
-               "pdf_url", "arxiv_id", "abstract", "published", "accessed_at", "citation_count", "language", "extra")
+               "pdf_url", "arxiv_id", "abstract", "published", "accessed_at", "citation_count", "language",
+               "extra")
 SOURCE_TYPES = frozenset({"journal-article", "conference-paper", "preprint", "book", "book-chapter", "thesis",
                           "report", "dataset", "web-page", "news-article", "documentation", "local-document",
                           "other"})
@@ -33,7 +34,10 @@ _LOCAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
 _ARXIV_NEW = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
 _ARXIV_OLD = re.compile(r"^([a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?$")
-_PREPRINT_DOI = re.compile(r"^10\.(48550|31219|21203|20944|26434|31234|31235)/|^10\.2139/ssrn|^10\.1101/\d{4}\.\d\d\.\d\d")
+#: arXiv, OSF, Research Square, Preprints.org, ChemRxiv, PsyArXiv..., SSRN, bioRxiv/medRxiv (dated DOIs only:
+#: 10.1101 is also Cold Spring Harbor's journals)
+_PREPRINT_DOI = re.compile(
+    r"^10\.(48550|31219|21203|20944|26434|31234|31235)/|^10\.2139/ssrn|^10\.1101/\d{4}\.\d\d\.\d\d")
 
 
 # --- normalization helpers ----------------------------------------------------------------------
@@ -54,10 +58,10 @@ def strip_markup(value: Any) -> str | None:
     text = re.sub(r"^\s*<(?:jats:)?title[^>]*>\s*(?:abstract|summary)\s*</(?:jats:)?title>", " ", str(value),
                   flags=re.IGNORECASE)
     text = re.sub(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>", " ", text)
-    text = clean_text(html.unescape(text))
-    if text and re.match(r"(?i)abstract\b[:.]?\s", text) and len(text) > 40:
-        text = re.sub(r"(?i)^abstract\b[:.]?\s+", "", text)
-    return text
+    cleaned = clean_text(html.unescape(text))
+    if cleaned and re.match(r"(?i)abstract\b[:.]?\s", cleaned) and len(cleaned) > 40:
+        cleaned = re.sub(r"(?i)^abstract\b[:.]?\s+", "", cleaned)
+    return cleaned
 
 
 def clean_doi(value: Any) -> str | None:
@@ -70,8 +74,16 @@ def clean_doi(value: Any) -> str | None:
     return match.group().rstrip(".,;").lower()
 
 
+_PREPRINT_VENUE = re.compile(
+    r"(?i)\b(arxiv|biorxiv|medrxiv|ssrn|research square|preprints|chemrxiv|psyarxiv|osf)\b")
+
+
 def is_preprint_doi(doi: str | None) -> bool:
     return bool(doi and _PREPRINT_DOI.search(doi.lower()))
+
+
+def is_preprint_venue(venue: str | None) -> bool:
+    return bool(venue and _PREPRINT_VENUE.search(venue))
 
 
 def clean_arxiv_id(value: Any) -> str | None:
@@ -157,18 +169,21 @@ def finish_source(fields: Mapping[str, Any]) -> Source | None:
     out["arxiv_id"] = clean_arxiv_id(raw.get("arxiv_id"))
     out["url"] = http_url(raw.get("url"))
     out["pdf_url"] = http_url(raw.get("pdf_url"))
+    if out["arxiv_id"] and not out["pdf_url"]:  # every arXiv paper has an open PDF
+        out["pdf_url"] = f"https://arxiv.org/pdf/{out['arxiv_id']}"
     out["published"] = valid_date(raw.get("published"))
     if out["published"] and out["year"] is None:
         out["year"] = int(out["published"][:4])
     count = raw.get("citation_count")
-    out["citation_count"] = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+    valid_count = isinstance(count, int) and not isinstance(count, bool) and count >= 0
+    out["citation_count"] = count if valid_count else None
     kind = raw.get("type") if raw.get("type") in SOURCE_TYPES else "other"
     out["type"] = kind
     reviewed = raw.get("peer_reviewed")
-    if reviewed is None:
-        if kind == "preprint" or (out["doi"] and is_preprint_doi(out["doi"])):
+    if reviewed is None:  # a journal DOI vouches for review; a preprint DOI alone leaves it unknown
+        if kind == "preprint":
             reviewed = False
-        elif kind in ("journal-article", "conference-paper") and out["doi"]:
+        elif kind in ("journal-article", "conference-paper") and _hard_dois([out]):
             reviewed = True
     out["peer_reviewed"] = reviewed
     out["accessed_at"] = raw.get("accessed_at")
@@ -224,7 +239,8 @@ class Provider:
         return f"{type(self).__name__}()"
 
 
-def _providers_from(names: Iterable[str], client: HttpClient, keys: Mapping[str, str | None]) -> list[Provider]:
+def _providers_from(names: Iterable[str], client: HttpClient,
+                    keys: Mapping[str, str | None]) -> list[Provider]:
     from agents.providers.arxiv import ArxivProvider
     from agents.providers.crossref import CrossrefProvider
     from agents.providers.openalex import OpenAlexProvider
@@ -280,7 +296,7 @@ def _keys(source: Source) -> list[tuple[Any, ...]]:
     tkey, year = title_key(source.get("title")), source.get("year")
     if len(tkey) >= 12 and " " in tkey:
         keys.append(("title", tkey, year))
-        if year is not None and tkey.count(" ") >= 4:  # long titles also match a year apart (preprint vs print)
+        if year is not None and tkey.count(" ") >= 4:  # long titles also match a year apart (preprint, print)
             keys.append(("title", tkey, year + 1))
     return keys
 
@@ -318,13 +334,13 @@ def _merge(records: list[Source]) -> Source:
     counts = [r["citation_count"] for r in records if isinstance(r.get("citation_count"), int)]
     if counts:
         out["citation_count"] = max(counts)
-    if any(r.get("peer_reviewed") for r in records):
-        out["peer_reviewed"] = True
+    out["peer_reviewed"] = True if any(r.get("peer_reviewed") for r in records) else best.get("peer_reviewed")
     extra: dict[str, Any] = {}
     for record in [best, *records]:
         for key, value in (record.get("extra") or {}).items():
             extra.setdefault(key, value)
-    extra["providers"] = list(dict.fromkeys(str((r.get("extra") or {}).get("provider", "?")) for r in records))
+    names = (str((r.get("extra") or {}).get("provider", "?")) for r in records)
+    extra["providers"] = list(dict.fromkeys(names))
     alternatives = list(dict.fromkeys(r["pdf_url"] for r in pdfs[1:] if r["pdf_url"] != out.get("pdf_url")))
     if alternatives:
         extra["pdf_urls"] = alternatives
@@ -361,7 +377,8 @@ def merge_sources(lists: Sequence[Sequence[Source]], limit: int | None = None) -
             if a == b:
                 continue
             if key[0] == "title":  # never fold two different journal DOIs on a title match
-                da, db = _hard_dois(flat[k][2] for k in members[a]), _hard_dois(flat[k][2] for k in members[b])
+                da = _hard_dois(flat[k][2] for k in members[a])
+                db = _hard_dois(flat[k][2] for k in members[b])
                 if da and db and not da & db:
                     continue
             parent[b] = a

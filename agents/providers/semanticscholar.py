@@ -12,34 +12,44 @@ from typing import Any
 from urllib.parse import quote
 
 from agents.providers.http import HttpClient
-from agents.providers.registry import Provider, Source, clean_arxiv_id, clean_doi, clean_text, is_preprint_doi
+from agents.providers.registry import (
+    Provider,
+    Source,
+    clean_arxiv_id,
+    clean_doi,
+    clean_text,
+    is_preprint_doi,
+    is_preprint_venue,
+)
 
 API_URL = "https://api.semanticscholar.org/graph/v1"
 FIELDS = ("title", "externalIds", "url", "abstract", "venue", "publicationVenue", "year", "publicationDate",
           "journal", "authors", "citationCount", "influentialCitationCount", "isOpenAccess", "openAccessPdf",
           "publicationTypes", "fieldsOfStudy", "tldr")
 _LINK_FIELDS = tuple(f for f in FIELDS if f != "tldr")  # tldr is not offered on references/citations
-_TYPES = {"Conference": "conference-paper", "JournalArticle": "journal-article", "Review": "journal-article",
-          "Book": "book", "BookSection": "book-chapter", "Dataset": "dataset", "News": "news-article",
-          "Editorial": "other", "LettersAndComments": "other", "Study": "journal-article",
-          "ClinicalTrial": "journal-article", "MetaAnalysis": "journal-article", "CaseReport": "journal-article"}
-_TYPE_ORDER = ("Conference", "Book", "BookSection", "Dataset", "JournalArticle", "Review", "Study", "ClinicalTrial",
-               "MetaAnalysis", "CaseReport", "News", "Editorial", "LettersAndComments")
+#: S2 publication types in order of precedence (a "JournalArticle, Conference" is a conference paper)
+_TYPES = {"Conference": "conference-paper", "Book": "book", "BookSection": "book-chapter",
+          "Dataset": "dataset",
+          "JournalArticle": "journal-article", "Review": "journal-article", "Study": "journal-article",
+          "ClinicalTrial": "journal-article", "MetaAnalysis": "journal-article",
+          "CaseReport": "journal-article", "News": "news-article", "Editorial": "other",
+          "LettersAndComments": "other"}
 
 
 def _paper_type(paper: Mapping[str, Any], venue: str | None, doi: str | None, arxiv_id: str | None) -> str:
     kinds = set(paper.get("publicationTypes") or [])
-    on_arxiv_only = arxiv_id and (not doi or is_preprint_doi(doi)) and (not venue or "arxiv" in venue.lower())
-    if on_arxiv_only:
+    preprint_only = (arxiv_id or doi) and (not doi or is_preprint_doi(doi))
+    if preprint_only and (not venue or is_preprint_venue(venue)):  # "JournalArticle" in venue "ArXiv"
         return "preprint"
-    return next((_TYPES[k] for k in _TYPE_ORDER if k in kinds), "other")
+    return next((kind for name, kind in _TYPES.items() if name in kinds), "other")
 
 
 def normalize_paper(paper: Mapping[str, Any]) -> dict[str, Any]:
     ids = paper.get("externalIds") or {}
     journal = paper.get("journal") or {}
     pub_venue = paper.get("publicationVenue") or {}
-    venue = clean_text(journal.get("name")) or clean_text(paper.get("venue")) or clean_text(pub_venue.get("name"))
+    venue = (clean_text(journal.get("name")) or clean_text(paper.get("venue"))
+             or clean_text(pub_venue.get("name")))
     doi = clean_doi(ids.get("DOI"))
     arxiv_id = clean_arxiv_id(ids.get("ArXiv"))
     pdf = paper.get("openAccessPdf") or {}
@@ -81,11 +91,13 @@ class SemanticScholarProvider(Provider):
 
     def _get(self, path: str, params: Mapping[str, Any] | None = None, accept: tuple[int, ...] = ()) -> Any:
         secret = {"x-api-key": self._api_key} if self._api_key else None
-        response = self.client.get(f"{API_URL}{path}", params=params, secret_headers=secret, provider=self.label,
-                                   accept=accept, rate_limit_hint="set SEMANTIC_SCHOLAR_API_KEY for a higher limit")
+        response = self.client.get(f"{API_URL}{path}", params=params, secret_headers=secret,
+                                   provider=self.label, accept=accept,
+                                   rate_limit_hint="set SEMANTIC_SCHOLAR_API_KEY for a higher limit")
         return None if response.status == 404 else response.json()
 
-    def _search(self, query: str, limit: int, offset: int = 0, fields: Sequence[str] = FIELDS) -> list[Source]:
+    def _search(self, query: str, limit: int, offset: int = 0,
+                fields: Sequence[str] = FIELDS) -> list[Source]:
         params = {"query": query, "fields": ",".join(fields), "offset": offset, "limit": min(limit, 100)}
         data = self._get("/paper/search", params)
         return self._finish_all(normalize_paper(p) for p in (data or {}).get("data") or [])[:limit]
@@ -125,12 +137,14 @@ class SemanticScholarProvider(Provider):
     def references(self, paper_id: str, limit: int = 100, *, fields: Sequence[str] = _LINK_FIELDS,
                    page_size: int = 100) -> list[Source]:
         """Papers that ``paper_id`` cites (paged until ``limit`` or the end of the list)."""
-        return self._guard(lambda: self._linked(paper_id, "references", "citedPaper", limit, fields, page_size), [])
+        return self._guard(
+            lambda: self._linked(paper_id, "references", "citedPaper", limit, fields, page_size), [])
 
     def citations(self, paper_id: str, limit: int = 100, *, fields: Sequence[str] = _LINK_FIELDS,
                   page_size: int = 100) -> list[Source]:
         """Papers citing ``paper_id``."""
-        return self._guard(lambda: self._linked(paper_id, "citations", "citingPaper", limit, fields, page_size), [])
+        return self._guard(
+            lambda: self._linked(paper_id, "citations", "citingPaper", limit, fields, page_size), [])
 
     def snippets(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
         """Full-text passages matching ``query``: text, kind, section, score and the paper's title/authors."""
@@ -142,9 +156,11 @@ class SemanticScholarProvider(Provider):
                 snippet, paper = row.get("snippet") or {}, row.get("paper") or {}
                 text = clean_text(snippet.get("text"))
                 if text:
-                    out.append({"text": text, "kind": snippet.get("snippetKind"), "section": snippet.get("section"),
-                                "score": row.get("score"), "title": clean_text(paper.get("title")),
-                                "authors": list(paper.get("authors") or []), "corpus_id": paper.get("corpusId")})
+                    out.append({"text": text, "kind": snippet.get("snippetKind"),
+                                "section": snippet.get("section"), "score": row.get("score"),
+                                "title": clean_text(paper.get("title")),
+                                "authors": list(paper.get("authors") or []),
+                                "corpus_id": paper.get("corpusId")})
             return out
 
         return self._guard(run, [])

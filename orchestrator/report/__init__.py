@@ -13,13 +13,13 @@ Renderers: :func:`orchestrator.report.markdown.render_markdown` and
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from orchestrator.paths import RESERVED_KEYS
-from orchestrator.quality import effective_confidence, plan_sub_questions, same_ref, score_graph
+from orchestrator.quality import effective_confidence, gate, plan_sub_questions, same_ref, score_graph
 from orchestrator.report.bibliography import reference_parts
 from orchestrator.report.citations import Citation, Citer, claim_resolver, find_markers
 
@@ -146,7 +146,7 @@ def kind_of(heading: str) -> str:
     return _KIND_OF.get(normalize_heading(heading), "custom")
 
 
-def inline_text(text: str, citer: Citer, resolve: Any) -> Line:
+def inline_text(text: str, citer: Citer, resolve: Callable[[str], str | None]) -> Line:
     """Paragraph text with ``[@ref]`` markers -> inlines, markers cited (or shown as missing)."""
     parts: list[Inline] = []
     position = 0
@@ -176,7 +176,7 @@ class Context:
     mission: Mapping[str, Any] | None
     ledger: list[dict[str, Any]]
     citer: Citer
-    resolve: Any
+    resolve: Callable[[str], str | None]
 
     def line(self, text: str) -> Line:
         return inline_text(text, self.citer, self.resolve)
@@ -236,13 +236,18 @@ def build_document(
     ledger: list[dict[str, Any]] | None,
     outline_agent: str = "synthesis-agent",
 ) -> Document:
+    """The report's content. ``quality`` is ``quality.json`` (computed here when None);
+    ``outline`` is the synthesis agent's ``report_outline`` (bare claim refs resolve in
+    ``outline_agent``'s namespace first); ``mission`` is the mission in its schema form.
+    """
+    criteria = (mission or {}).get("success_criteria") or {}
     if quality is None:
-        quality = score_graph(graph, now=graph_time(graph)).to_json()
+        report = score_graph(graph, now=graph_time(graph))
+        quality = report.to_json(gate(report, graph, criteria) if criteria else None)
     body = _unwrap(outline)
     citer = Citer(graph)
     resolve = claim_resolver(graph, outline_agent)
     ctx = Context(graph, session, quality, mission, list(ledger or []), citer, resolve)
-    criteria = (mission or {}).get("success_criteria") or {}
     required = list(criteria.get("required_sections") or DEFAULT_SECTIONS)
     plan = _plan(required, [s for s in body.get("sections") or () if isinstance(s, dict)])
     summary = body.get("summary") if isinstance(body.get("summary"), str) else None

@@ -59,6 +59,7 @@ th, td { text-align: left; vertical-align: top; padding: .4rem .6rem; border-bot
 th { background: var(--bg); }
 ol.references { padding-left: 2.6rem; }
 ol.references li { padding-left: .3rem; }
+ol.references li::marker { content: "[" counter(list-item) "]  "; color: var(--muted); }
 ol.references li:target { background: #fff8c5; }
 """
 

@@ -1,0 +1,143 @@
+"""The Claude backend: the same agents and artifacts as ``agents.offline``, written by a model.
+
+Each agent module has ``run(context)``; what they share lives here: the exit-on-budget entry
+wrapper, the agent's definition and system prompt, and the task and retry sections of the
+first user message. Importing this package does not import ``anthropic`` (that happens on
+the first model call).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agents.claude.client import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ClaudeClient
+from agents.definitions import AgentDefinition, definition_for, load_definitions
+from agents.runtime import AgentContext
+
+__all__ = [
+    "agent_entry",
+    "definition_of",
+    "make_client",
+    "previous_files",
+    "retry_section",
+    "system_prompt",
+    "task_section",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_MAX_PREVIOUS_CHARS = 60_000
+
+
+def agent_entry(run: F) -> F:
+    """Turn :class:`BudgetExceeded` into exit status 3 (the run ends ``budget_exhausted``).
+
+    ``python -m agents`` reports other exceptions as a crash (status 1); SystemExit passes it.
+    """
+
+    @functools.wraps(run)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return run(*args, **kwargs)
+        except BudgetExceeded as exc:
+            print(f"{exc}; no artifacts were written", file=sys.stderr, flush=True)
+            raise SystemExit(EXIT_BUDGET_EXCEEDED) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def definition_of(context: AgentContext) -> AgentDefinition:
+    definitions = load_definitions()
+    found = definitions.get(context.task.definition) or definition_for(context.task.agent, definitions)
+    if found is None:
+        raise LookupError(f"no agent definition named {context.task.definition!r}")
+    return found
+
+
+def system_prompt(definition: AgentDefinition) -> str:
+    text = definition.system_prompt().strip()
+    if not text:
+        raise FileNotFoundError(f"agent {definition.name!r} has no system prompt ({definition.prompt_file})")
+    return text
+
+
+def make_client(context: AgentContext, definition: AgentDefinition) -> ClaudeClient:
+    return ClaudeClient.for_context(context, definition.model_tier)
+
+
+def task_section(context: AgentContext) -> str:
+    """The research question, mission objective and assigned sub-questions, as Markdown."""
+    task = context.task
+    lines = [f"# Task for agent `{task.agent}` (attempt {task.attempt})", "", f"Research question: {task.query}"]
+    objective = task.data.get("objective")
+    if objective:
+        lines.append(f"Mission objective: {objective}")
+    if task.sub_questions:
+        lines += ["", "Sub-questions:"]
+        for q in task.sub_questions:
+            keywords = ", ".join(q.get("keywords") or [])
+            lines.append(f"- {q.get('id')}: {q.get('question')}" + (f" (keywords: {keywords})" if keywords else ""))
+    return "\n".join(lines)
+
+
+def previous_files(context: AgentContext) -> dict[str, Any]:
+    """The rejected attempt's artifact files (left in place, or set aside by the runner)."""
+    for folder in (context.folder,
+                   context.paths.state / "attempts" / f"{context.task.agent}-{context.task.attempt - 1}"):
+        files = {}
+        for path in sorted(Path(folder).glob("*.json")):
+            if path.name != "completion.json":
+                try:
+                    files[path.name] = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+        if files:
+            return files
+    return {}
+
+
+def _clip(value: Any, limit: int = 400) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def retry_section(context: AgentContext) -> str | None:
+    """On attempt > 1: every problem and SHACL violation with its fix, then the rejected files."""
+    task = context.task
+    instructions = task.retry_instructions
+    if task.attempt <= 1 or not instructions:
+        return None
+    lines = [
+        f"# Retry: attempt {task.attempt} of {task.data.get('max_attempts', '?')}",
+        "The orchestrator REJECTED your previous attempt. " + str(instructions.get("action_required", "")),
+        "Correct ONLY what the problems below name. Keep every other item exactly as it was (same ids, "
+        "same wording, same snippets). If a claim's snippet cannot be quoted verbatim from its source, "
+        "re-quote it from the closest passage (after checking it with read_source_page when you have "
+        "that tool) or drop the claim and everything that refers to it.",
+        "",
+        "Problems:",
+    ]
+    for entry in instructions.get("files") or []:
+        for p in entry.get("problems") or []:
+            if p.get("severity", "error") == "info":
+                continue
+            where = f"{p.get('file') or entry.get('path')}" + (f" at {p['pointer']}" if p.get("pointer") else "")
+            detail = {k: v for k, v in (p.get("details") or {}).items() if k != "schema_path"}
+            lines.append(f"- {where}: {p.get('message')} [{p.get('rule')}] Fix: {p.get('hint')}"
+                         + (f" Details: {_clip(detail)}" if detail else ""))
+    for v in instructions.get("shacl_violations") or []:
+        where = f"{v.get('file') or v.get('focus_node')}" + (f" at {v['pointer']}" if v.get("pointer") else "")
+        lines.append(f"- {where}: {v.get('message')} Fix: {v.get('hint')}")
+    files = previous_files(context)
+    if files:
+        body = json.dumps(files, ensure_ascii=False, indent=1)
+        if len(body) > _MAX_PREVIOUS_CHARS:
+            named = {Path(str(e.get("path", ""))).name for e in instructions.get("files") or []}
+            body = json.dumps({k: v for k, v in files.items() if k in named}, ensure_ascii=False)
+        lines += ["", "Your previous files (start from these):", "<previous-files>",
+                  body[:_MAX_PREVIOUS_CHARS], "</previous-files>"]
+    return "\n".join(lines)

@@ -1,0 +1,258 @@
+"""synthesis-agent, offline: key findings, coverage, remaining gaps and the report outline.
+
+Everything is read from the committed graph and written extractively: a finding is a verified
+claim's own sentence, and every paragraph that states something cites the claims it quotes with
+``[@<claim global id>]``. Only claims with at least one evidence item verified against the stored
+source text are used, because the report may cite nothing else. A claim's weight is the
+fact-checkers' assessed confidence when there is one, else the researcher's own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from agents.offline.corpus import apply_retry, plan_questions, terms
+from agents.offline.text import normalize_ws
+from agents.runtime import AgentContext
+from orchestrator.atomic import dumps_pretty
+
+__all__ = ["DEFAULT_SECTIONS", "Synthesis", "kind_of", "run"]
+
+Item = dict[str, Any]
+DEFAULT_SECTIONS = ("Executive Summary", "Key Findings", "Evidence", "Gaps and Contradictions", "Methodology")
+PER_QUESTION = 3
+OUTLINE_BUDGET = 60_000
+
+#: Section kind -> words that select it in a heading (checked in this order).
+_KINDS = (
+    ("bibliography", ("bibliograph", "reference", "works cited", "sources")),
+    ("summary", ("summary", "abstract", "tl;dr", "tldr")),
+    ("gaps", ("gap", "limitation", "risk", "contradiction", "open question")),
+    ("findings", ("finding", "result")),
+    ("evidence", ("evidence",)),
+    ("quality", ("quality",)),
+    ("method", ("method", "how this research", "approach")),
+    ("conclusion", ("conclusion", "discussion", "outlook")),
+    ("introduction", ("introduction", "background", "overview", "context", "scope")),
+)
+
+
+def kind_of(heading: str) -> str:
+    low = heading.casefold()
+    return next((kind for kind, words in _KINDS if any(w in low for w in words)), "custom")
+
+
+def verified(claim: Item) -> bool:
+    return any((e.get("verification") or {}).get("verified") is True for e in claim.get("evidence") or ())
+
+
+def weight(claim: Item) -> float:
+    scores = [float(a["confidence"]) for a in claim.get("assessments") or () if "confidence" in a]
+    return round(sum(scores) / len(scores), 4) if scores else float(claim.get("confidence", 0.0))
+
+
+def status(claim: Item) -> str:
+    statuses = {a.get("status") for a in claim.get("assessments") or ()}
+    order = ("contradicted", "corroborated", "single-source", "unverified")
+    return next((s for s in order if s in statuses), "unassessed")
+
+
+class Synthesis:
+    """The graph as the synthesis sees it: sub-questions, verified claims and their weights."""
+
+    def __init__(self, graph: Item, questions: list[Item], query: str) -> None:
+        self.graph = graph
+        self.query = normalize_ws(query)
+        self.questions = questions
+        self.claims = [c for c in graph.get("claims") or () if isinstance(c, dict)]
+        self.verified = sorted((c for c in self.claims if verified(c)), key=lambda c: (-weight(c), c["id"]))
+        self.sources = {s["id"]: s for s in graph.get("sources") or () if isinstance(s, dict)}
+        self.by_question: dict[str, list[Item]] = {q["id"]: [] for q in questions}
+        for claim in self.verified:
+            self.by_question.get(str(claim.get("sub_question_id")), []).append(claim)
+        self.coverage = [self._coverage(q) for q in questions]
+
+    def _coverage(self, question: Item) -> Item:
+        claims = self.by_question[question["id"]]
+        sources = {_source_of(c) for c in claims}
+        mine = [c for c in self.claims if c.get("sub_question_id") == question["id"]]
+        unverified = sum(1 for c in mine if not verified(c))
+        state = "covered" if len(claims) >= 2 else "partial" if claims or unverified else "missing"
+        notes = f"{len(claims)} verified claim(s) from {len(sources)} source(s)"
+        notes += f", best confidence {weight(claims[0])}" if claims else ""
+        notes += f"; {unverified} claim(s) without verified evidence" if unverified else ""
+        return {"sub_question_id": question["id"], "status": state, "claim_ids": [c["id"] for c in claims],
+                "notes": notes + "."}
+
+    def covered(self) -> int:
+        return sum(1 for e in self.coverage if e["status"] == "covered")
+
+    def key_findings(self) -> list[Item]:
+        findings: list[Item] = []
+        seen: set[str] = set()
+        for question in self.questions:
+            for claim in self.by_question[question["id"]][:PER_QUESTION]:
+                key = normalize_ws(claim["statement"]).casefold()
+                if key in seen:
+                    continue
+                seen.add(key)
+                same = [c["id"] for c in self.verified if c["id"] != claim["id"]
+                        and fuzz.token_set_ratio(key, c["statement"].casefold()) >= 92][:4]
+                w = weight(claim)
+                findings.append({
+                    "id": f"KF{len(findings) + 1}", "statement": normalize_ws(claim["statement"]),
+                    "claim_ids": [claim["id"], *same],
+                    "importance": "high" if w >= 0.7 else "medium" if w >= 0.5 else "low",
+                    "extra": {"sub_question_id": question["id"], "confidence": w, "status": status(claim)},
+                })
+        return findings
+
+    def gaps(self) -> list[Item]:
+        gaps = []
+        questions = {q["id"]: q for q in self.questions}
+        for entry in self.coverage:
+            if entry["status"] == "covered":
+                continue
+            question = questions[entry["sub_question_id"]]
+            text = str(question.get("question"))
+            keywords = " ".join(str(k) for k in (question.get("keywords") or ())[:3])
+            missing = entry["status"] == "missing"
+            gaps.append({
+                "id": "gap-" + re.sub(r"[^A-Za-z0-9._-]", "-", question["id"]),
+                "description": f"{'No verified evidence' if missing else 'One verified claim only'} answers: "
+                               + text,
+                "priority": "high" if missing else "medium",
+                "sub_question_id": question["id"],
+                "suggested_queries": [q for q in dict.fromkeys([keywords, text]) if q.strip()],
+            })
+        open_items = [c for c in self.graph.get("contradictions") or () if c.get("status") == "open"]
+        for n, item in enumerate(open_items, start=1):
+            pair = " and ".join(item["claim_ids"][:2])
+            about = f"Unresolved contradiction between {pair}: {item.get('description', '')}"
+            gaps.append({"id": f"gap-contradiction-{n}", "priority": "low", "description": about[:600]})
+        return gaps
+
+    # -- report outline ----------------------------------------------------------------------
+    def cite(self, claims: list[Item]) -> str:
+        """Extractive sentences, each followed by its marker; unverified claims are never cited."""
+        return " ".join(f"{normalize_ws(c['statement'])} [@{c['id']}]" for c in claims if verified(c))
+
+    def outline(self, headings: list[str]) -> Item:
+        builders: dict[str, Callable[[str], list[str]]] = {
+            "summary": self._summary, "introduction": self._introduction, "findings": self._findings,
+            "evidence": self._evidence, "gaps": self._gaps, "quality": self._quality, "method": self._method,
+            "conclusion": self._conclusion, "bibliography": lambda heading: [], "custom": self._custom,
+        }
+        sections: list[Item] = [
+            {"heading": h, "paragraphs": [{"text": text} for text in builders[kind_of(h)](h) if text]}
+            for h in headings
+        ]
+        best = [claims[0] for claims in self.by_question.values() if claims][:3]
+        summary = f"Of {len(self.coverage)} sub-questions, {self.covered()} are covered by verified evidence."
+        outline = {"title": self.query or "Research report", "sections": sections,
+                   "summary": f"{summary} {self.cite(best)}".strip()}
+        while len(dumps_pretty(outline).encode()) > OUTLINE_BUDGET:  # stay under the file limit
+            max(sections, key=lambda s: len(s["paragraphs"]))["paragraphs"].pop()
+        return outline
+
+    def _summary(self, heading: str) -> list[str]:
+        best = sorted((claims[0] for claims in self.by_question.values() if claims), key=lambda c: -weight(c))
+        return [self.cite(best[:3])]
+
+    def _introduction(self, heading: str) -> list[str]:
+        listed = "; ".join(f"{q['id'].rpartition(':')[2]}: {q.get('question')}" for q in self.questions)
+        intro = f"This report addresses the question \u201c{self.query}\u201d."
+        if listed:
+            intro += f" It is organised around {len(self.questions)} sub-questions ({listed})."
+        defining = [c for q in self.questions if q.get("facet") in ("definitions", "overview")
+                    for c in self.by_question[q["id"]][:1]]
+        return [intro, self.cite(defining[:2])]
+
+    def _findings(self, heading: str) -> list[str]:
+        return [f"{q.get('question')} {self.cite(self.by_question[q['id']][:PER_QUESTION])}"
+                for q in self.questions if self.by_question[q["id"]]]
+
+    def _evidence(self, heading: str) -> list[str]:
+        by_source: dict[str, list[Item]] = {}
+        for claim in self.verified:
+            by_source.setdefault(_source_of(claim), []).append(claim)
+        out = []
+        for source_id, claims in sorted(by_source.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:10]:
+            source = self.sources.get(source_id, {})
+            year = f" ({source['year']})" if source.get("year") else ""
+            out.append(f"{source.get('title', source_id)}{year} supplies {len(claims)} verified claim(s), "
+                       f"for example: {self.cite(claims[:2])}")
+        return out
+
+    def _gaps(self, heading: str) -> list[str]:
+        questions = {q["id"]: q for q in self.questions}
+        out = [f"{'No verified' if e['status'] == 'missing' else 'Only partial'} evidence was found for: "
+               f"{questions[e['sub_question_id']].get('question')}"
+               for e in self.coverage if e["status"] != "covered"]
+        claims = {c["id"]: c for c in self.verified}
+        for item in self.graph.get("contradictions") or ():
+            pair = [claims[i] for i in item.get("claim_ids", [])[:2] if i in claims]
+            if item.get("status") == "open" and len(pair) == 2:
+                out.append(f"Open contradiction: {self.cite(pair[:1])} By contrast: {self.cite(pair[1:])}")
+        return out or ["Two or more verified claims answer every sub-question; no contradiction is open."]
+
+    def _quality(self, heading: str) -> list[str]:
+        evidence = [e for c in self.claims for e in c.get("evidence") or ()]
+        ok = sum(1 for e in evidence if (e.get("verification") or {}).get("verified") is True)
+        states = [status(c) for c in self.claims]
+        return [f"{ok} of {len(evidence)} evidence quotations were found verbatim in the stored source "
+                f"texts. {states.count('corroborated')} claim(s) are corroborated by a second source, "
+                f"{states.count('single-source')} rest on a single source, {states.count('contradicted')} "
+                f"are contradicted and {states.count('unassessed')} were not assessed."]
+
+    def _method(self, heading: str) -> list[str]:
+        peer = sum(1 for s in self.sources.values() if s.get("peer_reviewed") is True)
+        return [f"The offline backend ingested {len(self.sources)} source(s) ({peer} peer-reviewed) and "
+                f"split the question into {len(self.questions)} sub-questions. Each was searched with BM25 "
+                "over sentence passages of the stored texts; claims are sentences quoted verbatim with their "
+                "page, checked by the orchestrator against the source text, then assessed for corroboration "
+                "in other sources. This report quotes only verified claims."]
+
+    def _conclusion(self, heading: str) -> list[str]:
+        strongest = sorted(self.verified, key=lambda c: (status(c) != "corroborated", -weight(c)))[:2]
+        return [self.cite(strongest), f"{self.covered()} of {len(self.coverage)} sub-questions are covered; "
+                                      "the gaps say what further sources would need to answer."]
+
+    def _custom(self, heading: str) -> list[str]:
+        wanted = terms(heading)
+        matching = [c for c in self.verified if wanted & terms(c["statement"])]
+        return [self.cite(matching[:3] or self.verified[:2])]
+
+
+def _source_of(claim: Item) -> str:
+    return str((claim.get("evidence") or [{}])[0].get("source_id", ""))
+
+
+def _produce(context: AgentContext) -> dict[str, int]:
+    graph = context.graph()
+    synthesis = Synthesis(graph, plan_questions(graph) or context.task.sub_questions, context.task.query)
+    findings, gaps = synthesis.key_findings(), synthesis.gaps()
+    headings = [str(h) for h in context.task.data.get("required_sections") or DEFAULT_SECTIONS]
+    context.write_items("key-findings", "key_findings", findings)
+    context.write_items("coverage", "coverage", synthesis.coverage)
+    if gaps:
+        context.write_items("gaps", "gaps", gaps)
+    context.write_artifact("report-outline.json", {"report_outline": synthesis.outline(headings)})
+    return {"findings": len(findings), "questions": len(synthesis.coverage), "gaps": len(gaps),
+            "covered": synthesis.covered(), "verified": len(synthesis.verified)}
+
+
+def run(context: AgentContext) -> None:
+    if context.task.retry_instructions:
+        notes = apply_retry(context, lambda: _produce(context), {})
+        context.complete("completed", "Re-submitted the synthesis with the named problems fixed.", notes)
+        return
+    stats = _produce(context)
+    summary = (f"Wrote {stats['findings']} key finding(s) from {stats['verified']} verified claim(s); "
+               f"{stats['covered']} of {stats['questions']} sub-question(s) covered, {stats['gaps']} gap(s) "
+               "left; the report outline cites verified claims only.")
+    context.complete("completed" if stats["verified"] else "partial", summary)

@@ -1,0 +1,87 @@
+"""Scholarly sources on the network: arXiv, OpenAlex, Crossref and Semantic Scholar, plus PDFs.
+
+Each provider returns Source dicts that validate against our ``sources.json`` schema.
+``search_all`` queries several providers and de-duplicates; ``fetch_pdf`` downloads an
+open-access PDF safely and extracts its pages. All traffic goes through ``http.HttpClient``.
+
+    results = search_all("heat-bath random walks", limit=5, providers=default_providers())
+    results.notices   # e.g. "arXiv (export.arxiv.org) cannot be reached: ..." when offline
+"""
+
+from agents.providers.arxiv import ArxivProvider
+from agents.providers.crossref import CrossrefProvider
+from agents.providers.http import (
+    HttpCache,
+    HttpClient,
+    HttpConfig,
+    HttpResponse,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderResponseError,
+    ProviderUnavailable,
+    RateLimiter,
+    shared_client,
+)
+from agents.providers.openalex import OpenAlexProvider
+from agents.providers.pdf_fetch import (
+    FetchedPdf,
+    NotPdfError,
+    PdfFetcher,
+    PdfFetchError,
+    PdfTooLargeError,
+    UnsafeUrlError,
+    check_url,
+    fetch_pdf,
+)
+from agents.providers.registry import (
+    PROVIDER_NAMES,
+    Provider,
+    SearchResults,
+    Source,
+    clean_arxiv_id,
+    clean_doi,
+    default_providers,
+    finish_source,
+    merge_sources,
+    resolve,
+    search_all,
+    source_id,
+)
+from agents.providers.semanticscholar import SemanticScholarProvider
+
+__all__ = [
+    "PROVIDER_NAMES",
+    "ArxivProvider",
+    "CrossrefProvider",
+    "FetchedPdf",
+    "HttpCache",
+    "HttpClient",
+    "HttpConfig",
+    "HttpResponse",
+    "NotPdfError",
+    "OpenAlexProvider",
+    "PdfFetchError",
+    "PdfFetcher",
+    "PdfTooLargeError",
+    "Provider",
+    "ProviderError",
+    "ProviderRateLimited",
+    "ProviderResponseError",
+    "ProviderUnavailable",
+    "RateLimiter",
+    "SearchResults",
+    "SemanticScholarProvider",
+    "Source",
+    "UnsafeUrlError",
+    "check_url",
+    "clean_arxiv_id",
+    "clean_doi",
+    "default_providers",
+    "fetch_pdf",
+    "finish_source",
+    "merge_sources",
+    "resolve",
+    "search_all",
+    "shared_client",
+    "source_id",
+]

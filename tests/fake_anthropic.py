@@ -1,0 +1,250 @@
+"""A scripted fake of the Anthropic Messages API, reached through the real SDK.
+
+:class:`FakeAnthropic` plays a conversation step by step: each step sees the request body
+(model, system, tools, tool_choice, messages) and returns a reply shaped like the recorded
+exchanges in ``shared/data/anthropic-messages`` (``tool_use`` blocks, ``server_tool_use`` plus
+``web_search_tool_result``/``web_fetch_tool_result`` blocks, usage with cache and server-tool
+fields, a ``request-id`` header) or an error status (429 with ``retry-after-ms``, 529
+overloaded). It is injected as an ``httpx2.MockTransport`` through the SDK's ``http_client``,
+or served on 127.0.0.1 (:meth:`FakeAnthropic.serve`) where real timeouts apply. A failed
+assertion inside a step is kept and re-raised by :meth:`FakeAnthropic.assert_done`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx2
+
+Body = dict[str, Any]
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Body = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering (only the local server really waits)
+
+
+Step = Reply | Body | Callable[[Body], "Reply | Body"]
+
+
+@dataclass
+class Seen:
+    body: Body
+    headers: dict[str, str]
+
+
+_ids = itertools.count(1)
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_fake{next(_ids):06d}"
+
+
+# -- response builders (shapes as in the recorded exchanges) -----------------------------------
+
+
+def usage(input_tokens: int = 100, output_tokens: int = 50, *, cache_read: int = 0, cache_write: int = 0,
+          cache_write_1h: int = 0, searches: int | None = None, fetches: int | None = None) -> Body:
+    data: Body = {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": cache_write,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation": {"ephemeral_1h_input_tokens": cache_write_1h,
+                           "ephemeral_5m_input_tokens": cache_write - cache_write_1h},
+        "service_tier": "standard",
+    }
+    if searches is not None or fetches is not None:
+        data["server_tool_use"] = {"web_search_requests": searches or 0, "web_fetch_requests": fetches or 0}
+    return data
+
+
+def message(content: list[Body], stop_reason: str = "end_turn", *, model: str = "claude-haiku-4-5-20251001",
+            use: Body | None = None) -> Body:
+    return {"id": _id("msg"), "type": "message", "role": "assistant", "model": model, "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None, "usage": use or usage()}
+
+
+def text(value: str) -> Body:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, tool_input: Body, block_id: str | None = None) -> Body:
+    return {"type": "tool_use", "id": block_id or _id("toolu"), "name": name, "input": tool_input}
+
+
+def server_tool_use(name: str, tool_input: Body, block_id: str) -> Body:
+    return {"type": "server_tool_use", "id": block_id, "name": name, "input": tool_input}
+
+
+def web_search_result(tool_use_id: str, results: list[tuple[str, str]]) -> Body:
+    return {"type": "web_search_tool_result", "tool_use_id": tool_use_id, "content": [
+        {"type": "web_search_result", "url": url, "title": title, "page_age": "2 days ago",
+         "encrypted_content": "EroTCioIBxgCIiQ0NGFlNjc2Yy05NThm"} for url, title in results]}
+
+
+def web_fetch_result(tool_use_id: str, url: str, page_text: str, title: str) -> Body:
+    return {"type": "web_fetch_tool_result", "tool_use_id": tool_use_id, "content": {
+        "type": "web_fetch_result", "url": url, "retrieved_at": "2025-11-14T23:34:21.151000+00:00",
+        "content": {"type": "document", "title": title,
+                    "source": {"type": "text", "media_type": "text/plain", "data": page_text}}}}
+
+
+def error(status: int, kind: str, text_: str, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status, {"type": "error", "error": {"type": kind, "message": text_}}, headers or {})
+
+
+def rate_limited(retry_after_ms: int = 5) -> Reply:
+    return error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
+                 {"retry-after-ms": str(retry_after_ms)})
+
+
+def overloaded(retry_after_ms: int = 5) -> Reply:
+    return error(529, "overloaded_error", "Overloaded", {"retry-after-ms": str(retry_after_ms)})
+
+
+def forced(tool_input: Body | Callable[[Body], Body], *, use: Body | None = None,
+           check: Callable[[Body], None] | None = None) -> Callable[[Body], Body]:
+    """Answer a forced tool call: a ``tool_use`` of the tool named in ``tool_choice``."""
+
+    def step(request: Body) -> Body:
+        choice = request.get("tool_choice") or {}
+        assert choice.get("type") == "tool", f"expected a forced tool call, got tool_choice={choice}"
+        if check is not None:
+            check(request)
+        data = tool_input(request) if callable(tool_input) else tool_input
+        return message([tool_use(choice["name"], data)], "tool_use", use=use)
+
+    return step
+
+
+def calls(name: str, tool_input: Body, *, check: Callable[[Body], None] | None = None,
+          use: Body | None = None) -> Callable[[Body], Body]:
+    """Answer with a (client) tool call the model chose itself (``tool_choice`` auto)."""
+
+    def step(request: Body) -> Body:
+        if check is not None:
+            check(request)
+        return message([text("Let me look that up."), tool_use(name, tool_input)], "tool_use", use=use)
+
+    return step
+
+
+def last_user_blocks(request: Body) -> list[Body]:
+    last = request["messages"][-1]
+    assert last["role"] == "user", f"the last message is from {last['role']}"
+    content = last["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def tool_results(request: Body) -> list[Body]:
+    return [b for b in last_user_blocks(request) if b.get("type") == "tool_result"]
+
+
+def all_text(request: Body) -> str:
+    """Everything the request carries as text (system, messages, tool results), for assertions."""
+    return json.dumps(request, ensure_ascii=False)
+
+
+# -- the fake ---------------------------------------------------------------------------------
+
+
+class FakeAnthropic:
+    def __init__(self, *steps: Step) -> None:
+        self.steps: deque[Step] = deque(steps)
+        self.seen: list[Seen] = []
+        self.failures: list[BaseException] = []
+        self._lock = threading.Lock()
+
+    def add(self, *steps: Step) -> FakeAnthropic:
+        self.steps.extend(steps)
+        return self
+
+    @property
+    def requests(self) -> list[Body]:
+        return [s.body for s in self.seen]
+
+    def respond(self, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        reply = self._respond(path, headers, raw)
+        reply.headers.setdefault("request-id", _id("req"))
+        return reply
+
+    def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        with self._lock:
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"_raw": raw.decode("utf-8", "replace")}
+            self.seen.append(Seen(body, {k.lower(): v for k, v in headers.items()}))
+            if path.split("?")[0] != "/v1/messages":
+                return error(404, "not_found_error", f"the fake serves only /v1/messages, not {path}")
+            if not self.steps:
+                self.failures.append(AssertionError(f"unexpected request #{len(self.seen)}: no step left"))
+                return error(500, "api_error", "fake: no scripted step left", {"x-should-retry": "false"})
+            step = self.steps.popleft()
+            try:
+                reply = step(body) if callable(step) else step
+            except BaseException as exc:  # keep it for assert_done; the SDK must not retry it
+                self.failures.append(exc)
+                return error(500, "api_error", f"fake step failed: {exc}", {"x-should-retry": "false"})
+            return reply if isinstance(reply, Reply) else Reply(200, reply)
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        reply = self.respond(request.url.path, dict(request.headers), request.content)
+        return httpx2.Response(reply.status, json=reply.body, headers=reply.headers)
+
+    def http_client(self) -> httpx2.Client:
+        return httpx2.Client(transport=httpx2.MockTransport(self.handler))
+
+    @contextlib.contextmanager
+    def serve(self) -> Iterator[str]:
+        """Speak the Messages API on 127.0.0.1 (real sockets, so timeouts are real); yields base_url."""
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                reply = fake.respond(self.path, dict(self.headers.items()), raw)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                data = json.dumps(reply.body).encode()
+                try:
+                    self.send_response(reply.status)
+                    for key, value in {**reply.headers, "content-type": "application/json"}.items():
+                        self.send_header(key, value)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
+
+    def assert_done(self) -> None:
+        """Every step was used and no step's assertion failed."""
+        if self.failures:
+            raise self.failures[0]
+        assert not self.steps, f"{len(self.steps)} scripted step(s) were never requested"
