@@ -504,6 +504,32 @@ def stats_per_merge(profile: cProfile.Profile, merges: int) -> dict[tuple[str, i
     return {func: value[3] / merges for func, value in raw.items()}  # cumulative seconds per merge
 
 
+#: Steps of one merge, as (file name, function name, label), for the per-step breakdown.
+STEPS = [
+    ("pipeline.py", "process_pending", "process_pending (whole batch of one lock)"),
+    ("artifacts.py", "read_artifact_set", "  read + JSON Schema (read_artifact_set)"),
+    ("merge.py", "build_contribution", "  build_contribution"),
+    ("evidence.py", "bind_evidence", "  bind_evidence (snippets vs source text)"),
+    ("rdf.py", "contribution_to_graph", "  contribution_to_graph"),
+    ("shacl.py", "replace_agent", "  RdfState.replace_agent"),
+    ("shacl.py", "validate_agent", "  SHACL validate_agent"),
+    ("artifacts.py", "folder_fingerprint", "  folder_fingerprint (re-check)"),
+    ("store.py", "commit", "  SQLite group commit (Store.commit)"),
+    ("pipeline.py", "_archive", "  archive copy of the artifacts"),
+    ("pipeline.py", "_update_session", "  session.json update"),
+    ("events.py", "emit", "  events.jsonl (all emits)"),
+    ("~", "<built-in method posix.fsync>", "  fsync (all)"),
+]
+
+
+def breakdown(per_merge: dict[tuple[str, int, str], float]) -> dict[str, float]:
+    """Cumulative seconds per merge of each step in STEPS (profiled, so inflated ~1.5x)."""
+    out = {}
+    for file, func, label in STEPS:
+        out[label] = sum(v for (f, _, name), v in per_merge.items() if name == func and Path(f).name == file)
+    return out
+
+
 def bench_merge(results: Results, workdir: Path, sizes_mb: list[float], repeat: int,
                 force_profile: bool) -> None:
     say(f"\n== per-merge cost (median of {repeat}) and views flush vs graph size")
@@ -513,7 +539,7 @@ def bench_merge(results: Results, workdir: Path, sizes_mb: list[float], repeat: 
     rng = random.Random(5)
     medians: dict[float, float] = {}
     profiles: dict[float, cProfile.Profile] = {}
-    profiled = 5
+    profiled = 10
     for size_mb in sorted(sizes_mb):
         t0 = time.perf_counter()
         size = builder.grow_to(int(size_mb * MB))
@@ -542,6 +568,9 @@ def bench_merge(results: Results, workdir: Path, sizes_mb: list[float], repeat: 
         say(f"    process_pending, one small agent: median {ms(medians[size_mb])}, p90 {ms(pct(costs, 90))}, "
             f"min {ms(min(costs))}, max {ms(max(costs))}")
         say(f"    flush_views: {ms(statistics.median(flushes))}")
+        steps = breakdown(stats_per_merge(profile, profiled))
+        say("    where one merge's time goes (cProfile, ms per merge): " + "; ".join(
+            f"{label.strip()} {value * 1000:.1f}" for label, value in steps.items() if value >= 0.0005))
         results.add(f"per-merge cost at {size / MB:.1f} MB", ms(medians[size_mb]))
         results.add(f"views flush at {size / MB:.1f} MB (background)", ms(statistics.median(flushes)))
     processor.close()

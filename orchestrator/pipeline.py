@@ -344,6 +344,8 @@ class Processor:
         if outcome.status in ("merged", "noop"):
             if outcome.status == "merged" and record is not None:
                 self._archive(outcome.seq or 0, record)
+            elif outcome.status == "noop":  # a crash after the commit may have left the archive unwritten
+                self._archive_if_missing(agent)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(paths.lock(agent))
             for stale in (paths.lock_error(agent), paths.retry_instructions(agent)):
@@ -380,6 +382,14 @@ class Processor:
             from orchestrator.atomic import dumps_pretty
 
             atomic_write_bytes(folder / name, dumps_pretty(data).encode(), durable=False)
+
+    def _archive_if_missing(self, agent: str) -> None:
+        current = self.state.records.get(agent)
+        if not current or not current.get("seq"):
+            return
+        folder = self.paths.archive / f"{current['seq']:06d}-{agent}"
+        if not all((folder / name).is_file() for name in current["raw"]):
+            self._archive(current["seq"], current)
 
     def _update_session(self, staged: list[tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]]) -> None:
         changes = [o for o, _, _ in staged if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import TYPE_CHECKING
 
 from filelock import FileLock
@@ -80,7 +79,7 @@ class ViewFlusher:
             except Exception as exc:  # the watcher must keep running; the event log says why
                 self.error = exc
                 self.processor.events.emit("views.failed", f"could not write graph views: {exc}", error=repr(exc))
-            time.sleep(self.interval)
+            self._stop.wait(self.interval)  # rate limit, but never delay stop()
 
     def stop(self) -> None:
         """Stop the thread and write the final views synchronously."""

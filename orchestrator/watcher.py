@@ -77,11 +77,22 @@ class Watcher:
         self.on_outcome = on_outcome
         self._wake: queue.Queue[str] = queue.Queue()
         self._stop = threading.Event()
+        self._idle = False
         self.ready = threading.Event()
 
     def stop(self) -> None:
         self._stop.set()
         self._wake.put(RESCAN)
+
+    def interrupt(self, signum: int | None = None, frame: object = None) -> None:
+        """Signal handler for the thread running :meth:`run` (Ctrl-C, SIGTERM).
+
+        A batch in progress is finished (it is not torn between its commit and consuming its
+        locks); only an idle wait is interrupted.
+        """
+        self._stop.set()
+        if self._idle:
+            raise KeyboardInterrupt
 
     def _observer(self) -> BaseObserver:
         observer: BaseObserver = PollingObserver(timeout=0.25) if self.polling else Observer()
@@ -106,10 +117,13 @@ class Watcher:
             self._wake.put(RESCAN)
             self.ready.set()
             while not self._stop.is_set():
+                self._idle = True
                 try:
                     self._wake.get(timeout=self.rescan_interval)
                 except queue.Empty:
                     pass
+                finally:
+                    self._idle = False
                 while True:  # coalesce a burst of hints into one batch
                     try:
                         self._wake.get_nowait()

@@ -55,15 +55,25 @@ def _id(prefix: str) -> str:
 # -- response builders (shapes as in the recorded exchanges) -----------------------------------
 
 
-def usage(input_tokens: int = 100, output_tokens: int = 50, *, cache_read: int = 0, cache_write: int = 0,
-          cache_write_1h: int = 0, searches: int | None = None, fetches: int | None = None) -> Body:
+def usage(
+    input_tokens: int = 100,
+    output_tokens: int = 50,
+    *,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    cache_write_1h: int = 0,
+    searches: int | None = None,
+    fetches: int | None = None,
+) -> Body:
     data: Body = {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "cache_creation_input_tokens": cache_write,
         "cache_read_input_tokens": cache_read,
-        "cache_creation": {"ephemeral_1h_input_tokens": cache_write_1h,
-                           "ephemeral_5m_input_tokens": cache_write - cache_write_1h},
+        "cache_creation": {
+            "ephemeral_1h_input_tokens": cache_write_1h,
+            "ephemeral_5m_input_tokens": cache_write - cache_write_1h,
+        },
         "service_tier": "standard",
     }
     if searches is not None or fetches is not None:
@@ -71,10 +81,23 @@ def usage(input_tokens: int = 100, output_tokens: int = 50, *, cache_read: int =
     return data
 
 
-def message(content: list[Body], stop_reason: str = "end_turn", *, model: str = "claude-haiku-4-5-20251001",
-            use: Body | None = None) -> Body:
-    return {"id": _id("msg"), "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": stop_reason, "stop_sequence": None, "usage": use or usage()}
+def message(
+    content: list[Body],
+    stop_reason: str = "end_turn",
+    *,
+    model: str = "claude-haiku-4-5-20251001",
+    use: Body | None = None,
+) -> Body:
+    return {
+        "id": _id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": use or usage(),
+    }
 
 
 def text(value: str) -> Body:
@@ -90,16 +113,37 @@ def server_tool_use(name: str, tool_input: Body, block_id: str) -> Body:
 
 
 def web_search_result(tool_use_id: str, results: list[tuple[str, str]]) -> Body:
-    return {"type": "web_search_tool_result", "tool_use_id": tool_use_id, "content": [
-        {"type": "web_search_result", "url": url, "title": title, "page_age": "2 days ago",
-         "encrypted_content": "EroTCioIBxgCIiQ0NGFlNjc2Yy05NThm"} for url, title in results]}
+    return {
+        "type": "web_search_tool_result",
+        "tool_use_id": tool_use_id,
+        "content": [
+            {
+                "type": "web_search_result",
+                "url": url,
+                "title": title,
+                "page_age": "2 days ago",
+                "encrypted_content": "EroTCioIBxgCIiQ0NGFlNjc2Yy05NThm",
+            }
+            for url, title in results
+        ],
+    }
 
 
 def web_fetch_result(tool_use_id: str, url: str, page_text: str, title: str) -> Body:
-    return {"type": "web_fetch_tool_result", "tool_use_id": tool_use_id, "content": {
-        "type": "web_fetch_result", "url": url, "retrieved_at": "2025-11-14T23:34:21.151000+00:00",
-        "content": {"type": "document", "title": title,
-                    "source": {"type": "text", "media_type": "text/plain", "data": page_text}}}}
+    return {
+        "type": "web_fetch_tool_result",
+        "tool_use_id": tool_use_id,
+        "content": {
+            "type": "web_fetch_result",
+            "url": url,
+            "retrieved_at": "2025-11-14T23:34:21.151000+00:00",
+            "content": {
+                "type": "document",
+                "title": title,
+                "source": {"type": "text", "media_type": "text/plain", "data": page_text},
+            },
+        },
+    }
 
 
 def error(status: int, kind: str, text_: str, headers: dict[str, str] | None = None) -> Reply:
@@ -107,16 +151,24 @@ def error(status: int, kind: str, text_: str, headers: dict[str, str] | None = N
 
 
 def rate_limited(retry_after_ms: int = 5) -> Reply:
-    return error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
-                 {"retry-after-ms": str(retry_after_ms)})
+    return error(
+        429,
+        "rate_limit_error",
+        "Number of request tokens has exceeded your per-minute rate limit",
+        {"retry-after-ms": str(retry_after_ms)},
+    )
 
 
 def overloaded(retry_after_ms: int = 5) -> Reply:
     return error(529, "overloaded_error", "Overloaded", {"retry-after-ms": str(retry_after_ms)})
 
 
-def forced(tool_input: Body | Callable[[Body], Body], *, use: Body | None = None,
-           check: Callable[[Body], None] | None = None) -> Callable[[Body], Body]:
+def forced(
+    tool_input: Body | Callable[[Body], Body],
+    *,
+    use: Body | None = None,
+    check: Callable[[Body], None] | None = None,
+) -> Callable[[Body], Body]:
     """Answer a forced tool call: a ``tool_use`` of the tool named in ``tool_choice``."""
 
     def step(request: Body) -> Body:
@@ -130,8 +182,9 @@ def forced(tool_input: Body | Callable[[Body], Body], *, use: Body | None = None
     return step
 
 
-def calls(name: str, tool_input: Body, *, check: Callable[[Body], None] | None = None,
-          use: Body | None = None) -> Callable[[Body], Body]:
+def calls(
+    name: str, tool_input: Body, *, check: Callable[[Body], None] | None = None, use: Body | None = None
+) -> Callable[[Body], Body]:
     """Answer with a (client) tool call the model chose itself (``tool_choice`` auto)."""
 
     def step(request: Body) -> Body:

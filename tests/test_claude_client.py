@@ -31,15 +31,40 @@ from tests import fake_anthropic as fa
 
 KEY = "sk-ant-test-SECRET123"
 PLAN = OutputSpec("submit_plan", ("plan.json",), "Submit the plan.")
-GOOD_PLAN = {"query": "Why is the sky blue?", "sub_questions": [
-    {"id": "Q1", "question": "What scatters sunlight in air?", "priority": "high", "keywords": ["Rayleigh"]}]}
+GOOD_PLAN = {
+    "query": "Why is the sky blue?",
+    "sub_questions": [
+        {
+            "id": "Q1",
+            "question": "What scatters sunlight in air?",
+            "priority": "high",
+            "keywords": ["Rayleigh"],
+        }
+    ],
+}
 
 
-def make_client(root: Path, fake: fa.FakeAnthropic, *, config: ClaudeConfig | None = None, tier: str = "cheap",
-                budget: Budget | None = None, log: io.StringIO | None = None) -> ClaudeClient:
+def make_client(
+    root: Path,
+    fake: fa.FakeAnthropic,
+    *,
+    config: ClaudeConfig | None = None,
+    tier: str = "cheap",
+    budget: Budget | None = None,
+    log: io.StringIO | None = None,
+) -> ClaudeClient:
     config = config or ClaudeConfig(max_retries=2)
-    return ClaudeClient(config=config, settings=config.settings_for(tier), session_root=root, agent="tester",
-                        attempt=1, budget=budget, http_client=fake.http_client(), api_key=KEY, log=log or io.StringIO())
+    return ClaudeClient(
+        config=config,
+        settings=config.settings_for(tier),
+        session_root=root,
+        agent="tester",
+        attempt=1,
+        budget=budget,
+        http_client=fake.http_client(),
+        api_key=KEY,
+        log=log or io.StringIO(),
+    )
 
 
 def cost_lines(root: Path) -> list[dict[str, Any]]:
@@ -69,7 +94,10 @@ def test_forced_tool_call_returns_validated_data_with_a_self_contained_schema(tm
     tool = request["tools"][0]
     assert tool["name"] == "submit_plan" and not has_ref(tool["input_schema"])
     assert tool["input_schema"]["properties"]["sub_questions"]["items"]["properties"]["priority"]["enum"] == [
-        "high", "medium", "low"]
+        "high",
+        "medium",
+        "low",
+    ]
     assert tool["cache_control"]["type"] == "ephemeral"
     assert request["system"][0]["cache_control"]["type"] == "ephemeral"
     assert fake.seen[0].headers["authorization"] == f"Bearer {KEY}"
@@ -88,11 +116,14 @@ def test_inlined_schemas_validate_like_the_registry() -> None:
 
 
 def test_schema_invalid_answer_is_reasked_with_the_problems_listed(tmp_path: Path) -> None:
-    bad = {"query": "Why is the sky blue?", "sub_questions": [{"id": "Q1", "question": "x", "priority": "urgent"}],
-           "notes": "extra"}
+    bad = {
+        "query": "Why is the sky blue?",
+        "sub_questions": [{"id": "Q1", "question": "x", "priority": "urgent"}],
+        "notes": "extra",
+    }
 
     def second(request: dict[str, Any]) -> None:
-        assistant, user = request["messages"][-2:]
+        assistant = request["messages"][-2]
         assert assistant["role"] == "assistant" and assistant["content"][0]["type"] == "tool_use"
         result = fa.tool_results(request)[0]
         assert result["is_error"] is True and result["tool_use_id"] == assistant["content"][0]["id"]
@@ -117,8 +148,14 @@ def test_reasks_are_bounded_and_then_fail_clearly(tmp_path: Path) -> None:
 
 def test_agent_check_problems_are_reasked_then_kept_as_warnings(tmp_path: Path) -> None:
     fake = fa.FakeAnthropic(fa.forced(GOOD_PLAN), fa.forced(GOOD_PLAN), fa.forced(GOOD_PLAN))
-    result = converse(make_client(tmp_path, fake), system="s", user="u", spec=PLAN, purpose="plan",
-                      check=lambda d: ["plan.json at /sub_questions: give at least 3 sub-questions"])
+    result = converse(
+        make_client(tmp_path, fake),
+        system="s",
+        user="u",
+        spec=PLAN,
+        purpose="plan",
+        check=lambda d: ["plan.json at /sub_questions: give at least 3 sub-questions"],
+    )
     fake.assert_done()
     assert result.warnings == ["plan.json at /sub_questions: give at least 3 sub-questions"]
     assert "give at least 3" in fa.tool_results(fake.requests[1])[0]["content"]
@@ -127,8 +164,9 @@ def test_agent_check_problems_are_reasked_then_kept_as_warnings(tmp_path: Path) 
 # -- errors and stop reasons --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("failure", [fa.rate_limited(retry_after_ms=1), fa.overloaded(retry_after_ms=1)],
-                         ids=["429", "529"])
+@pytest.mark.parametrize(
+    "failure", [fa.rate_limited(retry_after_ms=1), fa.overloaded(retry_after_ms=1)], ids=["429", "529"]
+)
 def test_retryable_errors_are_retried_by_the_sdk(tmp_path: Path, failure: fa.Reply) -> None:
     fake = fa.FakeAnthropic(failure, fa.forced(GOOD_PLAN))
     started = time.monotonic()
@@ -141,8 +179,10 @@ def test_retryable_errors_are_retried_by_the_sdk(tmp_path: Path, failure: fa.Rep
 
 
 def test_persistent_errors_fail_with_the_request_id_and_no_cost(tmp_path: Path) -> None:
-    fake = fa.FakeAnthropic(*[fa.error(529, "overloaded_error", "Overloaded", {"retry-after-ms": "1",
-                                                                              "request-id": "req_busy"})] * 3)
+    fake = fa.FakeAnthropic(
+        *[fa.error(529, "overloaded_error", "Overloaded", {"retry-after-ms": "1", "request-id": "req_busy"})]
+        * 3
+    )
     with pytest.raises(ModelCallError, match=r"HTTP 529.*req_busy"):
         converse(make_client(tmp_path, fake), system="s", user="u", spec=PLAN, purpose="plan")
     assert len(fake.seen) == 3 and cost_lines(tmp_path) == []
@@ -176,12 +216,18 @@ def test_refusal_fails_clearly(tmp_path: Path) -> None:
 
 
 def test_end_turn_without_the_tool_is_reasked_with_the_tool_forced(tmp_path: Path) -> None:
-    fake = fa.FakeAnthropic(fa.message([fa.text("Here is my plan: ...")], "end_turn"),
-                            fa.forced(GOOD_PLAN, check=lambda r: _assert_in(
-                                "Now call `submit_plan`", r["messages"][-1]["content"][-1]["text"])))
+    fake = fa.FakeAnthropic(
+        fa.message([fa.text("Here is my plan: ...")], "end_turn"),
+        fa.forced(
+            GOOD_PLAN,
+            check=lambda r: _assert_in("Now call `submit_plan`", r["messages"][-1]["content"][-1]["text"]),
+        ),
+    )
     client = make_client(tmp_path, fake)
     library = SourceLibrary(_context(tmp_path))
-    converse(client, system="s", user="u", spec=PLAN, purpose="plan", tools=Toolbox([], library, client.config))
+    converse(
+        client, system="s", user="u", spec=PLAN, purpose="plan", tools=Toolbox([], library, client.config)
+    )
     fake.assert_done()
     assert fake.requests[0]["tool_choice"] == {"type": "auto"}
 
@@ -195,37 +241,61 @@ def _assert_in(needle: str, haystack: str) -> None:
 
 def _context(root: Path, agent: str = "web-researcher", **task: Any) -> AgentContext:
     (root / "tasks").mkdir(parents=True, exist_ok=True)
-    data = {"agent": agent, "definition": agent, "attempt": 1, "max_attempts": 3, "session": str(root),
-            "query": "q", "phase": "research", "backend": "anthropic", "inputs": {},
-            "created_at": "2026-01-01T00:00:00Z", **task}
+    data = {
+        "agent": agent,
+        "definition": agent,
+        "attempt": 1,
+        "max_attempts": 3,
+        "session": str(root),
+        "query": "q",
+        "phase": "research",
+        "backend": "anthropic",
+        "inputs": {},
+        "created_at": "2026-01-01T00:00:00Z",
+        **task,
+    }
     path = root / "tasks" / f"{agent}-1.json"
     path.write_text(json.dumps(data))
     return AgentContext(path)
 
 
 def test_pause_turn_is_continued_and_web_results_are_stored_and_priced(tmp_path: Path) -> None:
-    page = "The sky looks blue because air molecules scatter short wavelengths more strongly (Rayleigh scattering)."
-    search = [fa.server_tool_use("web_search", {"query": "why sky blue"}, "srvtoolu_1"),
-              fa.web_search_result("srvtoolu_1", [("https://example.org/sky", "Sky colour")])]
-    fetch = [fa.server_tool_use("web_fetch", {"url": "https://example.org/sky"}, "srvtoolu_2"),
-             fa.web_fetch_result("srvtoolu_2", "https://example.org/sky", page, "Sky colour")]
+    page = "The sky looks blue because air molecules scatter short wavelengths more strongly (Rayleigh)."
+    search = [
+        fa.server_tool_use("web_search", {"query": "why sky blue"}, "srvtoolu_1"),
+        fa.web_search_result("srvtoolu_1", [("https://example.org/sky", "Sky colour")]),
+    ]
+    fetch = [
+        fa.server_tool_use("web_fetch", {"url": "https://example.org/sky"}, "srvtoolu_2"),
+        fa.web_fetch_result("srvtoolu_2", "https://example.org/sky", page, "Sky colour"),
+    ]
 
     def resumed(request: dict[str, Any]) -> dict[str, Any]:
         last = request["messages"][-1]
         assert last["role"] == "assistant" and [b["type"] for b in last["content"]] == [
-            "server_tool_use", "web_search_tool_result"]
+            "server_tool_use",
+            "web_search_tool_result",
+        ]
         assert last["content"][1]["content"][0]["encrypted_content"].startswith("Ero")
         return fa.message([*fetch, fa.text("Found it.")], "end_turn", use=fa.usage(300, 40, fetches=1))
 
     def submit(request: dict[str, Any]) -> None:
         assistant = request["messages"][-2]
-        assert [b["type"] for b in assistant["content"]] == ["server_tool_use", "web_search_tool_result",
-                                                            "server_tool_use", "web_fetch_tool_result", "text"]
+        assert [b["type"] for b in assistant["content"]] == [
+            "server_tool_use",
+            "web_search_tool_result",
+            "server_tool_use",
+            "web_fetch_tool_result",
+            "text",
+        ]
         assert "stored as source_id=W1" in fa.all_text(request)
 
     answer = {"query": "q", "sub_questions": [{"id": "Q1", "question": "Why blue?", "priority": "high"}]}
-    fake = fa.FakeAnthropic(fa.message(search, "pause_turn", use=fa.usage(200, 20, searches=2)), resumed,
-                            fa.forced(answer, check=submit))
+    fake = fa.FakeAnthropic(
+        fa.message(search, "pause_turn", use=fa.usage(200, 20, searches=2)),
+        resumed,
+        fa.forced(answer, check=submit),
+    )
     config = ClaudeConfig(max_retries=0)
     client = make_client(tmp_path, fake, config=config, tier="research")
     context = _context(tmp_path)
@@ -251,10 +321,20 @@ def test_pause_turn_is_continued_and_web_results_are_stored_and_priced(tmp_path:
 class FakeScholar:
     """A ScholarlyBackend with one paper and its two-page PDF text."""
 
-    paper = {"id": "doi-10.1234-sky", "type": "journal-article", "title": "On the colour of the sky",
-             "authors": ["J. W. Strutt"], "year": 1871, "doi": "10.1234/sky", "pdf_url": "https://example.org/sky.pdf",
-             "abstract": "Why the sky is blue."}
-    pages = ["On the colour of the sky. Introduction.", "Small particles scatter blue light far more than red light."]
+    paper = {
+        "id": "doi-10.1234-sky",
+        "type": "journal-article",
+        "title": "On the colour of the sky",
+        "authors": ["J. W. Strutt"],
+        "year": 1871,
+        "doi": "10.1234/sky",
+        "pdf_url": "https://example.org/sky.pdf",
+        "abstract": "Why the sky is blue.",
+    }
+    pages = [
+        "On the colour of the sky. Introduction.",
+        "Small particles scatter blue light far more than red light.",
+    ]
 
     def __init__(self) -> None:
         self.queries: list[str] = []
@@ -283,36 +363,121 @@ def test_tool_loop_serves_search_papers_and_pdf_fetch_from_a_provider(tmp_path: 
         fa.calls("search_papers", {"query": "sky colour scattering"}),
         fa.calls("fetch_open_access_pdf", {"identifier": "10.1234/sky"}, check=after_search),
         fa.calls("read_source_page", {"source_id": "P1", "page": 2}, check=after_fetch),
-        fa.calls("submit_plan", GOOD_PLAN, check=lambda r: _assert_in("Small particles scatter", fa.all_text(r))),
+        fa.calls(
+            "submit_plan", GOOD_PLAN, check=lambda r: _assert_in("Small particles scatter", fa.all_text(r))
+        ),
     )
     context = _context(tmp_path, "academic-researcher")
     client = make_client(tmp_path, fake)
     scholar = FakeScholar()
-    toolbox = Toolbox(["search_passages", "read_source_page", "search_papers", "fetch_paper"],
-                      SourceLibrary(context), client.config, backend=scholar)
+    toolbox = Toolbox(
+        ["search_passages", "read_source_page", "search_papers", "fetch_paper"],
+        SourceLibrary(context),
+        client.config,
+        backend=scholar,
+    )
     result = converse(client, system="s", user="u", spec=PLAN, purpose="research", tools=toolbox)
     fake.assert_done()
     assert result.tool_calls == 3 and scholar.queries == ["sky colour scattering"]
     names = [t["name"] for t in fake.requests[0]["tools"]]
-    assert names == ["search_passages", "read_source_page", "search_papers", "fetch_paper_metadata",
-                     "fetch_open_access_pdf", "submit_plan"]
+    assert names == [
+        "search_passages",
+        "read_source_page",
+        "search_papers",
+        "fetch_paper_metadata",
+        "fetch_open_access_pdf",
+        "submit_plan",
+    ]
     assert fake.requests[0]["tools"] == fake.requests[-1]["tools"]  # a fixed tool set (and cache prefix)
     # the newest user block carries the moving cache breakpoint, older ones do not
     assert fa.tool_results(fake.requests[2])[-1]["cache_control"]["type"] == "ephemeral"
     assert "cache_control" not in fake.requests[2]["messages"][0]["content"][-1]
     source = toolbox.library.own_sources["P1"]
     assert source["doi"] == "10.1234/sky" and context.source_text(source["content_sha256"]) == "\f".join(
-        FakeScholar.pages)
+        FakeScholar.pages
+    )
+
+
+def test_providers_backend_adapts_the_scholarly_registry(tmp_path: Path) -> None:
+    import httpx2
+
+    from agents.claude.tools import ProvidersBackend
+    from agents.providers.http import HttpClient
+    from agents.providers.pdf_fetch import PdfFetchError
+    from agents.providers.registry import Provider
+
+    class OneProvider(Provider):
+        name, label = "fake", "Fake index"
+
+        def _search(self, query: str, limit: int) -> list[dict[str, Any]]:
+            return self._finish_all([{**FakeScholar.paper, "id": None}])
+
+        def lookup_doi(self, doi: str) -> dict[str, Any] | None:
+            return self._finish({**FakeScholar.paper, "id": None}) if doi == "10.1234/sky" else None
+
+    offline = HttpClient(transport=httpx2.MockTransport(lambda r: httpx2.Response(503)), cache=False)
+    tried: list[str] = []
+
+    def fetch(url: str) -> Any:
+        tried.append(url)
+        if url.endswith(".pdf"):
+            raise PdfFetchError("not a PDF")
+        return type("Fetched", (), {"pages": ("p1", "p2")})()
+
+    backend = ProvidersBackend([OneProvider(offline)], fetch=fetch)
+    (found,) = backend.search("sky", 3)
+    assert found["doi"] == "10.1234/sky" and found["id"] == "doi-10.1234-sky"
+    assert (backend.resolve("https://doi.org/10.1234/sky") or {}).get("title") == "On the colour of the sky"
+    assert backend.resolve("not an id") is None
+    assert backend.fetch_pdf({**found, "arxiv_id": "2401.01234"}) == ["p1", "p2"]
+    assert tried == ["https://example.org/sky.pdf", "https://arxiv.org/pdf/2401.01234"]
+    with pytest.raises(PdfFetchError, match="not a PDF"):
+        backend.fetch_pdf(found)
+
+
+def test_parallel_tool_calls_are_all_answered_in_order_and_bad_input_is_a_tool_error(tmp_path: Path) -> None:
+    # shaped like the recorded test_multiple_parallel_tool_calls exchange: text, then several tool_use blocks
+    parallel = fa.message(
+        [
+            fa.text("I'll look at both."),
+            fa.tool_use("read_source_page", {"source_id": "nope", "page": 1}, "toolu_a"),
+            fa.tool_use("search_passages", {"query": "sky"}, "toolu_b"),
+        ],
+        "tool_use",
+    )
+
+    def answered(request: dict[str, Any]) -> None:
+        results = fa.tool_results(request)
+        assert [r["tool_use_id"] for r in results] == ["toolu_a", "toolu_b"]
+        assert results[0]["is_error"] is True
+        assert "no stored text for source_id 'nope'" in results[0]["content"]
+        assert "is_error" not in results[1] and "no passages found" in results[1]["content"]
+
+    fake = fa.FakeAnthropic(parallel, fa.calls("submit_plan", GOOD_PLAN, check=answered))
+    client = make_client(tmp_path, fake)
+    library = SourceLibrary(_context(tmp_path))
+    toolbox = Toolbox(["search_passages", "read_source_page"], library, client.config)
+    result = converse(client, system="s", user="u", spec=PLAN, purpose="r", tools=toolbox)
+    fake.assert_done()
+    assert result.tool_calls == 2
 
 
 def test_tool_limits_force_the_answer(tmp_path: Path) -> None:
     config = ClaudeConfig(max_turns=2)
-    fake = fa.FakeAnthropic(fa.calls("search_passages", {"query": "a"}), fa.calls("search_passages", {"query": "b"}),
-                            fa.forced(GOOD_PLAN, check=lambda r: _assert_in("used all research turns",
-                                                                            fa.all_text(r))))
+    fake = fa.FakeAnthropic(
+        fa.calls("search_passages", {"query": "a"}),
+        fa.calls("search_passages", {"query": "b"}),
+        fa.forced(GOOD_PLAN, check=lambda r: _assert_in("used all research turns", fa.all_text(r))),
+    )
     client = make_client(tmp_path, fake, config=config)
-    converse(client, system="s", user="u", spec=PLAN, purpose="r",
-             tools=Toolbox(["search_passages"], SourceLibrary(_context(tmp_path)), config))
+    converse(
+        client,
+        system="s",
+        user="u",
+        spec=PLAN,
+        purpose="r",
+        tools=Toolbox(["search_passages"], SourceLibrary(_context(tmp_path)), config),
+    )
     fake.assert_done()
 
 
@@ -330,9 +495,20 @@ def test_cost_lines_are_priced_from_the_table(tmp_path: Path) -> None:
     log = io.StringIO()
     converse(make_client(tmp_path, fake, log=log), system="s", user="u", spec=PLAN, purpose="plan")
     (line,) = cost_lines(tmp_path)
-    assert set(line) == {"timestamp", "agent", "attempt", "model", "request_id", "input_tokens", "output_tokens",
-                         "cache_creation_input_tokens", "cache_read_input_tokens", "web_search_requests",
-                         "web_fetch_requests", "cost_usd"}
+    assert set(line) == {
+        "timestamp",
+        "agent",
+        "attempt",
+        "model",
+        "request_id",
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "web_search_requests",
+        "web_fetch_requests",
+        "cost_usd",
+    }
     assert line["model"] == "claude-haiku-4-5" and line["agent"] == "tester" and line["attempt"] == 1
     # haiku 4.5: $1/M in, $5/M out; cache writes 1.25x, reads 0.1x
     assert line["cost_usd"] == pytest.approx(1000e-6 + 500 * 5e-6 + 2000 * 1.25e-6 + 10_000 * 0.1e-6)
@@ -345,9 +521,13 @@ def test_price_table_lookup_and_overrides() -> None:
     assert table.price_for("claude-haiku-4-5-20251001").input_per_mtok == 1.0
     assert table.price_for("claude-sonnet-4-20250514").output_per_mtok == 15.0
     assert table.price_for("some-future-model").output_per_mtok == 75.0  # never under-count
-    custom = table.with_overrides({"models": {"my-model": {"input": 2, "output": 4}}, "web_search_per_request": 0.02})
+    custom = table.with_overrides(
+        {"models": {"my-model": {"input": 2, "output": 4}}, "web_search_per_request": 0.02}
+    )
     assert custom.cost("my-model", UsageCounts(1_000_000, 0, web_search_requests=1)) == pytest.approx(2.02)
-    one_hour = UsageCounts(0, 0, cache_creation_input_tokens=1_000_000, cache_creation_1h_input_tokens=1_000_000)
+    one_hour = UsageCounts(
+        0, 0, cache_creation_input_tokens=1_000_000, cache_creation_1h_input_tokens=1_000_000
+    )
     assert custom.cost("my-model", one_hour) == pytest.approx(4.0)
     with pytest.raises(ConfigError, match="numeric 'input' and 'output'"):
         table.with_overrides({"models": {"x": {"input": "cheap"}}})
@@ -378,8 +558,15 @@ def test_timeouts_are_explicit_and_real_against_a_local_server(tmp_path: Path) -
     with fake.serve() as base_url:
         from dataclasses import replace
 
-        client = ClaudeClient(config=replace(config, base_url=base_url), settings=config.settings_for("cheap"),
-                              session_root=tmp_path, agent="tester", attempt=1, api_key=KEY, log=io.StringIO())
+        client = ClaudeClient(
+            config=replace(config, base_url=base_url),
+            settings=config.settings_for("cheap"),
+            session_root=tmp_path,
+            agent="tester",
+            attempt=1,
+            api_key=KEY,
+            log=io.StringIO(),
+        )
         started = time.monotonic()
         with pytest.raises(ModelCallError, match="did not answer"):
             client.create(purpose="plan", messages=[{"role": "user", "content": "hi"}])
@@ -390,20 +577,31 @@ def test_timeouts_are_explicit_and_real_against_a_local_server(tmp_path: Path) -
 
 def test_config_layers_user_file_then_task_options(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({
-        "models": {"research": "claude-opus-4-6", "cheap": {"max_tokens": 2048},
-                   "synthesis-agent": {"model": "claude-sonnet-4-6", "temperature": None}},
-        "prices": {"models": {"claude-opus-4-6": {"input": 6, "output": 30}}},
-        "anthropic": {"timeout_seconds": 60, "max_retries": 5, "base_url": "http://127.0.0.1:9"},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "research": "claude-opus-4-6",
+                    "cheap": {"max_tokens": 2048},
+                    "synthesis-agent": {"model": "claude-sonnet-4-6", "temperature": None},
+                },
+                "prices": {"models": {"claude-opus-4-6": {"input": 6, "output": 30}}},
+                "anthropic": {"timeout_seconds": 60, "max_retries": 5, "base_url": "http://127.0.0.1:9",
+                      "web_fetch": {"allowed_domains": ["arxiv.org"]}},
+            }
+        )
+    )
     config = load_config({"models": {"cheap": "claude-haiku-4-5-20251001"}}, path)
     assert config.settings_for("research").model == "claude-opus-4-6"
     cheap = config.settings_for("cheap", "research-planner")
     assert (cheap.model, cheap.max_tokens) == ("claude-haiku-4-5-20251001", 2048)
     synth = config.settings_for("research", "synthesis-agent-i1-1", "synthesis-agent")
     assert (synth.model, synth.temperature) == ("claude-sonnet-4-6", None)
-    assert config.timeout_seconds == 60.0 and config.max_retries == 5 and config.base_url == "http://127.0.0.1:9"
+    assert (
+        config.timeout_seconds == 60.0 and config.max_retries == 5 and config.base_url == "http://127.0.0.1:9"
+    )
     assert config.prices.price_for("claude-opus-4-6").input_per_mtok == 6
+    assert config.web_fetch == {"max_uses": 8, "max_content_tokens": 30000, "allowed_domains": ["arxiv.org"]}
     path.write_text(json.dumps({"anthropic": {"max_retries": "many"}}))
     with pytest.raises(ConfigError, match="max_retries has the wrong type"):
         load_config(None, path)

@@ -72,7 +72,11 @@ def make_client(context: AgentContext, definition: AgentDefinition) -> ClaudeCli
 def task_section(context: AgentContext) -> str:
     """The research question, mission objective and assigned sub-questions, as Markdown."""
     task = context.task
-    lines = [f"# Task for agent `{task.agent}` (attempt {task.attempt})", "", f"Research question: {task.query}"]
+    lines = [
+        f"# Task for agent `{task.agent}` (attempt {task.attempt})",
+        "",
+        f"Research question: {task.query}",
+    ]
     objective = task.data.get("objective")
     if objective:
         lines.append(f"Mission objective: {objective}")
@@ -80,14 +84,18 @@ def task_section(context: AgentContext) -> str:
         lines += ["", "Sub-questions:"]
         for q in task.sub_questions:
             keywords = ", ".join(q.get("keywords") or [])
-            lines.append(f"- {q.get('id')}: {q.get('question')}" + (f" (keywords: {keywords})" if keywords else ""))
+            lines.append(
+                f"- {q.get('id')}: {q.get('question')}" + (f" (keywords: {keywords})" if keywords else "")
+            )
     return "\n".join(lines)
 
 
 def previous_files(context: AgentContext) -> dict[str, Any]:
     """The rejected attempt's artifact files (left in place, or set aside by the runner)."""
-    for folder in (context.folder,
-                   context.paths.state / "attempts" / f"{context.task.agent}-{context.task.attempt - 1}"):
+    for folder in (
+        context.folder,
+        context.paths.state / "attempts" / f"{context.task.agent}-{context.task.attempt - 1}",
+    ):
         files = {}
         for path in sorted(Path(folder).glob("*.json")):
             if path.name != "completion.json":
@@ -125,12 +133,18 @@ def retry_section(context: AgentContext) -> str | None:
         for p in entry.get("problems") or []:
             if p.get("severity", "error") == "info":
                 continue
-            where = f"{p.get('file') or entry.get('path')}" + (f" at {p['pointer']}" if p.get("pointer") else "")
+            where = f"{p.get('file') or entry.get('path')}" + (
+                f" at {p['pointer']}" if p.get("pointer") else ""
+            )
             detail = {k: v for k, v in (p.get("details") or {}).items() if k != "schema_path"}
-            lines.append(f"- {where}: {p.get('message')} [{p.get('rule')}] Fix: {p.get('hint')}"
-                         + (f" Details: {_clip(detail)}" if detail else ""))
+            lines.append(
+                f"- {where}: {p.get('message')} [{p.get('rule')}] Fix: {p.get('hint')}"
+                + (f" Details: {_clip(detail)}" if detail else "")
+            )
     for v in instructions.get("shacl_violations") or []:
-        where = f"{v.get('file') or v.get('focus_node')}" + (f" at {v['pointer']}" if v.get("pointer") else "")
+        where = f"{v.get('file') or v.get('focus_node')}" + (
+            f" at {v['pointer']}" if v.get("pointer") else ""
+        )
         lines.append(f"- {where}: {v.get('message')} Fix: {v.get('hint')}")
     files = previous_files(context)
     if files:
@@ -138,6 +152,11 @@ def retry_section(context: AgentContext) -> str | None:
         if len(body) > _MAX_PREVIOUS_CHARS:
             named = {Path(str(e.get("path", ""))).name for e in instructions.get("files") or []}
             body = json.dumps({k: v for k, v in files.items() if k in named}, ensure_ascii=False)
-        lines += ["", "Your previous files (start from these):", "<previous-files>",
-                  body[:_MAX_PREVIOUS_CHARS], "</previous-files>"]
+        lines += [
+            "",
+            "Your previous files (start from these):",
+            "<previous-files>",
+            body[:_MAX_PREVIOUS_CHARS],
+            "</previous-files>",
+        ]
     return "\n".join(lines)

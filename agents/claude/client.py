@@ -142,7 +142,9 @@ class ClaudeClient:
 
     # -- plumbing ------------------------------------------------------------------------
     def _say(self, message: str) -> None:
-        print(redact(f"[claude {self.agent}#{self.attempt}] {message}"), file=self.log or sys.stdout, flush=True)
+        print(
+            redact(f"[claude {self.agent}#{self.attempt}] {message}"), file=self.log or sys.stdout, flush=True
+        )
 
     def _sdk(self) -> Any:
         if self._sdk_client is None:
@@ -150,7 +152,9 @@ class ClaudeClient:
             import httpx2
 
             kwargs: dict[str, Any] = {
-                "timeout": httpx2.Timeout(self.config.timeout_seconds, connect=self.config.connect_timeout_seconds),
+                "timeout": httpx2.Timeout(
+                    self.config.timeout_seconds, connect=self.config.connect_timeout_seconds
+                ),
                 "max_retries": self.config.max_retries,
             }
             if self.config.base_url:
@@ -239,8 +243,9 @@ class ClaudeClient:
         usage = UsageCounts.from_usage(getattr(message, "usage", None))
         cost = self.config.prices.cost(self.settings.model, usage)
         request_id = getattr(message, "_request_id", None)
-        record = CallRecord(purpose, self.settings.model, request_id, getattr(message, "stop_reason", None),
-                            usage, cost)
+        record = CallRecord(
+            purpose, self.settings.model, request_id, getattr(message, "stop_reason", None), usage, cost
+        )
         self.calls.append(record)
         if self.budget is not None:
             self.budget.spent_usd += cost

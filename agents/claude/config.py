@@ -8,8 +8,8 @@ orchestrator per run). Model ids live here and in config, never in the agents::
                 "cheap": {"model": "claude-haiku-4-5", "max_tokens": 4096},
                 "synthesis-agent": {"model": "claude-opus-4-6", "temperature": 0.3}},
      "prices": {"models": {"claude-opus-4-6": {"input": 5, "output": 25}}, "web_search_per_request": 0.01},
-     "anthropic": {"timeout_seconds": 120, "max_retries": 3, "max_turns": 16,
-                   "web_search": {"max_uses": 5}, "web_fetch": {"max_uses": 5, "allowed_domains": ["arxiv.org"]}}}
+     "anthropic": {"timeout_seconds": 120, "max_retries": 3, "max_turns": 16, "web_search": {"max_uses": 5},
+                   "web_fetch": {"max_uses": 5, "allowed_domains": ["arxiv.org"]}}}
 
 A key of ``models`` other than a tier names an agent instance or definition.
 """
@@ -43,14 +43,16 @@ class ModelSettings:
         if isinstance(spec, str) and spec:
             return replace(self, model=spec)
         if not isinstance(spec, Mapping):
-            raise ConfigError(f"{where} must be a model id or an object like {{\"model\": \"claude-haiku-4-5\"}}")
+            raise ConfigError(f'{where} must be a model id or an object like {{"model": "claude-haiku-4-5"}}')
         unknown = sorted(set(spec) - {"model", "max_tokens", "temperature"})
         if unknown:
-            raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; use model, max_tokens, temperature")
+            raise ConfigError(
+                f"{where} has unknown key(s) {', '.join(unknown)}; use model, max_tokens, temperature"
+            )
         out = self
         if "model" in spec:
             if not isinstance(spec["model"], str) or not spec["model"]:
-                raise ConfigError(f"{where}.model must be a non-empty model id, e.g. \"claude-sonnet-4-6\"")
+                raise ConfigError(f'{where}.model must be a non-empty model id, e.g. "claude-sonnet-4-6"')
             out = replace(out, model=spec["model"])
         if "max_tokens" in spec:
             value = spec["max_tokens"]
@@ -90,9 +92,7 @@ class ClaudeConfig:
     strict_tools: bool = False
     cache_ttl: str = "5m"
     web_search: Mapping[str, Any] = field(default_factory=lambda: {"max_uses": 5})
-    web_fetch: Mapping[str, Any] = field(
-        default_factory=lambda: {"max_uses": 8, "max_content_tokens": 30_000, "citations": {"enabled": True}}
-    )
+    web_fetch: Mapping[str, Any] = field(default_factory=lambda: {"max_uses": 8, "max_content_tokens": 30000})
     web_search_type: str = "web_search_20250305"
     web_fetch_type: str = "web_fetch_20250910"
 
@@ -130,21 +130,30 @@ class ClaudeConfig:
         known = {f.name for f in fields(self)} - {"tiers", "agents", "prices"}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
         changes: dict[str, Any] = {}
         for key, value in data.items():
             current = getattr(self, key)
             ok = (
                 (key == "base_url" and (value is None or isinstance(value, str)))
                 or (isinstance(current, bool) and isinstance(value, bool))
-                or (isinstance(current, int) and not isinstance(current, bool) and isinstance(value, int)
-                    and not isinstance(value, bool) and value >= 0)
+                or (
+                    isinstance(current, int)
+                    and not isinstance(current, bool)
+                    and isinstance(value, int)
+                    and not isinstance(value, bool)
+                    and value >= 0
+                )
                 or (isinstance(current, float) and isinstance(value, int | float) and value > 0)
                 or (isinstance(current, str) and isinstance(value, str) and value)
                 or (isinstance(current, Mapping) and isinstance(value, Mapping))
             )
             if not ok:
                 raise ConfigError(f"{where}.{key} has the wrong type: expected one like {current!r}")
+            if isinstance(current, Mapping):
+                value = {**current, **value}  # a server-tool option changes only the keys it names
             changes[key] = float(value) if isinstance(current, float) else value
         return replace(self, **changes)
 
@@ -163,7 +172,9 @@ def load_config(task_options: Mapping[str, Any] | None = None, path: Path | None
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"the config file {path} cannot be read as JSON ({exc}); fix or remove it") from exc
+            raise ConfigError(
+                f"the config file {path} cannot be read as JSON ({exc}); fix or remove it"
+            ) from exc
         if not isinstance(data, dict):
             raise ConfigError(f"the config file {path} must hold a JSON object")
         config = config.with_models(data.get("models"), f"{path}: models")

@@ -37,14 +37,19 @@ def claims_to_check(graph: dict[str, Any], agent: str, limit: int) -> list[dict[
 def render_claims(claims: list[dict[str, Any]]) -> str:
     lines = []
     for claim in claims:
-        lines.append(f"- {claim['id']} [{claim.get('priority', '?')}, confidence {claim.get('confidence')}]: "
-                     f"{_clip(claim.get('statement'), 400)}")
+        lines.append(
+            f"- {claim['id']} [{claim.get('priority', '?')}, confidence {claim.get('confidence')}]: "
+            f"{_clip(claim.get('statement'), 400)}"
+        )
         for ev in claim.get("evidence", []):
             ver = ev.get("verification") or {}
             state = "verified" if ver.get("verified") else "NOT verified"
             page = (ev.get("locator") or {}).get("page")
-            lines.append(f"    evidence {ev.get('source_id')}" + (f" p.{page}" if page else "")
-                         + f" ({state}): \"{_clip(ev.get('snippet'))}\"")
+            lines.append(
+                f"    evidence {ev.get('source_id')}"
+                + (f" p.{page}" if page else "")
+                + f' ({state}): "{_clip(ev.get("snippet"))}"'
+            )
     return "\n".join(lines)
 
 
@@ -53,23 +58,31 @@ def check_assessment(data: dict[str, Any], claim_ids: set[str], source_ids: set[
     scored = [s.get("claim_id") for s in data.get("confidence_scores", [])]
     for i, score in enumerate(data.get("confidence_scores", [])):
         if score.get("claim_id") not in claim_ids:
-            problems.append(f"confidence-scores.json at /confidence_scores/{i}/claim_id: {score.get('claim_id')!r} "
-                            "is not one of the listed claims; use the global ids exactly as listed")
+            problems.append(
+                f"confidence-scores.json at /confidence_scores/{i}/claim_id: {score.get('claim_id')!r} "
+                "is not one of the listed claims; use the global ids exactly as listed"
+            )
         for ref in score.get("supporting_source_ids", []):
             if ref not in source_ids:
-                problems.append(f"confidence-scores.json at /confidence_scores/{i}/supporting_source_ids: "
-                                f"{ref!r} is not a stored source; use source ids from search_passages")
+                problems.append(
+                    f"confidence-scores.json at /confidence_scores/{i}/supporting_source_ids: "
+                    f"{ref!r} is not a stored source; use source ids from search_passages"
+                )
     for dup in sorted({c for c in scored if scored.count(c) > 1}):
         problems.append(f"confidence-scores.json: the claim {dup!r} is scored more than once; keep one score")
     missing = sorted(claim_ids - set(scored))
     if missing:
-        problems.append(f"confidence-scores.json: no score for {len(missing)} listed claim(s): "
-                        f"{', '.join(missing[:20])}; score every listed claim")
+        problems.append(
+            f"confidence-scores.json: no score for {len(missing)} listed claim(s): "
+            f"{', '.join(missing[:20])}; score every listed claim"
+        )
     for i, item in enumerate(data.get("contradictions", [])):
         unknown = [c for c in item.get("claim_ids", []) if c not in claim_ids]
         if unknown:
-            problems.append(f"contradictions.json at /contradictions/{i}/claim_ids: {', '.join(map(repr, unknown))} "
-                            "not among the listed claims")
+            problems.append(
+                f"contradictions.json at /contradictions/{i}/claim_ids: {', '.join(map(repr, unknown))} "
+                "not among the listed claims"
+            )
     return problems
 
 
@@ -94,9 +107,15 @@ def run(context: AgentContext, client: ClaudeClient | None = None) -> None:
     if retry:
         user += ["", retry]
     try:
-        result = converse(client, system=system_prompt(definition), user="\n".join(user), spec=SPEC,
-                          purpose="fact-check", tools=toolbox,
-                          check=lambda d: check_assessment(d, claim_ids, source_ids))
+        result = converse(
+            client,
+            system=system_prompt(definition),
+            user="\n".join(user),
+            spec=SPEC,
+            purpose="fact-check",
+            tools=toolbox,
+            check=lambda d: check_assessment(d, claim_ids, source_ids),
+        )
     finally:
         if own_client:
             client.close()
@@ -108,8 +127,11 @@ def run(context: AgentContext, client: ClaudeClient | None = None) -> None:
     by_status: dict[str, int] = {}
     for score in scores:
         by_status[score["status"]] = by_status.get(score["status"], 0) + 1
-    summary = (f"Scored {len(scores)} of {len(claims)} claim(s) ("
-               + ", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) + f"); {len(contradictions)} "
-               f"contradiction(s) (${client.total_cost_usd:.4f}).")
+    summary = (
+        f"Scored {len(scores)} of {len(claims)} claim(s) ("
+        + ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
+        + f"); {len(contradictions)} "
+        f"contradiction(s) (${client.total_cost_usd:.4f})."
+    )
     notes = "; ".join(result.warnings[:5]) or None
     context.complete("completed" if not result.warnings else "partial", summary, notes)

@@ -20,13 +20,17 @@ def check_plan(data: dict[str, Any], max_questions: int) -> list[str]:
     problems = []
     ids = [q.get("id") for q in data.get("sub_questions", [])]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
-        problems.append(f"plan.json at /sub_questions: the id {dup!r} is used more than once; give each "
-                        "sub-question its own id")
+        problems.append(
+            f"plan.json at /sub_questions: the id {dup!r} is used more than once; give each "
+            "sub-question its own id"
+        )
     if not ids:
         problems.append("plan.json at /sub_questions: give at least one sub-question")
     if len(ids) > max_questions:
-        problems.append(f"plan.json at /sub_questions: {len(ids)} sub-questions; give at most {max_questions}, "
-                        "merging the least important ones")
+        problems.append(
+            f"plan.json at /sub_questions: {len(ids)} sub-questions; give at most {max_questions}, "
+            "merging the least important ones"
+        )
     return problems
 
 
@@ -38,16 +42,25 @@ def run(context: AgentContext, client: ClaudeClient | None = None) -> None:
     options = context.task.options
     max_questions = int(options.get("max_sub_questions", 8))
     sections = context.task.data.get("required_sections") or []
-    user = [task_section(context), "",
-            f"Plan between 3 and {max_questions} sub-questions that together answer the research question."]
+    user = [
+        task_section(context),
+        "",
+        f"Plan between 3 and {max_questions} sub-questions that together answer the research question.",
+    ]
     if sections:
         user.append("The final report must have these sections: " + ", ".join(map(str, sections)) + ".")
     retry = retry_section(context)
     if retry:
         user += ["", retry]
     try:
-        result = converse(client, system=system_prompt(definition), user="\n".join(user), spec=SPEC,
-                          purpose="plan", check=lambda d: check_plan(d, max_questions))
+        result = converse(
+            client,
+            system=system_prompt(definition),
+            user="\n".join(user),
+            spec=SPEC,
+            purpose="plan",
+            check=lambda d: check_plan(d, max_questions),
+        )
     finally:
         if own_client:
             client.close()

@@ -131,7 +131,7 @@ class PriceTable:
             ):
                 raise ConfigError(
                     f"{where}: prices.models.{model} must be an object with numeric 'input' and 'output' "
-                    "(USD per million tokens), e.g. {\"input\": 3, \"output\": 15}"
+                    '(USD per million tokens), e.g. {"input": 3, "output": 15}'
                 )
             base = models.get(model, ModelPrice(0.0, 0.0))
             models[model] = replace(

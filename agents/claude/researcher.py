@@ -9,6 +9,7 @@ the attempt instead of costing an orchestrator retry.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from agents.claude import agent_entry, definition_of, make_client, retry_section
 from agents.claude.client import ClaudeClient
 from agents.claude.structured import OutputSpec, converse
 from agents.claude.tools import ScholarlyBackend, SourceLibrary, Toolbox
+from agents.offline.text import sentence_spans
 from agents.runtime import AgentContext
 from orchestrator.evidence import DEFAULT_THRESHOLD, verify_snippet
 
@@ -36,6 +38,22 @@ def _clip(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def closest_passage(matched: str, pages: tuple[str, ...], page: int | None) -> str:
+    """The verifier's (case- and space-folded) match, found in the stored text and widened to whole
+    sentences, so the model can quote it as written."""
+    words = matched.split()
+    if not words:
+        return matched
+    pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
+    for text in ([pages[page - 1]] if page and 0 < page <= len(pages) else []) + list(pages):
+        found = pattern.search(text)
+        if found:
+            spans = [(a, b) for a, b in sentence_spans(text) if a < found.end() and b > found.start()]
+            start, end = (spans[0][0], spans[-1][1]) if spans else found.span()
+            return text[start:end]
+    return matched
+
+
 def check_research(data: dict[str, Any], library: SourceLibrary, threshold: float) -> list[str]:
     """References resolve and every snippet is found in its source's stored text (with fixes)."""
     problems: list[str] = []
@@ -44,38 +62,59 @@ def check_research(data: dict[str, Any], library: SourceLibrary, threshold: floa
     entity_ids = {e.get("id") for e in data.get("entities", [])}
     claim_ids = [c.get("id") for c in claims]
     for dup in sorted({i for i in claim_ids if claim_ids.count(i) > 1}):
-        problems.append(f"claims.json: the claim id {dup!r} is used more than once; give each claim its own id")
+        problems.append(
+            f"claims.json: the claim id {dup!r} is used more than once; give each claim its own id"
+        )
     for i, claim in enumerate(claims):
         for ref in claim.get("entity_ids", []):
             if ref not in entity_ids and ":" not in ref:
-                problems.append(f"claims.json at /claims/{i}/entity_ids: {ref!r} is not in your entities; "
-                                "add the entity or remove the reference")
+                problems.append(
+                    f"claims.json at /claims/{i}/entity_ids: {ref!r} is not in your entities; "
+                    "add the entity or remove the reference"
+                )
         for j, evidence in enumerate(claim.get("evidence", [])):
             where = f"claims.json at /claims/{i}/evidence/{j}"
             ref = evidence.get("source_id", "")
             doc = library.document(ref)
             if doc is None:
-                why = ("it has no stored text (it was never fetched)" if ref in declared
-                       else "no source has this id")
-                problems.append(f"{where}/source_id: cannot cite {ref!r}: {why}. Cite a source_id shown by "
-                                "search_passages, read_source_page or a fetch tool, or drop this evidence")
+                why = (
+                    "it has no stored text (it was never fetched)"
+                    if ref in declared
+                    else "no source has this id"
+                )
+                problems.append(
+                    f"{where}/source_id: cannot cite {ref!r}: {why}. Cite a source_id shown by "
+                    "search_passages, read_source_page or a fetch tool, or drop this evidence"
+                )
                 continue
             page = (evidence.get("locator") or {}).get("page")
-            found = verify_snippet(evidence.get("snippet", ""), "\f".join(doc.pages),
-                                   page if isinstance(page, int) else None, threshold)
+            found = verify_snippet(
+                evidence.get("snippet", ""),
+                "\f".join(doc.pages),
+                page if isinstance(page, int) else None,
+                threshold,
+            )
             if not found.verified:
-                closest = (f' The closest passage (page {found.page or "?"}) is "{_clip(found.matched_text)}".'
-                           if found.matched_text else "")
-                problems.append(f"{where}/snippet: {found.reason} in {ref} (match score {found.score:.0f}, "
-                                f"{threshold:.0f} needed).{closest} Quote the source verbatim with the right "
-                                "page, or drop the claim")
+                passage = closest_passage(found.matched_text, doc.pages, found.page or page)
+                closest = (
+                    f' The closest passage (page {found.page or page or "?"}) is "{_clip(passage, 500)}".'
+                    if found.matched_text
+                    else ""
+                )
+                problems.append(
+                    f"{where}/snippet: {found.reason} in {ref} (match score {found.score:.0f}, "
+                    f"{threshold:.0f} needed).{closest} Quote the source verbatim with the right "
+                    "page, or drop the claim"
+                )
     refs = set(claim_ids) | entity_ids
     for i, rel in enumerate(data.get("relationships", [])):
         for end in ("subject", "object"):
             ref = rel.get(end, "")
             if ref not in refs and ":" not in ref:
-                problems.append(f"relationships.json at /relationships/{i}/{end}: {ref!r} is not one of your "
-                                "entities or claims")
+                problems.append(
+                    f"relationships.json at /relationships/{i}/{end}: {ref!r} is not one of your "
+                    "entities or claims"
+                )
     return problems
 
 
@@ -98,7 +137,9 @@ def research_brief(context: AgentContext, library: SourceLibrary, tools: tuple[s
         for s in sources[:_MAX_LISTED_SOURCES]:
             doc = library.document(s["id"])
             pages = len(doc.pages) if doc else 0
-            lines.append(f"- {s['id']}: {_clip(s.get('title', ''), 120)} ({s.get('year', 'n.d.')}, {pages} page(s))")
+            lines.append(
+                f"- {s['id']}: {_clip(s.get('title', ''), 120)} ({s.get('year', 'n.d.')}, {pages} page(s))"
+            )
         if len(sources) > _MAX_LISTED_SOURCES:
             lines.append(f"- ... and {len(sources) - _MAX_LISTED_SOURCES} more")
     else:
@@ -108,8 +149,8 @@ def research_brief(context: AgentContext, library: SourceLibrary, tools: tuple[s
         f"Your tools: {', '.join(tools) or '(none)'}.",
         f"Give at most {options.get('max_claims_per_question', 6)} claims per sub-question, each with "
         "sub_question_id set. Evidence snippets must match the stored text "
-        f"(at least {float(options.get('evidence_threshold', DEFAULT_THRESHOLD)):.0f}/100 after ignoring case "
-        "and whitespace) on the cited page.",
+        f"(at least {float(options.get('evidence_threshold', DEFAULT_THRESHOLD)):.0f}/100 after ignoring "
+        "case and whitespace) on the cited page.",
         "Record each sub-question you could not answer from the sources as a gap.",
     ]
     retry = retry_section(context)
@@ -119,7 +160,9 @@ def research_brief(context: AgentContext, library: SourceLibrary, tools: tuple[s
 
 
 @agent_entry
-def run(context: AgentContext, client: ClaudeClient | None = None, backend: ScholarlyBackend | None = None) -> None:
+def run(
+    context: AgentContext, client: ClaudeClient | None = None, backend: ScholarlyBackend | None = None
+) -> None:
     definition = definition_of(context)
     own_client = client is None
     client = client or make_client(context, definition)
@@ -149,9 +192,11 @@ def run(context: AgentContext, client: ClaudeClient | None = None, backend: Scho
         items = files.get(f"{name}.json", {}).get(key)
         if items:
             context.write_items(name, key, items)
-    summary = (f"{len(claims)} claim(s) from {len({e['source_id'] for c in claims for e in c['evidence']})} "
-               f"source(s); fetched {len(library.own_sources)} source(s) in {result.turns} model turn(s) and "
-               f"{result.tool_calls} tool call(s) (${client.total_cost_usd:.4f}).")
+    summary = (
+        f"{len(claims)} claim(s) from {len({e['source_id'] for c in claims for e in c['evidence']})} "
+        f"source(s); fetched {len(library.own_sources)} source(s) in {result.turns} model turn(s) and "
+        f"{result.tool_calls} tool call(s) (${client.total_cost_usd:.4f})."
+    )
     notes = _notes(result.warnings, files)
     context.complete("completed" if claims and not result.warnings else "partial", summary, notes)
 

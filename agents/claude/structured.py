@@ -122,15 +122,26 @@ class OutputSpec:
         for file, schema in self._schemas():
             for key, value in schema.get("properties", {}).items():
                 if key != "extra":
-                    properties[key] = {**value, "description": f"({file}) {value.get('description', '')}".strip()}
+                    properties[key] = {
+                        **value,
+                        "description": f"({file}) {value.get('description', '')}".strip(),
+                    }
             required += [k for k in schema.get("required", []) if k not in required]
         if self.required is not None:
             required = list(self.required)
-        return {"type": "object", "additionalProperties": False, "properties": properties, "required": required}
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": properties,
+            "required": required,
+        }
 
     def tool(self, *, strict: bool = False) -> dict[str, Any]:
-        tool: dict[str, Any] = {"name": self.tool_name, "description": self.description,
-                                "input_schema": self.input_schema()}
+        tool: dict[str, Any] = {
+            "name": self.tool_name,
+            "description": self.description,
+            "input_schema": self.input_schema(),
+        }
         if strict:
             tool["strict"] = True
         return tool
@@ -254,8 +265,14 @@ def converse(
             _append_text(messages, f"You have used all research turns. Call `{spec.tool_name}` now.")
         choice = {"type": "tool", "name": spec.tool_name} if force else {"type": "auto"}
         _mark_cache(messages, ttl)
-        message = client.create(purpose=purpose, system=system_blocks, messages=messages, tools=tool_list,
-                                tool_choice=choice, max_tokens=max_tokens)
+        message = client.create(
+            purpose=purpose,
+            system=system_blocks,
+            messages=messages,
+            tools=tool_list,
+            tool_choice=choice,
+            max_tokens=max_tokens,
+        )
         turns += 1
         stop = message.stop_reason
         blocks = [_dump(b) for b in message.content]
@@ -270,13 +287,18 @@ def converse(
             truncations += 1
             if truncations > 1 or max_tokens >= config.max_tokens_cap:
                 raise StructuredOutputError(
-                    f"{purpose}: the answer was cut off at max_tokens={max_tokens} twice; raise max_tokens "
-                    "for this agent in the config (models.<agent>.max_tokens) or ask for fewer items"
+                    f"{purpose}: the answer was cut off at max_tokens={max_tokens}"
+                    + (" twice" if truncations > 1 else " (the configured cap)")
+                    + "; raise max_tokens for this agent in the config (models.<agent>.max_tokens, "
+                    "anthropic.max_tokens_cap) or ask for fewer items"
                 )
             max_tokens = min(max_tokens * 2, config.max_tokens_cap)
-            _append_text(messages, "Your previous answer was cut off at the output token limit and was "
-                                   "discarded. Answer again more concisely: shorter statements and snippets, "
-                                   "fewer items (keep the most important ones).")
+            _append_text(
+                messages,
+                "Your previous answer was cut off at the output token limit and was "
+                "discarded. Answer again more concisely: shorter statements and snippets, "
+                "fewer items (keep the most important ones).",
+            )
             paused = False
             continue
         if tools is not None:
@@ -291,8 +313,9 @@ def converse(
         uses = [b for b in blocks if b.get("type") == "tool_use"]
         output = next((u for u in uses if u.get("name") == spec.tool_name), None)
         if output is not None:
-            data = output.get("input")
-            problems = spec.validate(data)
+            raw = output.get("input")
+            problems = spec.validate(raw)
+            data: dict[str, Any] = raw if isinstance(raw, dict) else {}
             schema_ok = not problems
             if schema_ok and check is not None:
                 problems = check(data)
@@ -306,8 +329,11 @@ def converse(
                     + "; ".join(problems[:10])
                 )
             reasks += 1
-            results = [_result(u["id"], "Not run: you submitted your answer in the same turn.", True)
-                       for u in uses if u is not output]
+            results = [
+                _result(u["id"], "Not run: you submitted your answer in the same turn.", True)
+                for u in uses
+                if u is not output
+            ]
             results.append(_result(output["id"], _problems_text(spec.tool_name, problems), True))
             messages.append({"role": "user", "content": results + _notes(tools)})
             force = True
@@ -320,7 +346,9 @@ def converse(
                     force = True
                     continue
                 if tool_calls >= config.max_tool_calls:
-                    results.append(_result(use["id"], f"Tool budget spent. Call `{spec.tool_name}` now.", True))
+                    results.append(
+                        _result(use["id"], f"Tool budget spent. Call `{spec.tool_name}` now.", True)
+                    )
                     force = True
                     continue
                 tool_calls += 1
@@ -333,10 +361,15 @@ def converse(
             reasks += 1
             if reasks > config.max_reasks:
                 raise StructuredOutputError(f"{purpose}: the model did not call `{spec.tool_name}`")
-        messages.append({"role": "user", "content": [
-            *_notes(tools),
-            {"type": "text", "text": f"Now call `{spec.tool_name}` with your complete answer."},
-        ]})
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    *_notes(tools),
+                    {"type": "text", "text": f"Now call `{spec.tool_name}` with your complete answer."},
+                ],
+            }
+        )
         force = True
 
 

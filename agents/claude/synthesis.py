@@ -50,42 +50,71 @@ def render(graph: dict[str, Any], claims: list[dict[str, Any]], questions: list[
     lines = [f"Verified claims ({len(claims)}; cite ONLY these, by the id shown):"]
     for c in claims:
         status = ", ".join(sorted({a.get("status", "") for a in c.get("assessments", [])})) or "not assessed"
-        lines.append(f"- {c['id']} [sub-question {c.get('sub_question_id', '-')}; confidence {c.get('confidence')};"
-                     f" {status}]: {_clip(c.get('statement'))}")
+        lines.append(
+            f"- {c['id']} [sub-question {c.get('sub_question_id', '-')}; confidence {c.get('confidence')};"
+            f" {status}]: {_clip(c.get('statement'))}"
+        )
     if questions:
         lines += ["", "Sub-questions:"] + [f"- {q['id']}: {q.get('question')}" for q in questions]
     if graph.get("contradictions"):
         lines += ["", "Contradictions:"] + [
             f"- {', '.join(x.get('claim_ids', []))} ({x.get('status')}): {_clip(x.get('description'), 300)}"
-            for x in graph["contradictions"]]
+            for x in graph["contradictions"]
+        ]
     if graph.get("gaps"):
         lines += ["", "Gaps reported by the researchers:"] + [
-            f"- [{g.get('priority')}] {_clip(g.get('description'), 300)}" for g in graph["gaps"][:40]]
+            f"- [{g.get('priority')}] {_clip(g.get('description'), 300)}" for g in graph["gaps"][:40]
+        ]
     return "\n".join(lines)
 
 
-def check_synthesis(data: dict[str, Any], graph: dict[str, Any], agent: str, verified: set[str],
-                    question_ids: set[str], sections: list[str]) -> list[str]:
-    problems = [p.render() for p in check_outline(data.get("report_outline", {}), claim_resolver(graph, agent),
-                                                  claim_lookup(graph), "report-outline.json", "/report_outline")]
+def check_synthesis(
+    data: dict[str, Any],
+    graph: dict[str, Any],
+    agent: str,
+    verified: set[str],
+    question_ids: set[str],
+    sections: list[str],
+) -> list[str]:
+    problems = [
+        p.render()
+        for p in check_outline(
+            data.get("report_outline", {}),
+            claim_resolver(graph, agent),
+            claim_lookup(graph),
+            "report-outline.json",
+            "/report_outline",
+        )
+    ]
     for i, finding in enumerate(data.get("key_findings", [])):
         bad = [c for c in finding.get("claim_ids", []) if c not in verified]
         if bad:
-            problems.append(f"key-findings.json at /key_findings/{i}/claim_ids: {', '.join(map(repr, bad))} "
-                            "not among the verified claims; cite only listed claim ids")
+            problems.append(
+                f"key-findings.json at /key_findings/{i}/claim_ids: {', '.join(map(repr, bad))} "
+                "not among the verified claims; cite only listed claim ids"
+            )
     for i, entry in enumerate(data.get("coverage", [])):
         if question_ids and entry.get("sub_question_id") not in question_ids:
-            problems.append(f"coverage.json at /coverage/{i}/sub_question_id: {entry.get('sub_question_id')!r} "
-                            f"is not a sub-question id; use one of {', '.join(sorted(question_ids))}")
+            problems.append(
+                f"coverage.json at /coverage/{i}/sub_question_id: {entry.get('sub_question_id')!r} "
+                f"is not a sub-question id; use one of {', '.join(sorted(question_ids))}"
+            )
         bad = [c for c in entry.get("claim_ids", []) if c not in verified]
         if bad:
-            problems.append(f"coverage.json at /coverage/{i}/claim_ids: {', '.join(map(repr, bad))} not among "
-                            "the verified claims")
-    headings = {str(s.get("heading", "")).strip().lower() for s in data.get("report_outline", {}).get("sections", [])}
+            problems.append(
+                f"coverage.json at /coverage/{i}/claim_ids: {', '.join(map(repr, bad))} not among "
+                "the verified claims"
+            )
+    headings = {
+        str(s.get("heading", "")).strip().lower() for s in data.get("report_outline", {}).get("sections", [])
+    }
     missing = [s for s in sections if s.strip().lower() not in headings]
     if missing:
-        problems.append("report-outline.json at /report_outline/sections: add the required section(s) "
-                        + ", ".join(map(repr, missing)) + " (exact headings)")
+        problems.append(
+            "report-outline.json at /report_outline/sections: add the required section(s) "
+            + ", ".join(map(repr, missing))
+            + " (exact headings)"
+        )
     return problems
 
 
@@ -109,22 +138,31 @@ def run(context: AgentContext, client: ClaudeClient | None = None) -> None:
     verified = {c["id"] for c in claims}
     question_ids = {str(q["id"]) for q in questions}
     try:
-        result = converse(client, system=system_prompt(definition), user="\n".join(user), spec=SPEC,
-                          purpose="synthesis",
-                          check=lambda d: check_synthesis(d, graph, context.task.agent, verified, question_ids,
-                                                          sections))
+        result = converse(
+            client,
+            system=system_prompt(definition),
+            user="\n".join(user),
+            spec=SPEC,
+            purpose="synthesis",
+            check=lambda d: check_synthesis(d, graph, context.task.agent, verified, question_ids, sections),
+        )
     finally:
         if own_client:
             client.close()
     files = result.files
-    context.write_items("key-findings", "key_findings", files.get("key-findings.json", {}).get("key_findings", []))
+    context.write_items(
+        "key-findings", "key_findings", files.get("key-findings.json", {}).get("key_findings", [])
+    )
     context.write_items("coverage", "coverage", files.get("coverage.json", {}).get("coverage", []))
     if files.get("gaps.json", {}).get("gaps"):
         context.write_items("gaps", "gaps", files["gaps.json"]["gaps"])
     context.write_artifact("report-outline.json", files["report-outline.json"])
     outline = files["report-outline.json"]["report_outline"]
-    summary = (f"{len(files.get('key-findings.json', {}).get('key_findings', []))} key finding(s) and a "
-               f"{len(outline['sections'])}-section outline from {len(claims)} verified claim(s) "
-               f"(${client.total_cost_usd:.4f}).")
-    context.complete("completed" if not result.warnings else "partial", summary,
-                     "; ".join(result.warnings[:5]) or None)
+    summary = (
+        f"{len(files.get('key-findings.json', {}).get('key_findings', []))} key finding(s) and a "
+        f"{len(outline['sections'])}-section outline from {len(claims)} verified claim(s) "
+        f"(${client.total_cost_usd:.4f})."
+    )
+    context.complete(
+        "completed" if not result.warnings else "partial", summary, "; ".join(result.warnings[:5]) or None
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -34,8 +34,23 @@ __all__ = ["CLIENT_TOOLS", "ProvidersBackend", "ScholarlyBackend", "SourceLibrar
 
 PAGE_WINDOW = 8_000
 MAX_HITS = 15
-_SOURCE_FIELDS = ("type", "title", "authors", "year", "venue", "publisher", "peer_reviewed", "doi", "url",
-                  "pdf_url", "arxiv_id", "abstract", "published", "citation_count", "language")
+_SOURCE_FIELDS = (
+    "type",
+    "title",
+    "authors",
+    "year",
+    "venue",
+    "publisher",
+    "peer_reviewed",
+    "doi",
+    "url",
+    "pdf_url",
+    "arxiv_id",
+    "abstract",
+    "published",
+    "citation_count",
+    "language",
+)
 
 
 class ScholarlyBackend(Protocol):
@@ -49,12 +64,21 @@ class ScholarlyBackend(Protocol):
 
 
 class ProvidersBackend:
-    """:class:`ScholarlyBackend` over ``agents.providers`` (imported on first use)."""
+    """:class:`ScholarlyBackend` over ``agents.providers`` (imported on first use).
+
+    ``providers`` defaults to the configured scholarly APIs; ``fetch`` to ``pdf_fetch.fetch_pdf``
+    (which refuses unsafe URLs and non-PDFs). PDF links come from provider metadata only, never
+    from the model, so a prompt injection cannot point the fetcher at an arbitrary URL.
+    """
+
+    def __init__(self, providers: Sequence[Any] | None = None, fetch: Callable[[str], Any] | None = None):
+        self.providers = providers
+        self.fetch = fetch
 
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
         from agents.providers import registry
 
-        return registry.search_all(query, limit)  # a list that also carries .notices
+        return registry.search_all(query, limit, self.providers)  # a list that also carries .notices
 
     def resolve(self, identifier: str) -> dict[str, Any] | None:
         from agents.providers import registry
@@ -62,20 +86,21 @@ class ProvidersBackend:
         doi, arxiv_id = registry.clean_doi(identifier), registry.clean_arxiv_id(identifier)
         if not doi and not arxiv_id:
             return None
-        found = registry.resolve(doi=doi, arxiv_id=arxiv_id)
+        found = registry.resolve(doi=doi, arxiv_id=arxiv_id, providers=self.providers)
         return dict(found) if found else None
 
     def fetch_pdf(self, source: Mapping[str, Any]) -> list[str] | None:
-        """Try the record's PDF links in turn (the fetcher refuses unsafe URLs and non-PDFs)."""
+        """Try the record's PDF links in turn; every failure reason is reported if none works."""
         from agents.providers.pdf_fetch import PdfFetchError, fetch_pdf
 
+        fetch = self.fetch or fetch_pdf
         urls = [source.get("pdf_url"), *((source.get("extra") or {}).get("pdf_urls") or [])]
         if source.get("arxiv_id"):
             urls.append(f"https://arxiv.org/pdf/{source['arxiv_id']}")
         errors = []
         for url in dict.fromkeys(u for u in urls if isinstance(u, str) and u):
             try:
-                return list(fetch_pdf(url).pages)
+                return list(fetch(url).pages)
             except PdfFetchError as exc:
                 errors.append(str(exc))
         if errors:
@@ -132,18 +157,26 @@ class SourceLibrary:
         if self.own and self._own_index is None:
             self._own_index = PassageIndex.build(self.own.values())
         wanted = [source_id] if source_id else None
-        hits = self.corpus.index.search(query, limit, wanted) if not source_id or source_id not in self.own else []
+        hits = (
+            self.corpus.index.search(query, limit, wanted)
+            if not source_id or source_id not in self.own
+            else []
+        )
         if self._own_index is not None:
             hits += self._own_index.search(query, limit, wanted)
         return sorted(hits, key=lambda h: -h.score)[:limit]
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"name": name, "description": description, "input_schema": {
-        "type": "object", "additionalProperties": False, "properties": properties, "required": required}}
+    schema = {"type": "object", "additionalProperties": False, "properties": properties, "required": required}
+    return {"name": name, "description": description, "input_schema": schema}
 
 
-_ID = {"type": "string", "description": "A DOI (10.xxxx/...), an arXiv id (2401.01234) or a source_id from search_papers."}
+class ToolInputError(Exception):
+    """The model asked for something that does not exist; returned to it as a tool error."""
+
+
+_ID = {"type": "string", "description": "A DOI (10.xxxx/...), an arXiv id (2401.01234) or a paper_id."}
 CLIENT_TOOLS: dict[str, dict[str, Any]] = {
     "search_passages": _tool(
         "search_passages",
@@ -153,20 +186,23 @@ CLIENT_TOOLS: dict[str, dict[str, Any]] = {
         {"query": {"type": "string", "description": "Keywords."},
          "source_id": {"type": "string", "description": "Search only this source (optional)."},
          "limit": {"type": "integer", "minimum": 1, "maximum": MAX_HITS, "description": "Default 8."}},
-        ["query"]),
+        ["query"],
+    ),
     "read_source_page": _tool(
         "read_source_page",
         "Read one page of a stored source text verbatim (pages are counted from 1). Long pages come in "
         f"windows of {PAGE_WINDOW} characters; pass offset to read on.",
         {"source_id": {"type": "string"}, "page": {"type": "integer", "minimum": 1},
-         "offset": {"type": "integer", "minimum": 0, "description": "Character offset in the page (default 0)."}},
-        ["source_id", "page"]),
+         "offset": {"type": "integer", "minimum": 0, "description": "Offset in the page (default 0)."}},
+        ["source_id", "page"],
+    ),
     "search_papers": _tool(
         "search_papers",
         "Search scholarly indexes (OpenAlex, Crossref, Semantic Scholar, arXiv) for papers. Returns metadata "
         "only; fetch a paper before citing it.",
         {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 10}},
-        ["query"]),
+        ["query"],
+    ),
     "fetch_paper_metadata": _tool(
         "fetch_paper_metadata",
         "Look a paper up by DOI or arXiv id and store its title and abstract as a citable source (one page).",
@@ -210,10 +246,11 @@ class Toolbox:
     def tool_params(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for name in self.enabled:
+            config = self.config
             if name == "web_search":
-                out.append({"type": self.config.web_search_type, "name": "web_search", **self.config.web_search})
+                out.append({"type": config.web_search_type, "name": "web_search", **config.web_search})
             elif name == "web_fetch":
-                out.append({"type": self.config.web_fetch_type, "name": "web_fetch", **self.config.web_fetch})
+                out.append({"type": config.web_fetch_type, "name": "web_fetch", **config.web_fetch})
             else:
                 out.append(CLIENT_TOOLS[name])
         return out
@@ -223,74 +260,80 @@ class Toolbox:
         return notes
 
     def execute(self, name: str, tool_input: Mapping[str, Any]) -> tuple[str, bool]:
-        """Run a client tool; errors come back as tool errors the model can act on, never raise."""
+        """Run a client tool; failures come back as tool errors the model can act on, never raise."""
         if name not in self.enabled or name in SERVER_TOOLS:
             return f"unknown tool {name!r}; available: {', '.join(self.enabled)}", True
         self._say(f"{name} {dict(tool_input)}"[:300])
         try:
             return getattr(self, f"_{name}")(**dict(tool_input)), False
+        except ToolInputError as exc:
+            return str(exc), True
         except TypeError as exc:
             return f"bad arguments for {name}: {exc}", True
         except Exception as exc:  # a provider or PDF failure must not end the research
             return f"{name} failed: {type(exc).__name__}: {exc}", True
 
+    def _document(self, source_id: str) -> Document:
+        doc = self.library.document(str(source_id))
+        if doc is None:
+            raise ToolInputError(f"no stored text for source_id {source_id!r}; use an id that "
+                                 "search_passages, read_source_page or a fetch tool returned")
+        return doc
+
+    def _title(self, doc: Document) -> str:
+        return normalize_ws(str(doc.source.get("title", doc.id)))[:120]
+
     # -- client tools ----------------------------------------------------------------------
     def _search_passages(self, query: str, source_id: str | None = None, limit: int = 8) -> str:
-        if source_id and self.library.document(source_id) is None:
-            return f"no stored text for source_id {source_id!r}"
+        if source_id:
+            self._document(source_id)
         hits = self.library.search(str(query), max(1, min(int(limit), MAX_HITS)), source_id)
         if not hits:
             return "no passages found; try other keywords"
-        return "\n\n".join(f'[{n}] source_id={h.source_id} page={h.page} title="{self._title(h.source_id)}"\n'
-                           f"{h.text}" for n, h in enumerate(hits, 1))
-
-    def _title(self, ref: str) -> str:
-        doc = self.library.document(ref)
-        return normalize_ws(str(doc.source.get("title", ref)))[:120] if doc else ref
+        return "\n\n".join(
+            f'[{n}] source_id={h.source_id} page={h.page} title="{self._title(self._document(h.source_id))}"'
+            f"\n{h.text}" for n, h in enumerate(hits, 1))
 
     def _read_source_page(self, source_id: str, page: int, offset: int = 0) -> str:
-        doc = self.library.document(source_id)
-        if doc is None:
-            return f"no stored text for source_id {source_id!r}; use an id returned by search_passages"
+        doc = self._document(source_id)
         if not 1 <= int(page) <= len(doc.pages):
-            return f"{source_id} has {len(doc.pages)} page(s); page {page} does not exist"
+            raise ToolInputError(f"{source_id} has {len(doc.pages)} page(s); page {page} does not exist")
         text = doc.pages[int(page) - 1]
         start = max(0, int(offset))
-        window = text[start:start + PAGE_WINDOW]
+        window = text[start : start + PAGE_WINDOW]
         more = (f"\n[page continues: call read_source_page with offset={start + PAGE_WINDOW}]"
                 if start + PAGE_WINDOW < len(text) else "")
-        return (f'source_id={source_id} page={page} of {len(doc.pages)} title="{self._title(source_id)}"'
+        return (f'source_id={source_id} page={page} of {len(doc.pages)} title="{self._title(doc)}"'
                 f" chars {start}-{start + len(window)} of {len(text)}\n{window}{more}")
 
     def _search_papers(self, query: str, limit: int = 5) -> str:
         assert self.backend is not None
         records = self.backend.search(str(query), max(1, min(int(limit), 10)))
         notices = [f"(notice: {n})" for n in getattr(records, "notices", [])]
-        if not records:
-            return "\n".join(["no papers found", *notices])
-        lines = []
+        lines = [] if records else ["no papers found"]
         for rec in records:
             for key in (rec.get("doi"), rec.get("arxiv_id"), rec.get("id")):
                 if key:
                     self.papers[str(key).lower()] = rec
-            abstract = normalize_ws(str(rec.get("abstract") or ""))[:500]
             authors = ", ".join((rec.get("authors") or [])[:3])
+            abstract = normalize_ws(str(rec.get("abstract") or ""))[:500]
             lines.append(
                 f"- {rec.get('title')} ({rec.get('year', 'n.d.')}; {authors}) venue={rec.get('venue', '-')}"
-                f" doi={rec.get('doi', '-')} arxiv_id={rec.get('arxiv_id', '-')} source_id={rec.get('id', '-')}"
-                f" open_pdf={'yes' if rec.get('pdf_url') or rec.get('arxiv_id') else 'no'}"
+                f" doi={rec.get('doi', '-')} arxiv_id={rec.get('arxiv_id', '-')}"
+                f" paper_id={rec.get('id', '-')}"
+                f" open_pdf={'maybe' if rec.get('pdf_url') or rec.get('arxiv_id') else 'no'}"
                 + (f"\n  abstract: {abstract}" if abstract else ""))
         return "\n".join(lines + notices)
 
-    def _paper(self, identifier: str) -> dict[str, Any] | None:
+    def _paper(self, identifier: str) -> dict[str, Any]:
         key = str(identifier).strip().lower()
         key = key.removeprefix("https://doi.org/").removeprefix("doi:").removeprefix("arxiv:")
-        if key in self.papers:
-            return self.papers[key]
         assert self.backend is not None
-        found = self.backend.resolve(str(identifier))
-        if found:
-            self.papers[key] = found
+        found = self.papers.get(key) or self.backend.resolve(str(identifier))
+        if not found:
+            raise ToolInputError(f"no paper found for {identifier!r}; give a DOI, an arXiv id or a paper_id "
+                                 "from search_papers")
+        self.papers[key] = found
         return found
 
     @staticmethod
@@ -299,25 +342,21 @@ class Toolbox:
 
     def _fetch_paper_metadata(self, identifier: str) -> str:
         rec = self._paper(identifier)
-        if rec is None:
-            return f"no paper found for {identifier!r}"
         existing = next((self.library.key_id(k) for k in self._keys(rec) if self.library.key_id(k)), None)
         if existing and len(self.library.own[existing].pages) > 1:
             return f"already stored with its full text as source_id={existing}"
         if not rec.get("abstract"):
-            return f"{rec.get('title')}: no abstract available; try fetch_open_access_pdf"
+            raise ToolInputError(f"{rec.get('title')!r} has no abstract; try fetch_open_access_pdf")
         sid = self.library.add("P", [f"{rec.get('title')}\n\n{rec['abstract']}"], rec, self._keys(rec))
         self._stored(sid)
         return f"stored as source_id={sid} (title and abstract, 1 page):\n{self.library.own[sid].pages[0]}"
 
     def _fetch_open_access_pdf(self, identifier: str) -> str:
         rec = self._paper(identifier)
-        if rec is None:
-            return f"no paper found for {identifier!r}"
         assert self.backend is not None
         pages = self.backend.fetch_pdf(rec)
         if not pages or not any(p.strip() for p in pages):
-            return f"no open-access PDF found for {rec.get('title')!r}; use fetch_paper_metadata"
+            raise ToolInputError(f"no open-access PDF for {rec.get('title')!r}; use fetch_paper_metadata")
         sid = self.library.add("P", pages, rec, self._keys(rec))
         doc = self.library.own[sid]
         self._stored(sid)
@@ -344,13 +383,17 @@ class Toolbox:
             if not pages:
                 self.notes.append(f"The page {url} could not be stored; do not cite it.")
                 continue
-            fields = {"type": "web-page" if source.get("type") == "text" else "other",
-                      "title": normalize_ws(str(document.get("title") or url))[:300] or url, "url": url}
+            fields = {
+                "type": "web-page" if source.get("type") == "text" else "other",
+                "title": normalize_ws(str(document.get("title") or url))[:300] or url,
+                "url": url,
+            }
             sid = self.library.add("W", pages, fields, [url.lower()])
             self._stored(sid)
             self.notes.append(
                 f"System note: the fetched page {url} is stored as source_id={sid} ({len(pages)} page(s)). "
-                f"Cite it as {sid}; quote it verbatim (read_source_page shows the stored text).")
+                f"Cite it as {sid}; quote it verbatim (read_source_page shows the stored text)."
+            )
 
 
 def _document_pages(source: Mapping[str, Any]) -> list[str]:

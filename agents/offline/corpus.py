@@ -26,7 +26,7 @@ from agents.offline.text import STOPWORDS, normalize_ws, sentence_spans, tokens,
 from agents.offline.textindex import Hit, PassageIndex
 from agents.runtime import AgentContext
 
-__all__ = ["Corpus", "Sentence", "apply_retry", "load_corpus", "locate", "plan_questions", "stem", "terms"]
+__all__ = ["Corpus", "Sentence", "apply_retry", "load_corpus", "plan_questions", "stem", "terms"]
 
 _INDEX_VERSION = 1
 
@@ -172,11 +172,11 @@ class Corpus:
             self._df = Counter(t for doc in self.documents.values() for t in terms(doc.text))
         return math.log((len(self.documents) + 1) / (self._df[term] + 0.5))
 
-    def source(self, source_id: str) -> dict[str, Any]:
-        return self.documents[source_id].source
-
     def title(self, source_id: str) -> str:
-        return str(self.source(source_id).get("title") or source_id)
+        return str(self.documents[source_id].source.get("title") or source_id)
+
+    def close(self) -> None:
+        self.index.close()
 
     def info(self, source_id: str) -> _DocInfo:
         if source_id not in self._info:
@@ -237,6 +237,9 @@ def load_corpus(context: AgentContext, graph: dict[str, Any] | None = None) -> C
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         PassageIndex.build(docs, tmp).close()
         os.replace(tmp, path)  # concurrent builders write identical files; the last rename wins
+        for stale in path.parent.glob("passages-*.sqlite3"):  # indexes of earlier graph states
+            if stale != path:
+                stale.unlink(missing_ok=True)
         index = PassageIndex.open(path)
     return Corpus({d.id: d for d in docs}, index)
 
@@ -251,50 +254,26 @@ def plan_questions(graph: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def locate(corpus: Corpus, source_id: str, text: str) -> Sentence | None:
-    """The sentence of ``source_id`` that holds the longest sentence-piece of ``text``, in original case.
-
-    Used on retries: a passage quoted in a retry message is lower-cased, may be clipped and may
-    start inside the previous sentence, so it is trusted only when all of it is in the stored text,
-    and then the page's own sentence is quoted rather than the message's copy.
-    """
-    doc = corpus.documents.get(source_id)
-    wanted = normalize_ws(text.rstrip("\u2026")).casefold()
-    pieces = sorted({wanted, *re.split(r"(?<=[.!?])\s+", wanted)}, key=lambda p: (-len(p), p))
-    pieces = [p.rstrip(".") for p in pieces if len(p) >= 20]
-    if doc is None or not pieces:
-        return None
-    for number, page in enumerate(doc.pages, start=1):
-        if wanted not in normalize_ws(page).casefold():
-            continue
-        spans = [(a, b, normalize_ws(page[a:b]).casefold()) for a, b in sentence_spans(page)]
-        for piece in pieces:
-            for a, b, flat in spans:
-                if piece in flat or (flat in piece and len(flat) >= 0.6 * len(piece)):
-                    return Sentence(source_id, number, a, b, page[a:b])
-    return None
-
-
 # --- retries ---------------------------------------------------------------------------------
 # The retry instructions name files and JSON pointers. A retry starts from the rejected files (still
 # in the folder, or set aside by the runner), corrects or drops exactly the items named, drops what
 # referred to dropped items, and leaves every other item as it was.
 
-ItemFixer = Callable[[dict[str, Any], list[str]], "dict[str, Any] | None"]
+ItemFixer = Callable[[dict[str, Any], list[str]], dict[str, Any] | None]
 Target = tuple[list[str], str]  # (pointer parts below the item, message)
 _REQUIRED = frozenset({"id", "type", "title", "statement", "confidence", "priority", "evidence", "name",
                        "subject", "predicate", "object", "description", "claim_ids", "status", "claim_id",
                        "sub_question_id", "question", "snippet", "source_id", "text"})
 
 
-def retry_targets(instructions: dict[str, Any]) -> dict[str, list[tuple[list[str], str]]]:
+def retry_targets(instructions: dict[str, Any]) -> dict[str, list[Target]]:
     """Error problems and SHACL violations by artifact file name: (pointer parts, message)."""
     found = [(p.get("file") or entry.get("path"), p.get("pointer", ""), f"{p.get('message')} {p.get('hint')}")
              for entry in instructions.get("files") or () for p in entry.get("problems") or ()
              if p.get("severity", "error") == "error"]
     found += [(v.get("file"), v.get("pointer", ""), str(v.get("message", "")))
               for v in instructions.get("shacl_violations") or () if v.get("severity", "error") == "error"]
-    out: dict[str, list[tuple[list[str], str]]] = {}
+    out: dict[str, list[Target]] = {}
     for file, pointer, message in found:
         parts = [p.replace("~1", "/").replace("~0", "~") for p in str(pointer).split("/")[1:]]
         out.setdefault(Path(str(file or "")).name, []).append((parts, message))
@@ -321,18 +300,26 @@ def _split(parts: list[str]) -> tuple[tuple[str, ...], int, list[str]] | None:
 
 
 def _fix_item(item: Any, problems: list[Target], fixer: ItemFixer | None) -> Any:
-    """The corrected item, or None to drop it: named optional fields go, anything else drops the item."""
+    """The corrected item, or None to drop it.
+
+    A named list element goes (a bad reference in ``claim_ids``), and so does a named optional
+    field; a problem with a required field, or with the item itself, drops the item.
+    """
     if not isinstance(item, dict):
         return None
     if fixer is not None and any(not rest or rest[0] in ("evidence", "snippet") for rest, _ in problems):
         return fixer(dict(item), [m for _, m in problems])
     item = dict(item)
     for rest, _ in sorted(problems, key=lambda t: [int(x) if x.isdigit() else -1 for x in t[0]])[::-1]:
-        if not rest or rest[0] in _REQUIRED or rest[0] not in item:
+        if not rest or rest[0] not in item:
             return None
         value = item[rest[0]]
         if len(rest) >= 2 and rest[1].isdigit() and isinstance(value, list):
             item[rest[0]] = [v for i, v in enumerate(value) if i != int(rest[1])]
+            if not item[rest[0]] and rest[0] in _REQUIRED:
+                return None
+        elif rest[0] in _REQUIRED:
+            return None
         else:
             del item[rest[0]]
     return item
@@ -343,33 +330,42 @@ def _markers(text: str) -> set[str]:
     return {ref.strip().lstrip("@") for marker in found for ref in marker.split(";")}
 
 
-def _cascade(files: dict[str, dict[str, Any]], agent: str, dropped: set[str]) -> int:
-    """Drop items that referred to dropped ones (a relationship or score about a dropped claim)."""
+def _cascade(files: dict[str, dict[str, Any]], agent: str, dropped: set[str]) -> tuple[set[str], int, int]:
+    """Remove references to dropped items; drop items left without what they were about.
+
+    Returns the files changed, how many items were dropped and how many only lost a reference
+    (a relationship supported by three claims keeps the other two).
+    """
     gone = dropped | {f"{agent}:{d}" for d in dropped}
-    removed = 0
-    for doc in files.values():
+    changed: set[str] = set()
+    removed = trimmed = 0
+    for file, doc in files.items():
         for key, items in doc.items():
-            if not isinstance(items, list):
-                continue
             kept = []
-            for item in items:
+            for item in items if isinstance(items, list) else ():
                 if isinstance(item, dict):
-                    for name in ("claim_ids", "entity_ids"):
-                        if isinstance(item.get(name), list):
-                            item[name] = [x for x in item[name] if x not in gone]
+                    lists = [n for n in ("claim_ids", "entity_ids") if set(item.get(n) or ()) & gone]
+                    for name in lists:
+                        item[name] = [x for x in item[name] if x not in gone]
                     need = 2 if key == "contradictions" else 1
                     if {item.get("claim_id"), item.get("subject"), item.get("object")} & gone or (
-                            "claim_ids" in item and len(item["claim_ids"]) < need):
+                            "claim_ids" in lists and len(item["claim_ids"]) < need):
                         removed += 1
+                        changed.add(file)
                         continue
+                    trimmed += bool(lists)
+                    changed.update([file] if lists else [])
                 kept.append(item)
-            items[:] = kept
+            if isinstance(items, list):
+                items[:] = kept
         outline = doc.get("report_outline")
         for section in outline.get("sections", []) if isinstance(outline, dict) else []:
             kept = [p for p in section["paragraphs"] if not _markers(p["text"]) & gone]
-            removed += len(section["paragraphs"]) - len(kept)
+            if len(kept) < len(section["paragraphs"]):
+                removed += len(section["paragraphs"]) - len(kept)
+                changed.add(file)
             section["paragraphs"] = kept
-    return removed
+    return changed, removed, trimmed
 
 
 def apply_retry(context: AgentContext, produce: Callable[[], object], fixers: dict[str, ItemFixer]) -> str:
@@ -413,10 +409,10 @@ def apply_retry(context: AgentContext, produce: Callable[[], object], fixers: di
                 else:
                     items[index] = fixed
                     notes.append(f"corrected {label}")
-    cascaded = _cascade(files, context.task.agent, dropped) if dropped else 0
-    if cascaded:
-        notes.append(f"removed {cascaded} item(s) that referred to dropped items")
-        changed = set(files)
+    touched, removed, trimmed = _cascade(files, context.task.agent, dropped)
+    if removed or trimmed:
+        notes.append(f"removed {removed} item(s) about dropped items and dropped ids from {trimmed} other(s)")
+    changed |= touched
     for name, doc in sorted(files.items()):
         if name in changed or not (context.folder / name).exists():
             context.write_artifact(name, doc)

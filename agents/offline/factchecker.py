@@ -159,6 +159,7 @@ def _produce(context: AgentContext) -> dict[str, int]:
     corpus = load_corpus(context, graph)
     claims = [c for c in graph.get("claims") or () if isinstance(c, dict) and c.get("statement")]
     scores, contradictions = assess(corpus, claims)
+    corpus.close()
     if scores:
         context.write_items("confidence-scores", "confidence_scores", scores)
     context.write_items("contradictions", "contradictions", contradictions)

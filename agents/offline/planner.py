@@ -8,6 +8,7 @@ the same query always gives the same plan.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -136,8 +137,8 @@ def run(context: AgentContext) -> None:
     notes = None
     if context.task.retry_instructions:
         notes = apply_retry(context, lambda: _produce(context), {})
-        plan = context.folder / "plan.json"
-        count = plan.read_text(encoding="utf-8").count('"question":') if plan.exists() else 0
+        plan = json.loads((context.folder / "plan.json").read_text(encoding="utf-8"))
+        count = len(plan.get("sub_questions", []))
     else:
         count = len(_produce(context)["sub_questions"])
     context.complete(

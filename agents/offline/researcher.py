@@ -20,12 +20,11 @@ from agents.offline.corpus import (
     Sentence,
     apply_retry,
     load_corpus,
-    locate,
     plan_questions,
     stem,
     terms,
 )
-from agents.offline.text import key_phrases, normalize_ws, wordlist
+from agents.offline.text import key_phrases, normalize_ws, sentence_spans, wordlist
 from agents.offline.textindex import Hit
 from agents.runtime import AgentContext
 
@@ -100,7 +99,7 @@ def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, lim
             on_topic = sum(weight[t] for t in found & topic) / total  # rare topic words count most
             if on_topic < MIN_TOPIC:
                 continue
-            score = 0.4 * relevance + 0.4 * on_topic + 0.2 * min(len(found & facet), 2) / 2
+            score = 0.3 * relevance + 0.4 * on_topic + 0.3 * min(len(found & facet), 2) / 2
             candidates.append((round(score, 6), rank, sentence))
     candidates.sort(key=lambda c: (-c[0], c[1], c[2].source_id, c[2].page, c[2].start))
     picks: list[Pick] = []
@@ -244,6 +243,7 @@ def _produce(context: AgentContext) -> dict[str, int]:
             gaps.append(_gap(question, len(picks), len(corpus.documents)))
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
     entities, relationships = _entities(claims, corpus)
+    corpus.close()
     context.write_items("claims", "claims", claims)
     for name, items in (("entities", entities), ("relationships", relationships), ("gaps", gaps)):
         if items:
@@ -252,6 +252,30 @@ def _produce(context: AgentContext) -> dict[str, int]:
                                                "searches": log})
     return {"claims": len(claims), "gaps": len(gaps), "questions": len(log), "sources": len(corpus.documents),
             "sources_cited": len({c["evidence"][0]["source_id"] for c in claims})}
+
+
+def locate(corpus: Corpus, source_id: str, text: str) -> Sentence | None:
+    """The sentence of ``source_id`` that holds the longest sentence-piece of ``text``, in original case.
+
+    Used on retries: a passage quoted in a retry message is lower-cased, may be clipped and may
+    start inside the previous sentence, so it is trusted only when all of it is in the stored text,
+    and then the page's own sentence is quoted rather than the message's copy.
+    """
+    doc = corpus.documents.get(source_id)
+    wanted = normalize_ws(text.rstrip("\u2026")).casefold()
+    pieces = sorted({wanted, *re.split(r"(?<=[.!?])\s+", wanted)}, key=lambda p: (-len(p), p))
+    pieces = [p.rstrip(".") for p in pieces if len(p) >= 20]
+    if doc is None or not pieces:
+        return None
+    for number, page in enumerate(doc.pages, start=1):
+        if wanted not in normalize_ws(page).casefold():
+            continue
+        spans = [(a, b, normalize_ws(page[a:b]).casefold()) for a, b in sentence_spans(page)]
+        for piece in pieces:
+            for a, b, flat in spans:
+                if piece in flat or (flat in piece and len(flat) >= 0.6 * len(piece)):
+                    return Sentence(source_id, number, a, b, page[a:b])
+    return None
 
 
 def fix_claim(corpus: Corpus, claim: dict[str, Any], messages: list[str]) -> dict[str, Any] | None:

@@ -75,6 +75,7 @@ class Synthesis:
         for claim in self.verified:
             self.by_question.get(str(claim.get("sub_question_id")), []).append(claim)
         self.coverage = [self._coverage(q) for q in questions]
+        self.cited: set[str] = set()
 
     def _coverage(self, question: Item) -> Item:
         claims = self.by_question[question["id"]]
@@ -137,9 +138,20 @@ class Synthesis:
         return gaps
 
     # -- report outline ----------------------------------------------------------------------
-    def cite(self, claims: list[Item]) -> str:
-        """Extractive sentences, each followed by its marker; unverified claims are never cited."""
-        return " ".join(f"{normalize_ws(c['statement'])} [@{c['id']}]" for c in claims if verified(c))
+    def cite(self, claims: list[Item], limit: int = 3, fresh: bool = False) -> str:
+        """Up to ``limit`` extractive sentences, each followed by its marker; unverified claims are
+        never cited. Parallel researchers may quote the same sentence, so a sentence appears once
+        per paragraph, and with ``fresh`` once in all the fresh paragraphs of the report."""
+        out: list[str] = []
+        seen = set(self.cited) if fresh else set()
+        for claim in claims:
+            key = normalize_ws(claim["statement"]).casefold()
+            if verified(claim) and key not in seen and len(out) < limit:
+                seen.add(key)
+                out.append(f"{normalize_ws(claim['statement'])} [@{claim['id']}]")
+        if fresh:
+            self.cited |= seen
+        return " ".join(out)
 
     def outline(self, headings: list[str]) -> Item:
         builders: dict[str, Callable[[str], list[str]]] = {
@@ -151,17 +163,16 @@ class Synthesis:
             {"heading": h, "paragraphs": [{"text": text} for text in builders[kind_of(h)](h) if text]}
             for h in headings
         ]
-        best = [claims[0] for claims in self.by_question.values() if claims][:3]
         summary = f"Of {len(self.coverage)} sub-questions, {self.covered()} are covered by verified evidence."
         outline = {"title": self.query or "Research report", "sections": sections,
-                   "summary": f"{summary} {self.cite(best)}".strip()}
+                   "summary": f"{summary} {self._summary('')[0]}".strip()}
         while len(dumps_pretty(outline).encode()) > OUTLINE_BUDGET:  # stay under the file limit
             max(sections, key=lambda s: len(s["paragraphs"]))["paragraphs"].pop()
         return outline
 
     def _summary(self, heading: str) -> list[str]:
-        best = sorted((claims[0] for claims in self.by_question.values() if claims), key=lambda c: -weight(c))
-        return [self.cite(best[:3])]
+        heads = [c for claims in self.by_question.values() for c in claims[:2]]
+        return [self.cite(sorted(heads, key=lambda c: (-weight(c), c["id"])))]
 
     def _introduction(self, heading: str) -> list[str]:
         listed = "; ".join(f"{q['id'].rpartition(':')[2]}: {q.get('question')}" for q in self.questions)
@@ -169,12 +180,12 @@ class Synthesis:
         if listed:
             intro += f" It is organised around {len(self.questions)} sub-questions ({listed})."
         defining = [c for q in self.questions if q.get("facet") in ("definitions", "overview")
-                    for c in self.by_question[q["id"]][:1]]
-        return [intro, self.cite(defining[:2])]
+                    for c in self.by_question[q["id"]][:3]]
+        return [intro, self.cite(defining, limit=2, fresh=True)]
 
     def _findings(self, heading: str) -> list[str]:
-        return [f"{q.get('question')} {self.cite(self.by_question[q['id']][:PER_QUESTION])}"
-                for q in self.questions if self.by_question[q["id"]]]
+        cited = [(q, self.cite(self.by_question[q["id"]], PER_QUESTION, fresh=True)) for q in self.questions]
+        return [f"{q.get('question')} {text}" for q, text in cited if text]
 
     def _evidence(self, heading: str) -> list[str]:
         by_source: dict[str, list[Item]] = {}
@@ -185,7 +196,7 @@ class Synthesis:
             source = self.sources.get(source_id, {})
             year = f" ({source['year']})" if source.get("year") else ""
             out.append(f"{source.get('title', source_id)}{year} supplies {len(claims)} verified claim(s), "
-                       f"for example: {self.cite(claims[:2])}")
+                       f"for example: {self.cite(claims, limit=2)}")
         return out
 
     def _gaps(self, heading: str) -> list[str]:
@@ -218,14 +229,14 @@ class Synthesis:
                 "in other sources. This report quotes only verified claims."]
 
     def _conclusion(self, heading: str) -> list[str]:
-        strongest = sorted(self.verified, key=lambda c: (status(c) != "corroborated", -weight(c)))[:2]
-        return [self.cite(strongest), f"{self.covered()} of {len(self.coverage)} sub-questions are covered; "
-                                      "the gaps say what further sources would need to answer."]
+        strongest = sorted(self.verified, key=lambda c: (status(c) != "corroborated", -weight(c)))
+        coverage = f"{self.covered()} of {len(self.coverage)} sub-questions are covered"
+        return [self.cite(strongest, limit=2), f"{coverage}; the gaps say what further sources would answer."]
 
     def _custom(self, heading: str) -> list[str]:
         wanted = terms(heading)
         matching = [c for c in self.verified if wanted & terms(c["statement"])]
-        return [self.cite(matching[:3] or self.verified[:2])]
+        return [self.cite(matching or self.verified, fresh=True)]
 
 
 def _source_of(claim: Item) -> str:

@@ -110,7 +110,7 @@ class ArxivProvider(Provider):
     def search(self, query: str, limit: int = 10, *, start: int = 0,
                sort_by: str = "relevance") -> list[Source]:
         """Up to ``limit`` preprints; ``sort_by`` is relevance, lastUpdatedDate or submittedDate."""
-        return self._guard(lambda: self._search(query, max(1, int(limit)), start, sort_by), [])
+        return self._guard(lambda: self._search(query, min(max(1, int(limit)), 2000), start, sort_by), [])
 
     def lookup_many(self, arxiv_ids: Sequence[str]) -> list[Source]:
         """Look ids up (versions and URL prefixes are accepted); unknown ids are simply absent."""

@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,34 +52,29 @@ Sleep = Callable[[float], None]
 
 
 class ProviderError(CconductorError):
-    """A scholarly source or download failed; ``str()`` says what happened and what to do."""
+    """A scholarly source or download failed; ``str()`` says what happened and what to do.
 
-    def __init__(self, message: str, *, provider: str = "", url: str = "") -> None:
+    ``status`` is the HTTP status if any, ``retry_after`` the seconds a 429 asked for, and
+    ``skipped`` is true when no request was made because the host was already known to be down.
+    """
+
+    def __init__(self, message: str, *, provider: str = "", url: str = "", status: int | None = None,
+                 retry_after: float | None = None, skipped: bool = False) -> None:
         super().__init__(redact(message))
-        self.provider = provider
-        self.url = url
+        self.provider, self.url, self.status = provider, url, status
+        self.retry_after, self.skipped = retry_after, skipped
 
 
 class ProviderUnavailable(ProviderError):
     """Network down, DNS failure, connection refused, timeout or a failing server."""
 
-    def __init__(self, message: str, *, provider: str = "", url: str = "", skipped: bool = False) -> None:
-        super().__init__(message, provider=provider, url=url)
-        self.skipped = skipped  # True when no request was made because the host was already down
-
 
 class ProviderRateLimited(ProviderError):
-    def __init__(self, message: str, *, provider: str = "", url: str = "", retry_after: float | None = None):
-        super().__init__(message, provider=provider, url=url)
-        self.retry_after = retry_after
+    """HTTP 429 that retrying within ``max_retry_wait`` did not cure."""
 
 
 class ProviderResponseError(ProviderError):
     """The server answered, but with an error status or a body we cannot parse."""
-
-    def __init__(self, message: str, *, provider: str = "", url: str = "", status: int | None = None):
-        super().__init__(message, provider=provider, url=url)
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -328,10 +323,10 @@ class HttpClient:
         host = httpx2.URL(url).host.lower()
         provider = provider or host
         secrets = [v for v in [*(secret_params or {}).values(), *(secret_headers or {}).values()] if v]
-        _known_secrets.update(secrets)
+        _remember_secrets(secrets)
         key = HttpCache.key("GET", url, params) if self.cache and use_cache else None
         if key and self.cache and (hit := self.cache.get(key)):
-            return _with_provider(hit, provider)
+            return replace(hit, provider=provider)
         if self.is_down(host):
             return self._stale_or(key, provider, self._skipped(host, provider))
         wire_params = {**dict(params or {}), **dict(secret_params or {})}
@@ -374,7 +369,7 @@ class HttpClient:
         if stale is None:
             raise error
         log.info("%s failed; serving a stale cached response for %s", provider, stale.url)
-        return _with_provider(stale, provider)
+        return replace(stale, provider=provider)
 
     def _status_error(self, response: HttpResponse, secrets: list[str], hint: str) -> ProviderError:
         status, provider, url = response.status, response.provider, response.url
@@ -425,18 +420,19 @@ class HttpClient:
         self.close()
 
 
-def _with_provider(response: HttpResponse, provider: str) -> HttpResponse:
-    return HttpResponse(response.url, response.status, response.headers, response.content,
-                        response.from_cache, response.stale, provider)
-
-
 def _reason(exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
 
 
 _SECRET_PARAM = re.compile(r"(?i)\b(api_key|apikey|access_token|token)=([^&\s\"']+)")
-_known_secrets: set[str] = set()
+_known_secrets: frozenset[str] = frozenset()  # replaced, never mutated: safe to read from any thread
+
+
+def _remember_secrets(secrets: list[str]) -> None:
+    global _known_secrets
+    if not _known_secrets.issuperset(secrets):
+        _known_secrets = _known_secrets | frozenset(secrets)
 
 
 def _scrub(text: str, secrets: list[str]) -> str:

@@ -26,7 +26,7 @@ import httpx2
 import platformdirs
 
 from agents.offline.ingest import Document, ingest_file
-from agents.providers.http import HttpClient, ProviderError, ProviderResponseError, shared_client
+from agents.providers.http import HttpClient, ProviderError, ProviderUnavailable, shared_client
 from orchestrator.atomic import atomic_write_bytes, atomic_write_text
 
 MAX_BYTES = 25 * 1024 * 1024
@@ -38,7 +38,15 @@ Resolver = Callable[[str, int], Sequence[str]]
 
 
 class PdfFetchError(ProviderError):
-    """A PDF could not be fetched or read; the message says why and what to try."""
+    """A PDF could not be fetched or read; the message says why and what to try.
+
+    Every failure of :meth:`PdfFetcher.fetch` is one of these, so a caller trying several links
+    needs one ``except``; ``status`` carries the HTTP status when the server refused.
+    """
+
+
+class PdfHostUnavailable(PdfFetchError, ProviderUnavailable):
+    """The host cannot be reached (``skipped`` when that was already known in this run)."""
 
 
 class UnsafeUrlError(PdfFetchError):
@@ -76,6 +84,8 @@ def _public(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address) and ip.sixtofour is not None and not _public(str(ip.sixtofour)):
+        return False  # 6to4 addresses carry an IPv4 address that must be public too
     return ip.is_global and not (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
                                  or ip.is_reserved or ip.is_unspecified)
 
@@ -130,20 +140,21 @@ class PdfFetcher:
     def _index(self, url: str) -> Path:
         return self.cache_dir / "urls" / f"{hashlib.sha256(url.encode()).hexdigest()}.json"
 
-    def cached(self, url: str) -> Path | None:
+    def cached(self, url: str) -> tuple[Path, str] | None:
+        """The stored PDF for ``url`` and the URL it finally came from, if it was fetched before."""
         try:
-            sha = json.loads(self._index(url).read_text(encoding="utf-8"))["sha256"]
-            path = self.cache_dir / f"{sha}.pdf"
-            return path if path.is_file() else None
+            entry = json.loads(self._index(url).read_text(encoding="utf-8"))
+            path = self.cache_dir / f"{entry['sha256']}.pdf"
+            return (path, str(entry.get("final_url") or url)) if path.is_file() else None
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def fetch(self, url: str) -> FetchedPdf:
         """Download (or reuse) the PDF at ``url`` and extract its pages; raises :class:`PdfFetchError`."""
         check_url(url, None)  # cheap checks first; hosts are resolved per hop when downloading
-        path = self.cached(url)
-        if path is not None:
-            return self._read(url, url, path, from_cache=True)
+        hit = self.cached(url)
+        if hit is not None:
+            return self._read(url, hit[1], hit[0], from_cache=True)
         final_url, data = self._download(url)
         sha = hashlib.sha256(data).hexdigest()
         path = self.cache_dir / f"{sha}.pdf"
@@ -161,17 +172,24 @@ class PdfFetcher:
             remaining = deadline - self._clock()
             if remaining <= 0:
                 raise self._too_slow(url)
-            with self.client.stream(current, provider=urlsplit(current).hostname or "web", timeout=remaining,
-                                    headers={"Accept": "application/pdf,*/*;q=0.5"}) as response:
-                status = response.status_code
-                if status in (301, 302, 303, 307, 308) and response.headers.get("location"):
-                    current = urljoin(current, response.headers["location"])
-                    continue
-                if status != 200:
-                    raise ProviderResponseError(f"fetching {current} failed with HTTP {status}; the PDF may "
-                                                "have moved or need a subscription, try another pdf_url",
-                                                url=current, status=status)
-                return current, self._body(url, response, deadline)
+            try:
+                with self.client.stream(current, provider=urlsplit(current).hostname or "web",
+                                        timeout=remaining,
+                                        headers={"Accept": "application/pdf,*/*;q=0.5"}) as response:
+                    status = response.status_code
+                    if status in (301, 302, 303, 307, 308) and response.headers.get("location"):
+                        current = urljoin(current, response.headers["location"])
+                        continue
+                    if status != 200:
+                        raise PdfFetchError(f"fetching {current} failed with HTTP {status}; the PDF may have "
+                                            "moved or need a subscription, try another pdf_url",
+                                            url=current, status=status)
+                    return current, self._body(url, response, deadline)
+            except ProviderUnavailable as exc:
+                if isinstance(exc, PdfFetchError):
+                    raise
+                raise PdfHostUnavailable(str(exc), provider=exc.provider, url=current,
+                                         skipped=exc.skipped) from exc
         raise PdfFetchError(f"refusing to follow more than {self.max_redirects} redirects from {url}",
                             url=url)
 
@@ -180,7 +198,7 @@ class PdfFetcher:
 
     def _too_large(self, url: str, size: int | None = None) -> PdfTooLargeError:
         what = f"is {size / 1e6:.1f} MB, over" if size is not None else "exceeds"
-        return PdfTooLargeError(f"{url} {what} the {self.max_bytes / 1e6:.0f} MB limit; raise max_bytes if "
+        return PdfTooLargeError(f"{url} {what} the {self.max_bytes / 1e6:.1f} MB limit; raise max_bytes if "
                                 "this PDF is really needed", url=url)
 
     def _body(self, url: str, response: httpx2.Response, deadline: float) -> bytes:

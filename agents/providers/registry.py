@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -74,6 +75,7 @@ def clean_doi(value: Any) -> str | None:
     return match.group().rstrip(".,;").lower()
 
 
+_VERSION_SUFFIX = re.compile(r"[(\[](preprint|pre-print|accepted manuscript|author'?s? version)[)\]]$")
 _PREPRINT_VENUE = re.compile(
     r"(?i)\b(arxiv|biorxiv|medrxiv|ssrn|research square|preprints|chemrxiv|psyarxiv|osf)\b")
 
@@ -133,6 +135,7 @@ def safe_id(prefix: str, value: str) -> str:
 def title_key(title: str | None) -> str:
     """Title reduced to lowercase ASCII words, for matching the same work across providers."""
     text = unicodedata.normalize("NFKD", title or "").encode("ascii", "ignore").decode().casefold()
+    text = _VERSION_SUFFIX.sub("", text.strip())  # "Title (Preprint)" is the same work as "Title"
     return " ".join(re.findall(r"[a-z0-9]+", text))
 
 
@@ -239,25 +242,6 @@ class Provider:
         return f"{type(self).__name__}()"
 
 
-def _providers_from(names: Iterable[str], client: HttpClient,
-                    keys: Mapping[str, str | None]) -> list[Provider]:
-    from agents.providers.arxiv import ArxivProvider
-    from agents.providers.crossref import CrossrefProvider
-    from agents.providers.openalex import OpenAlexProvider
-    from agents.providers.semanticscholar import SemanticScholarProvider
-
-    made: dict[str, Callable[[], Provider]] = {
-        "openalex": lambda: OpenAlexProvider(client, api_key=keys.get("openalex")),
-        "crossref": lambda: CrossrefProvider(client),
-        "semanticscholar": lambda: SemanticScholarProvider(client, api_key=keys.get("semanticscholar")),
-        "arxiv": lambda: ArxivProvider(client),
-    }
-    unknown = [n for n in names if n not in made]
-    if unknown:
-        raise ValueError(f"unknown provider(s) {', '.join(unknown)}; choose from {', '.join(PROVIDER_NAMES)}")
-    return [made[n]() for n in names]
-
-
 def default_providers(config: Mapping[str, Any] | None = None, *, client: HttpClient | None = None,
                       env: Mapping[str, str] | None = None) -> list[Provider]:
     """Providers named by ``config['providers']`` or ``CCONDUCTOR_PROVIDERS`` (comma list; default all).
@@ -266,22 +250,31 @@ def default_providers(config: Mapping[str, Any] | None = None, *, client: HttpCl
     environment (``SEMANTIC_SCHOLAR_API_KEY``, ``OPENALEX_API_KEY``); one client is shared so
     rate limits and offline skipping apply across providers. ``config['http']`` feeds HttpConfig.
     """
-    import os
+    from agents.providers.arxiv import ArxivProvider
+    from agents.providers.crossref import CrossrefProvider
+    from agents.providers.openalex import OpenAlexProvider
+    from agents.providers.semanticscholar import SemanticScholarProvider
 
     env = os.environ if env is None else env
     cfg = dict(config or {})
     names = cfg.get("providers") or [n for n in env.get("CCONDUCTOR_PROVIDERS", "").split(",") if n.strip()]
     names = [str(n).strip().lower().replace("_", "").replace("-", "") for n in names] or list(PROVIDER_NAMES)
+    unknown = [n for n in names if n not in PROVIDER_NAMES]
+    if unknown:
+        raise ValueError(f"unknown provider(s) {', '.join(unknown)}; choose from {', '.join(PROVIDER_NAMES)}")
     if client is None:
-        http_cfg = dict(cfg.get("http") or {})
-        if cfg.get("contact_email"):
-            http_cfg.setdefault("contact_email", cfg["contact_email"])
+        http_cfg = {**({"contact_email": cfg["contact_email"]} if cfg.get("contact_email") else {}),
+                    **dict(cfg.get("http") or {})}
         client = HttpClient(HttpConfig.from_config(http_cfg, env)) if http_cfg else shared_client()
-    keys = {
-        "semanticscholar": cfg.get("semantic_scholar_api_key") or env.get("SEMANTIC_SCHOLAR_API_KEY") or None,
-        "openalex": cfg.get("openalex_api_key") or env.get("OPENALEX_API_KEY") or None,
+    s2_key = cfg.get("semantic_scholar_api_key") or env.get("SEMANTIC_SCHOLAR_API_KEY") or None
+    openalex_key = cfg.get("openalex_api_key") or env.get("OPENALEX_API_KEY") or None
+    made: dict[str, Callable[[], Provider]] = {
+        "openalex": lambda: OpenAlexProvider(client, api_key=openalex_key),
+        "crossref": lambda: CrossrefProvider(client),
+        "semanticscholar": lambda: SemanticScholarProvider(client, api_key=s2_key),
+        "arxiv": lambda: ArxivProvider(client),
     }
-    return _providers_from(names, client, keys)
+    return [made[n]() for n in names]
 
 
 # --- de-duplication --------------------------------------------------------------------------
@@ -302,7 +295,9 @@ def _keys(source: Source) -> list[tuple[Any, ...]]:
 
 
 def _hard_dois(sources: Iterable[Source]) -> set[str]:
-    return {s["doi"] for s in sources if s.get("doi") and not is_preprint_doi(s["doi"])}
+    """DOIs of versions of record (a preprint's DOI, e.g. JMIR's 10.2196/preprints.X, does not count)."""
+    return {s["doi"] for s in sources
+            if s.get("doi") and not is_preprint_doi(s["doi"]) and s.get("type") != "preprint"}
 
 
 def _pdf_rank(source: Source) -> tuple[int, int]:
@@ -322,7 +317,7 @@ def _merge(records: list[Source]) -> Source:
         for key, value in record.items():
             if key not in ("id", "extra"):
                 out.setdefault(key, value)
-    hard = [r["doi"] for r in [best, *records] if r.get("doi") and not is_preprint_doi(r["doi"])]
+    hard = [r["doi"] for r in [best, *records] if _hard_dois([r])]
     if hard:
         out["doi"] = hard[0]
     pdfs = sorted((r for r in records if r.get("pdf_url")), key=lambda r: (_pdf_rank(r), order[id(r)]))

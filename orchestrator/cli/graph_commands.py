@@ -111,11 +111,19 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
                       on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o)))
     if not as_json:
         click.echo(f"watching {paths.root} (Ctrl-C to stop)")
+    import signal
+    import threading
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # let Ctrl-C / SIGTERM finish the batch
+        previous = {sig: signal.signal(sig, watcher.interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         watcher.run()
     except KeyboardInterrupt:
         watcher.stop()
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         processor.close()
 
 

@@ -1,0 +1,256 @@
+"""The watcher with real watchdog observers (inotify and polling), in a thread or as `cconductor watch`.
+
+The periodic safety rescan is set far beyond the test timeouts wherever a test is about file
+events, so a lock can only be found in time by the observer (or by the scan at start).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.events import read_events
+from orchestrator.paths import SessionPaths
+from orchestrator.pipeline import Processor
+from orchestrator.watcher import Watcher, _LockHandler
+from tests.helpers.agent_writer import write_agent
+
+TIMEOUT = 30.0
+NO_RESCAN = 3600.0  # longer than any test: only file events (or the scan at start) find locks
+
+
+def cconductor() -> list[str]:
+    """The installed entry point (next to this Python), else the module."""
+    script = Path(sys.executable).parent / "cconductor"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "orchestrator.cli"]
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.02)
+
+
+@contextmanager
+def running_watcher(processor: Processor, **options: Any) -> Iterator[tuple[Watcher, threading.Thread]]:
+    watcher = Watcher(processor, **options)
+    thread = threading.Thread(target=watcher.run, name="test-watcher", daemon=True)
+    thread.start()
+    try:
+        assert watcher.ready.wait(TIMEOUT), "the watcher did not start"
+        yield watcher, thread
+    finally:
+        watcher.stop()
+        thread.join(TIMEOUT)
+    assert not thread.is_alive(), "the watcher thread did not stop (observer or flusher hanging)"
+
+
+@pytest.fixture
+def processor(session: SessionPaths) -> Iterator[Processor]:
+    proc = Processor(session)
+    yield proc
+    proc.close()
+
+
+def ledger(paths: SessionPaths) -> list[tuple[str, str]]:
+    with sqlite3.connect(paths.store_db, timeout=30) as db:
+        return db.execute("SELECT agent, action FROM ledger ORDER BY seq").fetchall()
+
+
+def merged(paths: SessionPaths) -> set[str]:
+    return {agent for agent, action in ledger(paths) if action == "merge"}
+
+
+def event_types(paths: SessionPaths) -> list[str]:
+    return [e["type"] for e in read_events(paths.events)]
+
+
+def graph(paths: SessionPaths) -> dict[str, Any]:
+    return json.loads(paths.kg_json.read_text(encoding="utf-8"))
+
+
+def test_plain_create_and_write_then_rename_locks_are_both_detected(
+    session: SessionPaths, processor: Processor
+) -> None:
+    with running_watcher(processor, rescan_interval=NO_RESCAN):
+        write_agent(session.root, "plain")
+        wait_for(lambda: "plain" in merged(session), "the plainly created lock to merge")
+        write_agent(session.root, "renamed", rename_lock=True)
+        wait_for(lambda: "renamed" in merged(session), "the renamed lock to merge")
+        assert not session.lock("plain").exists() and not session.lock("renamed").exists()
+        assert not (session.root / "renamed.kg.lock.tmp").exists()
+    assert sorted(ledger(session)) == [("plain", "merge"), ("renamed", "merge")]
+    expected = {f"{agent}:C{i}" for agent in ("plain", "renamed") for i in (1, 2, 3)}
+    assert {c["id"] for c in graph(session)["claims"]} == expected
+
+
+def test_a_lock_created_before_the_watcher_starts_is_processed_at_start(
+    session: SessionPaths, processor: Processor
+) -> None:
+    write_agent(session.root, "early")
+    with running_watcher(processor, rescan_interval=NO_RESCAN):
+        wait_for(lambda: "early" in merged(session), "the early lock to merge")
+        wait_for(lambda: not session.lock("early").exists(), "the early lock to be consumed")
+    assert graph(session)["early"]["claims"][0]["id"] == "C1"
+
+
+def test_a_burst_of_200_agents_is_merged_exactly_once_each(
+    session: SessionPaths, processor: Processor
+) -> None:
+    agents = [f"burst-{i:03d}" for i in range(200)]
+    with running_watcher(processor, rescan_interval=NO_RESCAN):
+        for agent in agents:
+            write_agent(session.root, agent, claims=1, rename_lock=agent.endswith(("1", "3", "5")))
+        wait_for(lambda: merged(session) == set(agents), "all 200 agents to merge", timeout=120)
+        wait_for(lambda: not list(session.root.glob("*.kg.lock*")), "every lock to be consumed")
+    entries = ledger(session)
+    assert sorted(entries) == sorted((agent, "merge") for agent in agents), "exactly one merge per agent"
+    kg = graph(session)
+    assert sorted(c["id"] for c in kg["claims"]) == sorted(f"{a}:C1" for a in agents)
+    assert kg["stats"]["claims_count"] == 200
+    assert all(kg[a]["claims"][0]["statement"] == f"Fact 1 about {a} is true." for a in agents)
+    assert "processor.error" not in event_types(session)
+
+
+def test_polling_mode_detects_locks_without_inotify(session: SessionPaths, processor: Processor) -> None:
+    with running_watcher(processor, polling=True, rescan_interval=NO_RESCAN):
+        write_agent(session.root, "polled")
+        wait_for(lambda: "polled" in merged(session), "the polling observer to find the lock")
+        write_agent(session.root, "polled-renamed", rename_lock=True)
+        wait_for(lambda: "polled-renamed" in merged(session), "the polling observer to find the renamed lock")
+    started = [e for e in read_events(session.events) if e["type"] == "watch.started"]
+    assert started[-1]["data"] == {"polling": True}
+
+
+def test_views_are_flushed_when_the_watcher_stops(session: SessionPaths, processor: Processor) -> None:
+    # a long flush interval: after the first flush, views are only written again when the watcher stops
+    with running_watcher(processor, rescan_interval=NO_RESCAN, flush_interval=600) as (watcher, thread):
+        write_agent(session.root, "first")
+        wait_for(lambda: session.kg_json.exists() and "first" in graph(session), "the first views")
+        write_agent(session.root, "second")
+        wait_for(lambda: "second" in merged(session), "the second merge")
+        wait_for(lambda: not session.lock("second").exists(), "the second lock to be consumed")
+        assert "second" not in graph(session), "views lag behind the commit until the flush interval"
+        started = time.monotonic()
+        watcher.stop()
+        thread.join(TIMEOUT)
+        assert not thread.is_alive()
+        assert time.monotonic() - started < TIMEOUT / 2, "stop waits for the flush interval"
+    kg = graph(session)
+    assert "first" in kg and "second" in kg
+    assert kg["commit_seq"] == 2
+    assert "urn:cconductor:agent:second" in session.kg_trig.read_text()
+    assert event_types(session)[-1] == "watch.stopped"
+
+
+def test_a_processing_failure_is_reported_and_the_watcher_goes_on(
+    session: SessionPaths, processor: Processor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = processor.process_pending
+    calls = {"n": 0}
+
+    def failing_once(only: Any = None) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the first call is the scan at start
+            raise OSError(28, "No space left on device (simulated)")
+        return real(only)
+
+    monkeypatch.setattr(processor, "process_pending", failing_once)
+    with running_watcher(processor, rescan_interval=NO_RESCAN) as (_, thread):
+        write_agent(session.root, "unlucky")
+        wait_for(lambda: "processor.error" in event_types(session), "the processor.error event")
+        wait_for(lambda: "unlucky" in merged(session), "the failed lock to be retried and merged")
+        write_agent(session.root, "next")
+        wait_for(lambda: "next" in merged(session), "the next lock to merge")
+        assert thread.is_alive()
+    error = next(e for e in read_events(session.events) if e["type"] == "processor.error")
+    assert "No space left on device" in error["message"]
+    assert sorted(ledger(session)) == [("next", "merge"), ("unlucky", "merge")]
+
+
+def test_an_exception_in_the_event_handler_cannot_kill_the_observer(
+    session: SessionPaths, processor: Processor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = _LockHandler._hint
+    raised = threading.Event()
+
+    def hint_failing_once(self: _LockHandler, path: str | bytes) -> None:
+        if not raised.is_set():
+            raised.set()
+            raise RuntimeError("handler bug (simulated)")
+        real(self, path)
+
+    monkeypatch.setattr(_LockHandler, "_hint", hint_failing_once)
+    with running_watcher(processor, rescan_interval=NO_RESCAN) as (_, thread):
+        write_agent(session.root, "first")
+        wait_for(raised.is_set, "the handler to raise")
+        wait_for(lambda: "first" in merged(session), "the lock whose event handler raised to merge")
+        write_agent(session.root, "second")
+        wait_for(lambda: "second" in merged(session), "the next lock to merge through the same observer")
+        assert thread.is_alive()
+    assert "watch.restarted" not in event_types(session), "the observer never died"
+
+
+def test_an_artifact_folder_that_changes_while_it_is_read_is_deferred_not_merged_half_written(
+    session: SessionPaths, processor: Processor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = session.agent_artifacts("slow")
+    late_claims = {"claims": [{"id": "C9", "statement": "Fact 9 about slow is true.", "confidence": 0.5,
+                               "priority": "low", "evidence": [{"source_id": "S1", "snippet": "Fact 9"}]}]}
+    real_validate = processor.rdf.validate_agent
+    calls = {"n": 0}
+
+    def validate_while_the_agent_writes(agent: str) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:  # the agent is still writing: a file appears after the folder was read
+            (folder / "claims-late.json").write_text(json.dumps(late_claims))
+        return real_validate(agent)
+
+    monkeypatch.setattr(processor.rdf, "validate_agent", validate_while_the_agent_writes)
+    with running_watcher(processor, rescan_interval=NO_RESCAN):
+        write_agent(session.root, "slow")
+        wait_for(lambda: "slow" in merged(session), "the complete folder to merge")
+    types = event_types(session)
+    assert "lock.deferred" in types
+    assert types.index("lock.deferred") < types.index("merge.committed")
+    assert ledger(session) == [("slow", "merge")], "the half-written set was never committed"
+    kg = graph(session)
+    assert [c["id"] for c in kg["slow"]["claims"]] == ["C9", "C1", "C2", "C3"]
+    assert calls["n"] >= 2
+
+
+def test_cconductor_watch_polling_in_a_subprocess_merges_and_stops_cleanly_on_ctrl_c(
+    session: SessionPaths,
+) -> None:
+    command = [*cconductor(), "watch", str(session.root), "--polling", "--json", "--rescan-interval", "3600"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        wait_for(lambda: "watch.started" in event_types(session) or proc.poll() is not None, "watch.started")
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        write_agent(session.root, "via-cli")
+        wait_for(lambda: "via-cli" in merged(session), "`cconductor watch --polling` to merge the lock")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    printed = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert {"watch.started", "merge.committed", "watch.stopped"} <= {e["type"] for e in printed}
+    assert graph(session)["via-cli"]["claims"][0]["id"] == "C1"
