@@ -103,6 +103,7 @@ class Processor:
         self.texts = TextStore(paths)
         self.lock = threading.RLock()
         self._mutex = FileLock(paths.mutex)
+        self._session_checked_at = -1
         self.refresh()
 
     def close(self) -> None:
@@ -135,6 +136,7 @@ class Processor:
         wanted = set(only) if only is not None else None
         with self._mutex, self.lock:
             self.refresh()
+            self._reconcile_session()
             self._rename_undecodable_locks()
             names = [n for n in pending_lock_agents(self.paths.root) if wanted is None or n in wanted]
             if not names:
@@ -390,6 +392,33 @@ class Processor:
         folder = self.paths.archive / f"{current['seq']:06d}-{agent}"
         if not all((folder / name).is_file() for name in current["raw"]):
             self._archive(current["seq"], current)
+
+    def _reconcile_session(self) -> None:
+        """Record in session.json the merges a crashed process committed but could not record there.
+
+        Runs under the merge mutex (no commit can race it), once per new head of the ledger.
+        """
+        if self._session_checked_at == self.state.head_seq:
+            return
+        known = load_session(self.paths).get("agents", {})
+        stale = sorted(agent for agent, record in self.state.records.items()
+                       if (known.get(agent) or {}).get("last_commit_seq") != record.get("seq"))
+        if stale:
+            now = iso_timestamp()
+
+            def apply(data: dict[str, Any]) -> None:
+                agents = data.setdefault("agents", {})
+                for agent in stale:
+                    record = self.state.records[agent]
+                    entry = agents.setdefault(agent, {"attempts": 0, "state": "pending",
+                                                      "last_commit_seq": None})
+                    entry["attempts"] = max(entry.get("attempts", 0), record["attempt"])
+                    entry["state"] = "merged"
+                    entry["last_commit_seq"] = record.get("seq")
+                    entry["updated_at"] = now
+
+            update_session(self.paths, apply)
+        self._session_checked_at = self.state.head_seq
 
     def _update_session(self, staged: list[tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]]) -> None:
         changes = [o for o, _, _ in staged if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]

@@ -277,15 +277,19 @@ def test_web_researcher_stores_fetched_pages_and_cites_them(ingested: SessionPat
 
 def test_retry_prompt_lists_the_problems_and_starts_from_the_previous_files(ingested: SessionPaths) -> None:
     agent = "academic-researcher-i1-1"
+    paper = "On the colour of the sky.\fSmall particles scatter blue light far more than red light."
+    p1 = {"id": "P1", "type": "journal-article", "title": "On the colour of the sky",
+          "content_sha256": store_text(ingested, paper)}
     previous = {
         "claims": [
-            claim("C1", "pdf-analyzer:S1", "Rayleigh scattering makes the daytime sky appear blue", 2),
+            claim("C1", "P1", "Small particles scatter blue light far more than red light", 2),
             claim("C2", "pdf-analyzer:S1", "Sunsets are green", 2),
         ]
     }
     aside = ingested.state / "attempts" / f"{agent}-1"
     aside.mkdir(parents=True)
     (aside / "claims.json").write_text(json.dumps(previous))
+    (aside / "sources.json").write_text(json.dumps({"sources": [p1]}))
     instructions = {
         "agent": agent,
         "attempt": 1,
@@ -327,8 +331,10 @@ def test_retry_prompt_lists_the_problems_and_starts_from_the_previous_files(inge
     context = task(ingested, agent, "academic-researcher", attempt=2, retry_instructions=instructions)
     researcher.run(context, client=client_for(context, fake), backend=FakeScholar())
     fake.assert_done()
-    assert merge(ingested) == {agent: "merged"}
-    assert [c["local_id"] for c in graph(ingested)["claims"]] == ["C1", "C2"]
+    assert merge(ingested) == {agent: "merged"}  # P1 was kept from the rejected attempt, not re-fetched
+    kg = graph(ingested)
+    assert [c["local_id"] for c in kg["claims"]] == ["C1", "C2"]
+    assert kg[agent]["sources"] == [p1 | {"id": "P1"}]
 
 
 # -- planner, fact-checker, synthesis ---------------------------------------------------------------

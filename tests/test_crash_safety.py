@@ -103,6 +103,8 @@ def ledger(paths: SessionPaths) -> list[tuple[str, str]]:
     if not paths.store_db.exists():
         return []
     with sqlite3.connect(paths.store_db, timeout=30) as db:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'ledger'").fetchall():
+            return []  # killed while creating the store
         return db.execute("SELECT agent, action FROM ledger ORDER BY seq").fetchall()
 
 
@@ -155,7 +157,10 @@ def check_completed(paths: SessionPaths, reference: dict[str, Any], where: str) 
     assert sorted(ledger(paths)) == sorted((a, "merge") for a in AGENTS), f"{where}: not one merge each"
     assert normalized(json.loads(paths.kg_json.read_text())) == reference["graph"], f"{where}: graph differs"
     assert rdf_quads(paths) == reference["quads"], f"{where}: RDF differs"
-    archived = {p.name.split("-", 1)[1]: sorted(f.name for f in p.iterdir()) for p in paths.archive.iterdir()}
+    archived = {  # (a kill inside an atomic write may leave its hidden temporary file behind)
+        p.name.split("-", 1)[1]: sorted(f.name for f in p.iterdir() if not f.name.startswith("."))
+        for p in paths.archive.iterdir()
+    }
     assert archived == {a: ["claims.json", "sources.json"] for a in AGENTS}, f"{where}: archive incomplete"
     agents = json.loads(paths.session_json.read_text())["agents"]
     assert {a: (v["state"], v["attempts"]) for a, v in agents.items()} == {a: ("merged", 1) for a in AGENTS}
@@ -184,11 +189,10 @@ def run_trials(seeds: range, template: SessionPaths, reference: dict[str, Any], 
             if child.exitcode is None:
                 child.kill()  # SIGKILL
                 child.join(30)
-                assert child.exitcode == -9, where
+            assert child.exitcode in (0, -9), f"{where}: exit code {child.exitcode}"
+            if child.exitcode == -9:
                 killed += 1
                 partial += 0 < len(ledger(paths)) < len(AGENTS)
-            else:
-                assert child.exitcode == 0, where
             check_after_kill(paths, reference, where)
         restart(paths)
         check_completed(paths, reference, f"trial {seed} ({mode})")

@@ -13,7 +13,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.claude import agent_entry, definition_of, make_client, retry_section, system_prompt, task_section
+from agents.claude import (
+    agent_entry,
+    definition_of,
+    make_client,
+    previous_files,
+    retry_section,
+    system_prompt,
+    task_section,
+)
 from agents.claude.client import ClaudeClient
 from agents.claude.structured import OutputSpec, converse
 from agents.claude.tools import ScholarlyBackend, SourceLibrary, Toolbox
@@ -168,6 +176,11 @@ def run(
     client = client or make_client(context, definition)
     threshold = float(context.task.options.get("evidence_threshold", DEFAULT_THRESHOLD))
     library = SourceLibrary(context, context.graph())
+    retried = previous_files(context) if context.task.attempt > 1 else {}
+    for name, data in retried.items():  # a retry keeps citing what the rejected attempt fetched
+        if name.startswith("sources"):
+            for record in data.get("sources", []) if isinstance(data, dict) else []:
+                library.adopt(record)
     toolbox = Toolbox(definition.tools, library, client.config, backend=backend)
     try:
         result = converse(

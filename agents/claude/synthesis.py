@@ -11,8 +11,8 @@ from typing import Any
 from agents.claude import agent_entry, definition_of, make_client, retry_section, system_prompt, task_section
 from agents.claude.client import ClaudeClient
 from agents.claude.structured import OutputSpec, converse
+from agents.offline.corpus import plan_questions
 from agents.runtime import AgentContext
-from orchestrator.paths import RESERVED_KEYS
 from orchestrator.report.citations import check_outline, claim_lookup, claim_resolver, is_verified
 
 SPEC = OutputSpec(
@@ -31,14 +31,7 @@ def _clip(text: Any, limit: int = 400) -> str:
 
 def sub_questions(context: AgentContext, graph: dict[str, Any]) -> list[dict[str, Any]]:
     """The task's sub-questions, else every plan in the graph (global ids, as the runner uses)."""
-    if context.task.sub_questions:
-        return context.task.sub_questions
-    found = []
-    for name, namespace in graph.items():
-        if name not in RESERVED_KEYS and isinstance(namespace, dict):
-            for q in namespace.get("sub_questions") or []:
-                found.append({"id": f"{name}:{q['id']}", "question": q.get("question", "")})
-    return found
+    return context.task.sub_questions or plan_questions(graph)
 
 
 def verified_claims(graph: dict[str, Any]) -> list[dict[str, Any]]:

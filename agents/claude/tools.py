@@ -12,6 +12,7 @@ output is data (wrapped as untrusted by :func:`agents.claude.structured.untruste
 from __future__ import annotations
 
 import base64
+import hashlib
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -34,23 +35,8 @@ __all__ = ["CLIENT_TOOLS", "ProvidersBackend", "ScholarlyBackend", "SourceLibrar
 
 PAGE_WINDOW = 8_000
 MAX_HITS = 15
-_SOURCE_FIELDS = (
-    "type",
-    "title",
-    "authors",
-    "year",
-    "venue",
-    "publisher",
-    "peer_reviewed",
-    "doi",
-    "url",
-    "pdf_url",
-    "arxiv_id",
-    "abstract",
-    "published",
-    "citation_count",
-    "language",
-)
+_SOURCE_FIELDS = ("type", "title", "authors", "year", "venue", "publisher", "peer_reviewed", "doi", "url",
+                  "pdf_url", "arxiv_id", "abstract", "published", "citation_count", "language")
 
 
 class ScholarlyBackend(Protocol):
@@ -146,6 +132,19 @@ class SourceLibrary:
         self._keys.update({k: sid for k in keys if k})
         self._own_index = None
         return sid
+
+    def adopt(self, record: Mapping[str, Any]) -> bool:
+        """Take over a source of the rejected attempt whose text is stored (a retry keeps its ids)."""
+        sha, sid = record.get("content_sha256"), record.get("id")
+        text = self.context.source_text(sha) if isinstance(sha, str) and isinstance(sid, str) else None
+        if text is None or sid in self.own_sources or hashlib.sha256(text.encode()).hexdigest() != sha:
+            return False
+        self.own_sources[str(sid)] = dict(record)
+        self.own[str(sid)] = Document(source=dict(record), pages=tuple(text.split("\f")))
+        keys = [str(record[k]).lower() for k in ("doi", "arxiv_id", "url") if record.get(k)]
+        self._keys.update(dict.fromkeys(keys, str(sid)))
+        self._own_index = None
+        return True
 
     def key_id(self, key: str) -> str | None:
         return self._keys.get(key)
@@ -383,11 +382,9 @@ class Toolbox:
             if not pages:
                 self.notes.append(f"The page {url} could not be stored; do not cite it.")
                 continue
-            fields = {
-                "type": "web-page" if source.get("type") == "text" else "other",
-                "title": normalize_ws(str(document.get("title") or url))[:300] or url,
-                "url": url,
-            }
+            title = normalize_ws(str(document.get("title") or url))[:300] or url
+            kind = "web-page" if source.get("type") == "text" else "other"
+            fields = {"type": kind, "title": title, "url": url}
             sid = self.library.add("W", pages, fields, [url.lower()])
             self._stored(sid)
             self.notes.append(

@@ -62,8 +62,10 @@ _BOILERPLATE_RE = re.compile(
     r"(?i)©|\bcopyright\b|creative commons|licen[cs]ed under|\bopen access\b|\breceived:|\baccepted:|"
     r"correspond(?:ence|ing author)|e-?mail|https?://|www\.|\bdoi\b|\bthank|\bgrateful|funded by|"
     r"\bgrant (?:no|number)|acknowledg|competing interests|conflicts? of interest|authors?'? contributions?|"
-    r"\bpublished by\b|\barxiv preprint\b|\bin proceedings\b|\bfunding\b|\bsupported by\b"
+    r"\bpublished by\b|\barxiv preprint\b|\bin proceedings\b|\bfunding\b|\bsupported by\b|cite this article|"
+    r"\b(?:table|figure|fig\.)\s*[a-z]?\d+\s*:"  # a caption inside the "sentence": a table ran into it
 )
+_HEADING_START_RE = re.compile(r"^[A-Z]{4,} [A-Z]{4,}\b")  # "CLINICAL PERSPECTIVES The N-domain ..."
 _JOINED_RE = re.compile(r"\b([A-Za-z]{3,})\. [a-z]")
 _ABBREV = frozenset(wordlist("approx etc fig figs resp vs viz incl eqs refs sect suppl"))
 _INITIALS_RE = re.compile(r"\b[A-Z]\.\s?(?:[A-Z]\.\s?)?,")
@@ -98,16 +100,16 @@ def informative(text: str) -> bool:
         return False
     if not (flat[0].isupper() or flat[0] in "\"'\u201c(") or not _ENDING_RE.search(flat):
         return False
-    if _CAPTION_RE.match(flat) or _BOILERPLATE_RE.search(flat) or reference_like(flat):
+    if _CAPTION_RE.match(flat) or _HEADING_START_RE.match(flat) or _BOILERPLATE_RE.search(flat):
         return False
+    if reference_like(flat) or any(m.group(1).casefold() not in _ABBREV for m in _JOINED_RE.finditer(flat)):
+        return False  # _JOINED_RE: "... of runs. tecting inline ...", two columns or a footnote run together
     visible = flat.replace(" ", "")
     letters = sum(ch.isalpha() for ch in visible)
     digits = sum(ch.isdigit() for ch in visible)
     if letters < 0.75 * len(visible) or digits > 0.12 * len(visible):
         return False
     single = sum(1 for w in words if len(w.strip(".,;:()[]")) == 1 and w.lower() not in ("a", "i"))
-    if any(m.group(1).casefold() not in _ABBREV for m in _JOINED_RE.finditer(flat)):
-        return False  # "... of runs. tecting inline ...": two text columns or a footnote run together
     return single <= 0.15 * len(words) and len(terms(flat)) >= 4
 
 

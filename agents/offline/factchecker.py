@@ -4,7 +4,8 @@ Corroboration means an independent source says the same thing, so passages of th
 sources never count. A passage supports a claim when it shares most of the claim's rarer terms
 (idf-weighted) and rapidfuzz's token-set similarity agrees; a passage that says the same thing
 with the opposite polarity or direction supports nothing. Two claims conflict when they share
-their terms but exactly one is negated, or they move in opposite directions (increase/decrease).
+their terms but exactly one is negated, or they move in opposite directions (increase/decrease),
+and they come from different sources (a paper contrasting its own conditions is not a conflict).
 """
 
 from __future__ import annotations
@@ -105,9 +106,10 @@ def assess(corpus: Corpus, claims: list[dict[str, Any]]) -> tuple[list[dict[str,
     contradictions: list[dict[str, Any]] = []
     contradicted: dict[str, list[str]] = {}
     claim_terms = {c["id"]: terms(str(c.get("statement", ""))) for c in claims}
+    sources = {c["id"]: {str(e.get("source_id")) for e in c.get("evidence") or ()} for c in claims}
     for a, b in combinations(claims, 2):
-        if normalize_ws(a["statement"]).casefold() == normalize_ws(b["statement"]).casefold():
-            continue
+        if sources[a["id"]] & sources[b["id"]] or a["statement"] == b["statement"]:
+            continue  # a paper contrasting its own results is not a conflict between sources
         why = conflict(a["statement"], b["statement"], claim_terms[a["id"]], claim_terms[b["id"]])
         if why:
             contradictions.append({
@@ -119,7 +121,7 @@ def assess(corpus: Corpus, claims: list[dict[str, Any]]) -> tuple[list[dict[str,
             contradicted.setdefault(b["id"], []).append(a["id"])
     scores = []
     for claim in claims:
-        own = {str(e.get("source_id")) for e in claim.get("evidence") or ()}
+        own = sources[claim["id"]]
         base = float(claim.get("confidence", 0.5))
         passages, contrary = support(corpus, claim, own)
         others = sorted({p["source_id"] for p in passages})

@@ -10,6 +10,7 @@ their co-occurrence in one claim. Sub-questions nothing answers become gaps.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -28,7 +29,9 @@ from agents.offline.text import key_phrases, normalize_ws, sentence_spans, wordl
 from agents.offline.textindex import Hit
 from agents.runtime import AgentContext
 
-__all__ = ["Pick", "run", "select"]
+__all__ = ["Pick", "fix_claim", "run", "select"]
+
+Items = list[dict[str, Any]]
 
 MIN_SCORE = 0.3
 SUPPORTS = 80.0  # token-set similarity a re-quoted sentence needs with the claim it replaces
@@ -46,12 +49,12 @@ _GENERIC = frozenset(wordlist("""
 """))
 
 
+@dataclass(frozen=True)
 class Pick:
-    """A chosen sentence with its ranking score (0..1) for one sub-question."""
+    """A chosen sentence and its score (0..1): passage BM25 relevance, topic and facet terms."""
 
-    def __init__(self, sentence: Sentence, score: float) -> None:
-        self.sentence = sentence
-        self.score = score
+    sentence: Sentence
+    score: float
 
 
 def _local(ref: str) -> str:
@@ -142,9 +145,6 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w'-])" + r"[\s\W]{1,3}".join(words) + r"(?![\w'-])", re.IGNORECASE)
 
 
-Items = list[dict[str, Any]]
-
-
 def _entities(claims: Items, corpus: Corpus) -> tuple[Items, Items]:
     """Key phrases of the claims as concept entities, and their co-occurrence in one claim.
 
@@ -177,6 +177,8 @@ def _entities(claims: Items, corpus: Corpus) -> tuple[Items, Items]:
                 continue
         seen.add(key)
         entity_id = "E-" + re.sub(r"[^a-z0-9]+", "-", phrase.casefold()).strip("-")[:60]
+        if entity_id in members:  # "heat-stress" and "heat stress" are one entity
+            continue
         entities.append({"id": entity_id, "name": normalize_ws(hits[0][1].group()), "type": "concept",
                          "description": f"Key phrase of {len(hits)} claim(s) in this research."})
         members[entity_id] = [c["id"] for c, _ in hits]
