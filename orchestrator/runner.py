@@ -26,6 +26,8 @@ from orchestrator.pipeline import Processor
 from orchestrator.session import load_session, update_session
 from orchestrator.views import flush_views
 
+#: An agent process exits with this status when the run's budget is spent (agents/claude).
+EXIT_BUDGET_EXCEEDED = 3
 PHASE_ORDER = ("prepare", "research", "fact_check", "gate", "synthesis", "report", "done")
 
 
@@ -104,8 +106,11 @@ class MissionRunner:
     def _save(self, **session_fields: Any) -> None:
         run_state = self.run_state
 
+        cost = total_cost_usd(self.paths.root)
+
         def apply(data: dict[str, Any]) -> None:
             data["run"] = run_state
+            data["cost_usd"] = cost
             data.update(session_fields)
 
         self.session = update_session(self.paths, apply)
@@ -298,7 +303,8 @@ class MissionRunner:
                        "graph": str(self.paths.kg_json)},
             "retry_instructions": retry,
             "options": {"evidence_threshold": self.options.evidence_threshold, "max_claims_per_question": 6,
-                        "depth": entry["iteration"]},
+                        "depth": entry["iteration"], "budget_usd": self.budget_usd,
+                        "budget_usd_remaining": round(max(0.0, self.budget_usd - total_cost_usd(self.paths.root)), 6)},
             "heartbeat_path": str(dispatch.heartbeat_path(self.paths, name)),
             "created_at": dispatch.now(),
         }
@@ -330,6 +336,10 @@ class MissionRunner:
             entry["state"] = "merged"
             self._save()
             return
+        if outcome is None and result.exit_code == EXIT_BUDGET_EXCEEDED:
+            entry["state"] = "failed"
+            self._save()
+            raise BudgetExhausted(f"{name} stopped before a model call: the ${self.budget_usd:.2f} budget is spent")
         if outcome is None:
             dispatch.failure_instructions(self.paths, result, entry["attempts"],
                                           self.mission.constraints.max_attempts_per_agent)

@@ -80,23 +80,34 @@ def _mode(quiet: bool, as_json: bool) -> str:
 @click.option("--agents-dir", "agent_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Extra folder of agent definitions (e.g. external agents); repeatable.")
 @click.option("--evidence-threshold", default=90.0, show_default=True, help="Fuzzy-match score (0-100) for a snippet to count as found.")
+@click.option("--dry-run", is_flag=True, help="Print the plan and an estimated cost range, then stop.")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
 @json_option
 @pass_ctx
 @friendly
 def run(ctx: Context, query: str, mission: str, backend: str, input_dirs: tuple[Path, ...], libraries: tuple[Path, ...],
         max_parallel: int, max_minutes: float | None, budget_usd: float | None, max_iterations: int | None,
-        max_invocations: int | None, agent_dirs: tuple[Path, ...], evidence_threshold: float, quiet: bool,
-        as_json: bool) -> None:
+        max_invocations: int | None, agent_dirs: tuple[Path, ...], evidence_threshold: float, dry_run: bool,
+        quiet: bool, as_json: bool) -> None:
     """Research QUERY with a mission and write a cited report."""
     from orchestrator.missions import load_mission
     from orchestrator.runner import MissionRunner, RunOptions
     from orchestrator.session import create_session
 
-    chosen = _choose_backend(backend)
+    chosen = "anthropic" if dry_run and backend == "anthropic" else _choose_backend(backend)
     loaded = load_mission(mission)
     if chosen == "offline" and backend == "auto" and not as_json and not quiet:
         click.echo("No ANTHROPIC_API_KEY set: using the offline backend (local documents, no network).")
+    if dry_run:
+        from agents.definitions import load_definitions
+        from orchestrator.estimate import estimate_run
+
+        estimate = estimate_run(loaded, load_definitions(agent_dirs), chosen)
+        if as_json:
+            emit_json(estimate.to_dict())
+        else:
+            click.echo("\n".join(estimate.lines))
+        return
     if chosen == "offline" and not input_dirs and not libraries:
         raise UsageError("the offline backend researches local documents: pass --input-dir DIR and/or --library FILE")
     options = RunOptions(
