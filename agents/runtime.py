@@ -101,7 +101,9 @@ class AgentContext:
         atomic_write_bytes(target, body, durable=False)
         return target
 
-    def write_items(self, stem: str, key: str, items: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> list[Path]:
+    def write_items(
+        self, stem: str, key: str, items: list[dict[str, Any]], extra: dict[str, Any] | None = None
+    ) -> list[Path]:
         """Write ``{key: items}`` as ``<stem>.json``, or split into ``<stem>-NNN.json`` files under the limit.
 
         Arrays under the same key in several files are concatenated by the merge, so
@@ -111,7 +113,8 @@ class AgentContext:
         whole = {key: items, **(extra or {})}
         if len(dumps_pretty(whole).encode()) <= SPLIT_TARGET:
             return [self.write_artifact(f"{stem}.json", whole)]
-        written, chunk = [], []
+        written: list[Path] = []
+        chunk: list[dict[str, Any]] = []
         for item in items:
             if chunk and len(dumps_pretty({key: [*chunk, item]}).encode()) > SPLIT_TARGET:
                 written.append(self.write_artifact(f"{stem}-{len(written) + 1:03d}.json", {key: chunk}))

@@ -199,7 +199,8 @@ def build_contribution(
             for position, raw in enumerate(values):
                 if not isinstance(raw, dict):
                     continue
-                local = raw.get("id") if isinstance(raw.get("id"), str) else derived_id(kind, raw)
+                given = raw.get("id")
+                local = given if isinstance(given, str) else derived_id(kind, raw)
                 where = f"{art.rel}{pointer_join(collection, position)}"
                 if (collection, local) in seen_at:
                     problems.append(
@@ -207,7 +208,8 @@ def build_contribution(
                             art.rel,
                             pointer_join(collection, position, "id"),
                             "merge.duplicate_id",
-                            f"{_singular(collection)} id {local!r} is used twice: here and at {seen_at[(collection, local)]}",
+                            f"{_singular(collection)} id {local!r} is used twice: "
+                            f"here and at {seen_at[(collection, local)]}",
                             "give every item of an agent a distinct id, or remove the repeated item",
                         )
                     )
@@ -308,8 +310,7 @@ def _resolve_value(
             "reference.unresolved",
             f"reference {_preview(written)} does not resolve: {reason}",
             f"set it to the id of a {kinds} in this agent's {files}, or to '<agent>:<id>' naming "
-            f"a {kinds} of an agent that is already merged"
-            + ("" if strict else "; it is kept as written for now"),
+            f"a {kinds} of an agent that is already merged" + ("" if strict else "; it is kept as written for now"),
             severity="error" if strict else "warning",
         )
     ]

@@ -39,7 +39,9 @@ def _action(agent: str, problems: Sequence[Problem], klass: str) -> str:
     files = sorted({p.file for p in problems if p.is_error and p.file})
     where = ", ".join(files[:5]) + (" and others" if len(files) > 5 else "") if files else f"artifacts/{agent}/"
     if klass == "agent_name":
-        return f"Rename the lock file and the artifact folder so the agent name is valid, then recreate {agent}.kg.lock."
+        return (
+            f"Rename the lock file and the artifact folder so the agent name is valid, then recreate {agent}.kg.lock."
+        )
     return (
         f"Fix the {count} problem(s) listed under 'files' and 'shacl_violations' in {where}, changing only what "
         f"each message names, then recreate {agent}.kg.lock (or rename {agent}.kg.lock.error back to it)."

@@ -54,7 +54,7 @@ class RunOptions:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunOptions:
         fields = {f.name for f in dataclasses.fields(cls)}
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in fields}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in fields}
         return cls(**values)
 
 
@@ -80,7 +80,9 @@ class MissionRunner:
         self.max_iterations = options.max_iterations or limits.max_iterations
         self.max_invocations = options.max_invocations or limits.max_agent_invocations
         self.processor = Processor(
-            paths, max_attempts=limits.max_attempts_per_agent, evidence_threshold=options.evidence_threshold,
+            paths,
+            max_attempts=limits.max_attempts_per_agent,
+            evidence_threshold=options.evidence_threshold,
             required_files=self._required_files,
         )
         self.events = self.processor.events
@@ -132,19 +134,29 @@ class MissionRunner:
     def run(self) -> dict[str, Any]:
         if self.run_state.get("phase") == "done":
             status, reason = self.session["status"], self.session.get("status_reason")
-            self.events.emit("run.resumed", f"nothing to resume: the run already finished ({status})",
-                             status=status, phase="done")
+            self.events.emit(
+                "run.resumed", f"nothing to resume: the run already finished ({status})", status=status, phase="done"
+            )
             self.processor.close()
             return {"status": status, "reason": reason, "session": str(self.paths.root)}
         first = not self.run_state
         if first:
-            self.run_state = {"phase": "prepare", "iteration": 1, "invocations": 0, "instances": {},
-                              "options": self.options.to_dict(), "elapsed_before": 0.0}
+            self.run_state = {
+                "phase": "prepare",
+                "iteration": 1,
+                "invocations": 0,
+                "instances": {},
+                "options": self.options.to_dict(),
+                "elapsed_before": 0.0,
+            }
         self._save(status="running", status_reason=None)
-        self.events.emit("run.started" if first else "run.resumed",
-                         f"{'starting' if first else 'resuming'} mission {self.mission.name!r} "
-                         f"(backend {self.options.backend})", mission=self.mission.name, backend=self.options.backend,
-                         phase=self.run_state["phase"])
+        self.events.emit(
+            "run.started" if first else "run.resumed",
+            f"{'starting' if first else 'resuming'} mission {self.mission.name!r} (backend {self.options.backend})",
+            mission=self.mission.name,
+            backend=self.options.backend,
+            phase=self.run_state["phase"],
+        )
         try:
             self._recover()
             status, reason = self._advance()
@@ -153,13 +165,19 @@ class MissionRunner:
             status, reason = "budget_exhausted", str(exc)
             self._finish_report()
         finally:
-            self.run_state["elapsed_before"] = round(float(self.run_state.get("elapsed_before", 0.0))
-                                                     + self.clock() - self._started, 3)
+            self.run_state["elapsed_before"] = round(
+                float(self.run_state.get("elapsed_before", 0.0)) + self.clock() - self._started, 3
+            )
             self._started = self.clock()
         self._save(status=status, status_reason=reason)
         flush_views(self.processor)
-        self.events.emit("run.finished", f"run finished: {status}" + (f" ({reason})" if reason else ""),
-                         status=status, reason=reason, cost_usd=total_cost_usd(self.paths.root))
+        self.events.emit(
+            "run.finished",
+            f"run finished: {status}" + (f" ({reason})" if reason else ""),
+            status=status,
+            reason=reason,
+            cost_usd=total_cost_usd(self.paths.root),
+        )
         self.processor.close()
         return {"status": status, "reason": reason, "session": str(self.paths.root)}
 
@@ -185,9 +203,12 @@ class MissionRunner:
                 if not passed and gaps and self._can_iterate(len(gaps)):
                     state["iteration"] += 1
                     state["pending_questions"] = gaps
-                    self.events.emit("iteration.started", f"iteration {state['iteration']}: "
-                                     f"{len(gaps)} gap(s) to research", iteration=state["iteration"],
-                                     questions=[g["question"] for g in gaps])
+                    self.events.emit(
+                        "iteration.started",
+                        f"iteration {state['iteration']}: {len(gaps)} gap(s) to research",
+                        iteration=state["iteration"],
+                        questions=[g["question"] for g in gaps],
+                    )
                     self._enter("research")
                 else:
                     self._enter("synthesis")
@@ -202,8 +223,12 @@ class MissionRunner:
     def _enter(self, phase: str) -> None:
         self.run_state["phase"] = phase
         self._save()
-        self.events.emit("phase.started", f"phase {phase} (iteration {self.run_state['iteration']})",
-                         phase=phase, iteration=self.run_state["iteration"])
+        self.events.emit(
+            "phase.started",
+            f"phase {phase} (iteration {self.run_state['iteration']})",
+            phase=phase,
+            iteration=self.run_state["iteration"],
+        )
 
     def _finish_failed(self, reason: str) -> tuple[str, str]:
         self._finish_report()
@@ -217,9 +242,14 @@ class MissionRunner:
         for name in names:
             entry = instances.get(name)
             if entry is None or (fresh and entry.get("iteration") != iteration and entry["state"] != "running"):
-                instances[name] = {"definition": name, "phase": phase, "iteration": iteration,
-                                   "sub_question_ids": [], "state": "pending", "attempts": entry["attempts"]
-                                   if entry else 0}
+                instances[name] = {
+                    "definition": name,
+                    "phase": phase,
+                    "iteration": iteration,
+                    "sub_question_ids": [],
+                    "state": "pending",
+                    "attempts": entry["attempts"] if entry else 0,
+                }
         return names
 
     def _plan_questions(self) -> list[dict[str, Any]]:
@@ -227,15 +257,23 @@ class MissionRunner:
         for agent in self.mission.phases.planning:
             plan = graph.get(agent, {})
             if plan.get("sub_questions"):
-                return [{"id": f"{agent}:{q['id']}", "question": q["question"],
-                         "keywords": q.get("keywords", []), "priority": q.get("priority", "medium")}
-                        for q in plan["sub_questions"]]
+                return [
+                    {
+                        "id": f"{agent}:{q['id']}",
+                        "question": q["question"],
+                        "keywords": q.get("keywords", []),
+                        "priority": q.get("priority", "medium"),
+                    }
+                    for q in plan["sub_questions"]
+                ]
         return [{"id": "query", "question": self.session["query"], "keywords": [], "priority": "high"}]
 
     def _research_instances(self) -> list[str]:
         state = self.run_state
         iteration = state["iteration"]
-        existing = [n for n, i in state["instances"].items() if i["phase"] == "research" and i["iteration"] == iteration]
+        existing = [
+            n for n, i in state["instances"].items() if i["phase"] == "research" and i["iteration"] == iteration
+        ]
         if existing:
             return existing
         questions = state.pop("pending_questions", None) or self._plan_questions()
@@ -244,8 +282,14 @@ class MissionRunner:
         for definition in self.mission.phases.research:
             for index, question in enumerate(questions, start=1):
                 name = f"{definition}-i{iteration}-{index}"
-                state["instances"][name] = {"definition": definition, "phase": "research", "iteration": iteration,
-                                            "sub_question_ids": [question["id"]], "state": "pending", "attempts": 0}
+                state["instances"][name] = {
+                    "definition": definition,
+                    "phase": "research",
+                    "iteration": iteration,
+                    "sub_question_ids": [question["id"]],
+                    "state": "pending",
+                    "attempts": 0,
+                }
                 names.append(name)
         self._save()
         return names
@@ -299,12 +343,19 @@ class MissionRunner:
             "sub_questions": [questions[q] for q in entry["sub_question_ids"] if q in questions],
             "required_files": list(definition.required_files),
             "required_sections": list(self.mission.success_criteria.required_sections),
-            "inputs": {"input_dirs": list(self.options.input_dirs), "libraries": list(self.options.libraries),
-                       "graph": str(self.paths.kg_json)},
+            "inputs": {
+                "input_dirs": list(self.options.input_dirs),
+                "libraries": list(self.options.libraries),
+                "graph": str(self.paths.kg_json),
+            },
             "retry_instructions": retry,
-            "options": {"evidence_threshold": self.options.evidence_threshold, "max_claims_per_question": 6,
-                        "depth": entry["iteration"], "budget_usd": self.budget_usd,
-                        "budget_usd_remaining": round(max(0.0, self.budget_usd - total_cost_usd(self.paths.root)), 6)},
+            "options": {
+                "evidence_threshold": self.options.evidence_threshold,
+                "max_claims_per_question": 6,
+                "depth": entry["iteration"],
+                "budget_usd": self.budget_usd,
+                "budget_usd_remaining": round(max(0.0, self.budget_usd - total_cost_usd(self.paths.root)), 6),
+            },
             "heartbeat_path": str(dispatch.heartbeat_path(self.paths, name)),
             "created_at": dispatch.now(),
         }
@@ -314,17 +365,29 @@ class MissionRunner:
         entry["state"] = "running"
         self.run_state["invocations"] = self.run_state.get("invocations", 0) + 1
         self._save()
-        self.events.emit("agent.dispatched", f"{name}: attempt {attempt} started"
-                         + (" with retry instructions" if retry else ""), agent=name, attempt=attempt,
-                         definition=definition.name, task=self.paths.rel(task_file), retry=bool(retry))
+        self.events.emit(
+            "agent.dispatched",
+            f"{name}: attempt {attempt} started" + (" with retry instructions" if retry else ""),
+            agent=name,
+            attempt=attempt,
+            definition=definition.name,
+            task=self.paths.rel(task_file),
+            retry=bool(retry),
+        )
         self.executor.submit(job)
 
     def _after_job(self, result: JobResult) -> None:
         name = result.agent
         entry = self.run_state["instances"][name]
-        self.events.emit("agent.finished", f"{name}: process {result.status} ({result.message})", agent=name,
-                         status=result.status, exit_code=result.exit_code, duration=result.duration_seconds,
-                         log=self.paths.rel(Path(result.log_path)))
+        self.events.emit(
+            "agent.finished",
+            f"{name}: process {result.status} ({result.message})",
+            agent=name,
+            status=result.status,
+            exit_code=result.exit_code,
+            duration=result.duration_seconds,
+            log=self.paths.rel(Path(result.log_path)),
+        )
         outcome = None
         for _ in range(50):
             outcomes = self.processor.process_pending(only=[name])
@@ -341,21 +404,35 @@ class MissionRunner:
             self._save()
             raise BudgetExhausted(f"{name} stopped before a model call: the ${self.budget_usd:.2f} budget is spent")
         if outcome is None:
-            dispatch.failure_instructions(self.paths, result, entry["attempts"],
-                                          self.mission.constraints.max_attempts_per_agent)
-            self.events.emit("agent.failed", f"{name}: {result.status}, no artifacts merged", agent=name,
-                             attempt=entry["attempts"], status=result.status)
+            dispatch.failure_instructions(
+                self.paths, result, entry["attempts"], self.mission.constraints.max_attempts_per_agent
+            )
+            self.events.emit(
+                "agent.failed",
+                f"{name}: {result.status}, no artifacts merged",
+                agent=name,
+                attempt=entry["attempts"],
+                status=result.status,
+            )
         if entry["attempts"] < self.mission.constraints.max_attempts_per_agent:
             entry["state"] = "retry"
-            self.events.emit("agent.retrying", f"{name}: retrying (attempt {entry['attempts'] + 1} of "
-                             f"{self.mission.constraints.max_attempts_per_agent})", agent=name,
-                             next_attempt=entry["attempts"] + 1)
+            self.events.emit(
+                "agent.retrying",
+                f"{name}: retrying (attempt {entry['attempts'] + 1} of "
+                f"{self.mission.constraints.max_attempts_per_agent})",
+                agent=name,
+                next_attempt=entry["attempts"] + 1,
+            )
             self._dispatch(name)
         else:
             entry["state"] = "failed"
             self._save()
-            self.events.emit("agent.gave_up", f"{name}: no accepted artifacts after {entry['attempts']} attempt(s)",
-                             agent=name, attempts=entry["attempts"])
+            self.events.emit(
+                "agent.gave_up",
+                f"{name}: no accepted artifacts after {entry['attempts']} attempt(s)",
+                agent=name,
+                attempts=entry["attempts"],
+            )
 
     # -- recovery -------------------------------------------------------------------------
     def _recover(self) -> None:
@@ -366,8 +443,11 @@ class MissionRunner:
             if entry["state"] != "running":
                 continue
             merged = outcomes.get(name) is not None and outcomes[name].status in ("merged", "noop")
-            if merged or (name not in outcomes and agents_state.get(name, {}).get("state") == "merged"
-                          and agents_state[name].get("attempts", 0) >= entry["attempts"]):
+            if merged or (
+                name not in outcomes
+                and agents_state.get(name, {}).get("state") == "merged"
+                and agents_state[name].get("attempts", 0) >= entry["attempts"]
+            ):
                 entry["state"] = "merged"
             else:
                 entry["state"] = "retry"
@@ -379,10 +459,14 @@ class MissionRunner:
 
         graph = self._graph()
         result = evaluate_quality(self.paths, graph, self.mission)
-        self.events.emit("gate.evaluated", f"quality {result['score']}/100, gate "
-                         f"{'passed' if result['passed'] else 'not passed'}", score=result["score"],
-                         passed=result["passed"], failed=[c["criterion"] for c in result["checks"] if not c["passed"]],
-                         recommendations=result["recommendations"])
+        self.events.emit(
+            "gate.evaluated",
+            f"quality {result['score']}/100, gate {'passed' if result['passed'] else 'not passed'}",
+            score=result["score"],
+            passed=result["passed"],
+            failed=[c["criterion"] for c in result["checks"] if not c["passed"]],
+            recommendations=result["recommendations"],
+        )
         if result["passed"]:
             return True, []
         return False, self._gap_questions(graph)
@@ -400,8 +484,15 @@ class MissionRunner:
         in_time = self._elapsed_minutes() < 0.75 * self.max_minutes
         allowed = state["iteration"] < self.max_iterations
         if not (progressed and affordable and in_time and allowed):
-            why = ("iteration limit reached" if not allowed else "the last iteration added no claims"
-                   if not progressed else "not enough invocations left" if not affordable else "time nearly up")
+            why = (
+                "iteration limit reached"
+                if not allowed
+                else "the last iteration added no claims"
+                if not progressed
+                else "not enough invocations left"
+                if not affordable
+                else "time nearly up"
+            )
             self.events.emit("iteration.stopped", f"no further research iteration: {why}", reason=why)
             return False
         return True
@@ -416,8 +507,15 @@ class MissionRunner:
                 gaps.append({**question, "depth": question.get("depth", 1) + 1})
         for gap in graph.get("gaps", []):
             if gap.get("priority") == "high" and gap["id"] not in asked:
-                gaps.append({"id": gap["id"], "question": gap["description"],
-                             "keywords": gap.get("suggested_queries", []), "priority": "high", "depth": 2})
+                gaps.append(
+                    {
+                        "id": gap["id"],
+                        "question": gap["description"],
+                        "keywords": gap.get("suggested_queries", []),
+                        "priority": "high",
+                        "depth": 2,
+                    }
+                )
         return gaps[:8]
 
     def _finish_report(self) -> tuple[str, str | None]:

@@ -108,7 +108,9 @@ def _all(records: dict[str, dict[str, Any]], collection: str) -> list[dict[str, 
     return [item for agent in sorted(records) for item in records[agent]["contribution"]["items"][collection]]
 
 
-def build_views(records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str) -> dict[str, Any]:
+def build_views(
+    records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str
+) -> dict[str, Any]:
     sources, source_alias = dedupe_sources(_all(records, "sources"))
     entities, entity_alias = dedupe_entities(_all(records, "entities"))
     assessments: dict[str, list[dict[str, Any]]] = defaultdict(list)

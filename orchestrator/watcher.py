@@ -38,13 +38,13 @@ class _LockHandler(FileSystemEventHandler):
     def on_created(self, event: FileSystemEvent) -> None:
         try:
             self._hint(event.src_path)
-        except Exception:  # noqa: BLE001 - never let watchdog's thread die
+        except Exception:
             self._wake.put(RESCAN)
 
     def on_moved(self, event: FileSystemEvent) -> None:
         try:
             self._hint(event.dest_path)
-        except Exception:  # noqa: BLE001
+        except Exception:
             self._wake.put(RESCAN)
 
 
@@ -148,7 +148,7 @@ class Watcher:
     def _process_once(self) -> None:
         try:
             outcomes = self.processor.process_pending()
-        except Exception as exc:  # noqa: BLE001 - bad input must never stop the watcher
+        except Exception as exc:
             self.processor.events.emit("processor.error", f"processing failed: {exc!r}; will retry", error=repr(exc))
             time.sleep(0.2)
             self._wake.put(RESCAN)

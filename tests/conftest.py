@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,13 +69,28 @@ def store_text(paths: SessionPaths, text: str) -> str:
 
 
 def sample_source(sid: str = "S1", **extra: Any) -> dict[str, Any]:
-    return {"id": sid, "type": "journal-article", "title": f"A study {sid}", "authors": ["Ada Lovelace"],
-            "year": 2020, "peer_reviewed": True, **extra}
+    return {
+        "id": sid,
+        "type": "journal-article",
+        "title": f"A study {sid}",
+        "authors": ["Ada Lovelace"],
+        "year": 2020,
+        "peer_reviewed": True,
+        **extra,
+    }
 
 
-def sample_claim(cid: str = "C1", source_id: str = "S1", snippet: str = "merging is hard", **extra: Any) -> dict[str, Any]:
-    return {"id": cid, "statement": f"Claim {cid}: merging is hard.", "confidence": 0.8, "priority": "medium",
-            "evidence": [{"source_id": source_id, "snippet": snippet, "locator": {"page": 1}}], **extra}
+def sample_claim(
+    cid: str = "C1", source_id: str = "S1", snippet: str = "merging is hard", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "id": cid,
+        "statement": f"Claim {cid}: merging is hard.",
+        "confidence": 0.8,
+        "priority": "medium",
+        "evidence": [{"source_id": source_id, "snippet": snippet, "locator": {"page": 1}}],
+        **extra,
+    }
 
 
 @pytest.fixture(scope="session")

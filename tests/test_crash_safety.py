@@ -70,11 +70,11 @@ def cconductor() -> list[str]:
 # -- sessions ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> SessionPaths:
-    """A session with 20 pending agents, each with a stored source text and three verified claims."""
+    """A session with 20 pending agents, each with a stored source text and a verified claim."""
     shapes(), SchemaRegistry.default()  # warm the caches the forked processors inherit
     paths = create_session(tmp_path_factory.mktemp("template"), "What survives kill -9?", "crash-test")
     for agent in AGENTS:
-        write_agent(paths.root, agent)
+        write_agent(paths.root, agent, claims=1)
     return paths
 
 
@@ -126,8 +126,8 @@ def reference(template: SessionPaths, tmp_path_factory: pytest.TempPathFactory) 
             assert graph == results["graph"] and quads == results["quads"]
         results.update(graph=graph, quads=quads, paths=paths)
     assert sorted(ledger(results["paths"])) == sorted((a, "merge") for a in AGENTS)
-    assert results["graph"]["stats"]["claims_count"] == 3 * len(AGENTS)
-    assert results["graph"]["stats"]["evidence_verified"] == 3 * len(AGENTS)
+    assert results["graph"]["stats"]["claims_count"] == len(AGENTS)
+    assert results["graph"]["stats"]["evidence_verified"] == len(AGENTS)
     return results
 
 

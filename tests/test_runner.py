@@ -27,27 +27,63 @@ AGENTS = Path(__file__).resolve().parent / "data" / "external_agents"
 
 def _definitions(folder: Path, researcher_cmd: list[str] | None = None, planner_cmd: list[str] | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "script-planner.json").write_text(json.dumps({
-        "name": "script-planner", "description": "plans in shell", "phase": "planning",
-        "required_files": ["plan.json"], "timeout_seconds": 60,
-        "command": planner_cmd or ["bash", str(AGENTS / "planner.sh"), "{session}", "{task}"]}))
-    (folder / "script-researcher.json").write_text(json.dumps({
-        "name": "script-researcher", "description": "researches in plain Python", "phase": "research",
-        "required_files": ["claims.json", "completion.json"], "timeout_seconds": 60,
-        "command": researcher_cmd or [sys.executable, str(AGENTS / "researcher.py"), "{session}", "{task}"]}))
+    (folder / "script-planner.json").write_text(
+        json.dumps(
+            {
+                "name": "script-planner",
+                "description": "plans in shell",
+                "phase": "planning",
+                "required_files": ["plan.json"],
+                "timeout_seconds": 60,
+                "command": planner_cmd or ["bash", str(AGENTS / "planner.sh"), "{session}", "{task}"],
+            }
+        )
+    )
+    (folder / "script-researcher.json").write_text(
+        json.dumps(
+            {
+                "name": "script-researcher",
+                "description": "researches in plain Python",
+                "phase": "research",
+                "required_files": ["claims.json", "completion.json"],
+                "timeout_seconds": 60,
+                "command": researcher_cmd or [sys.executable, str(AGENTS / "researcher.py"), "{session}", "{task}"],
+            }
+        )
+    )
     return folder
 
 
 def _mission(folder: Path, **constraints: Any) -> Path:
     mission = {
-        "name": "script-mission", "description": "external agents", "objective": "test the loop",
-        "phases": {"planning": ["script-planner"], "ingestion": [], "research": ["script-researcher"],
-                   "fact_check": [], "synthesis": []},
-        "success_criteria": {"confidence_threshold": 0.5, "min_sources": 1, "min_peer_reviewed_sources": 0,
-                             "all_claims_cited": True, "min_quality_score": 0, "min_verified_evidence_ratio": 0.5,
-                             "required_sections": ["Key Findings"]},
-        "constraints": {"max_iterations": 1, "max_minutes": 5, "max_agent_invocations": 20, "budget_usd": 1,
-                        "max_attempts_per_agent": 3, "agent_timeout_seconds": 60, **constraints},
+        "name": "script-mission",
+        "description": "external agents",
+        "objective": "test the loop",
+        "phases": {
+            "planning": ["script-planner"],
+            "ingestion": [],
+            "research": ["script-researcher"],
+            "fact_check": [],
+            "synthesis": [],
+        },
+        "success_criteria": {
+            "confidence_threshold": 0.5,
+            "min_sources": 1,
+            "min_peer_reviewed_sources": 0,
+            "all_claims_cited": True,
+            "min_quality_score": 0,
+            "min_verified_evidence_ratio": 0.5,
+            "required_sections": ["Key Findings"],
+        },
+        "constraints": {
+            "max_iterations": 1,
+            "max_minutes": 5,
+            "max_agent_invocations": 20,
+            "budget_usd": 1,
+            "max_attempts_per_agent": 3,
+            "agent_timeout_seconds": 60,
+            **constraints,
+        },
         "output": {"formats": ["markdown", "html", "bibtex", "csl-json"], "citation_style": "numbered"},
     }
     path = folder / "script-mission.json"
@@ -116,20 +152,35 @@ def test_an_agent_that_writes_nothing_is_retried_with_instructions(tmp_path: Pat
 
 def test_resume_after_kill_finishes_the_run_and_a_second_resume_is_harmless(tmp_path: Path) -> None:
     slow = tmp_path / "slow-researcher.sh"
-    slow.write_text(f"#!/usr/bin/env bash\nsleep 1\nexec {sys.executable} {AGENTS / 'researcher.py'} \"$@\"\n")
+    slow.write_text(f'#!/usr/bin/env bash\nsleep 1\nexec {sys.executable} {AGENTS / "researcher.py"} "$@"\n')
     defs = _definitions(tmp_path / "defs", researcher_cmd=["bash", str(slow), "{session}", "{task}"])
     mission = _mission(tmp_path)
     sessions = tmp_path / "sessions"
     env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(sessions)}
-    cmd = [sys.executable, "-m", "orchestrator.cli", "run", "How fast is the cache?", "--mission", str(mission),
-           "--agents-dir", str(defs), "--backend", "offline", "--input-dir", str(tmp_path), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "orchestrator.cli",
+        "run",
+        "How fast is the cache?",
+        "--mission",
+        str(mission),
+        "--agents-dir",
+        str(defs),
+        "--backend",
+        "offline",
+        "--input-dir",
+        str(tmp_path),
+        "--quiet",
+    ]
     process = subprocess.Popen(cmd, env=env, start_new_session=True)
     deadline = time.monotonic() + 30
     root = None
     while time.monotonic() < deadline:
         found = list(sessions.glob("*/events.jsonl")) if sessions.exists() else []
-        if found and any(e["type"] == "agent.dispatched" and "researcher" in e["data"]["agent"]
-                         for e in read_events(found[0])):
+        if found and any(
+            e["type"] == "agent.dispatched" and "researcher" in e["data"]["agent"] for e in read_events(found[0])
+        ):
             root = found[0].parent
             break
         time.sleep(0.05)
@@ -151,7 +202,12 @@ def test_resume_after_kill_finishes_the_run_and_a_second_resume_is_harmless(tmp_
 
 @pytest.mark.parametrize("backend", ["anthropic"])
 def test_anthropic_backend_without_a_key_fails_at_once(tmp_path: Path, backend: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "run", "q", "--backend", backend],
-                         capture_output=True, text=True, timeout=30, env={**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(tmp_path)})
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", "run", "q", "--backend", backend],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(tmp_path)},
+    )
     assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr
     assert not any(tmp_path.iterdir())

@@ -30,7 +30,7 @@ import platformdirs
 
 from orchestrator import __version__
 from orchestrator.atomic import atomic_write_bytes
-from orchestrator.errors import CconductorError
+from orchestrator.errors import CconductorError, ConfigError
 from orchestrator.redact import redact
 
 log = logging.getLogger("cconductor.providers")
@@ -46,6 +46,17 @@ DEFAULT_INTERVALS: Mapping[str, float] = {
     "api.openalex.org": 0.15,
 }
 DEFAULT_INTERVAL = 0.25
+#: The API origin of each scholarly provider. A base-URL override (a mirror, a recording proxy, a test
+#: server) replaces this origin in every API request of that provider: set it in the HTTP config as
+#: ``{"base_urls": {"openalex": "http://127.0.0.1:8000/openalex"}}`` or in the environment as
+#: ``CCONDUCTOR_PROVIDER_BASE_URL_OPENALEX`` (names: OPENALEX, CROSSREF, SEMANTICSCHOLAR, ARXIV).
+PROVIDER_ORIGINS: Mapping[str, str] = {
+    "openalex": "https://api.openalex.org",
+    "crossref": "https://api.crossref.org",
+    "semanticscholar": "https://api.semanticscholar.org",
+    "arxiv": "https://export.arxiv.org",
+}
+BASE_URL_ENV_PREFIX = "CCONDUCTOR_PROVIDER_BASE_URL_"
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -93,6 +104,10 @@ class HttpConfig:
     intervals: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_INTERVALS))
     default_interval: float = DEFAULT_INTERVAL
     shared_rate_limit: bool = True  # coordinate agent processes through lock files in the cache dir
+    #: provider name -> base URL replacing its API origin (see PROVIDER_ORIGINS). Only API requests
+    #: (``get``) are redirected, never downloads (``stream``), so the PDF fetcher's URL checks stay as
+    #: they are; API keys are not sent to a replacement base URL.
+    base_urls: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def user_agent(self) -> str:
@@ -122,7 +137,29 @@ class HttpConfig:
             kwargs["cache_ttl"] = float(env["CCONDUCTOR_HTTP_CACHE_TTL"])
         if kwargs.get("cache_dir") is not None:
             kwargs["cache_dir"] = Path(kwargs["cache_dir"])
+        kwargs["base_urls"] = _base_urls(dict(raw.get("base_urls") or {}), env)
         return cls(**kwargs)
+
+
+def _base_urls(configured: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
+    """Base-URL overrides from the config, else ``CCONDUCTOR_PROVIDER_BASE_URL_<NAME>``; checked strictly,
+    because a silently ignored override would send the requests to the real API instead."""
+    out: dict[str, str] = {}
+    for name in PROVIDER_ORIGINS:
+        value = configured.get(name) or env.get(BASE_URL_ENV_PREFIX + name.upper()) or None
+        if value is None:
+            continue
+        url = httpx2.URL(str(value).strip())
+        if url.scheme not in ("http", "https") or not url.host or url.query or url.fragment:
+            where = f"base_urls.{name}" if configured.get(name) else BASE_URL_ENV_PREFIX + name.upper()
+            raise ConfigError(f"{where} must be an http(s) URL without query or fragment, like "
+                              f"http://127.0.0.1:8000/{name}; got {str(value)[:200]!r}")
+        out[name] = str(url).rstrip("/")
+    unknown = sorted(set(configured) - set(PROVIDER_ORIGINS))
+    if unknown:
+        raise ConfigError(f"base_urls has unknown provider(s) {', '.join(map(str, unknown))}; "
+                          f"use {', '.join(PROVIDER_ORIGINS)}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -318,7 +355,12 @@ class HttpClient:
 
         ``secret_params``/``secret_headers`` (API keys) are added to the wire request only: the cache
         key, the cached entry, log lines and error messages see ``url`` and ``params`` alone.
+        A provider with a base-URL override (``HttpConfig.base_urls``) is asked at that base instead,
+        without the secrets, and its host is rate limited and skipped as the host actually asked.
         """
+        url, redirected = self._api_url(url)
+        if redirected:
+            secret_params = secret_headers = None
         public_url = str(httpx2.URL(url, params=dict(params or {})))
         host = httpx2.URL(url).host.lower()
         provider = provider or host
@@ -388,6 +430,14 @@ class HttpClient:
             f"{provider} answered HTTP {status} for {url}: {excerpt or 'no details'}. Check the query or "
             "identifier; if it looks right the API may have changed",
             provider=provider, url=url, status=status)
+
+    def _api_url(self, url: str) -> tuple[str, bool]:
+        """``url`` with a provider's API origin replaced by its configured base URL, if any."""
+        for name, base in self.config.base_urls.items():
+            origin = PROVIDER_ORIGINS[name]
+            if url == origin or url.startswith(origin + "/"):
+                return base + url[len(origin):], True
+        return url, False
 
     @contextlib.contextmanager
     def stream(self, url: str, *, provider: str = "", headers: Mapping[str, str] | None = None,

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.errors import UsageError
 from orchestrator.paths import SessionPaths
+
+if TYPE_CHECKING:
+    from orchestrator.pipeline import Processor
 
 
 def _outcome_line(outcome: object) -> str:
@@ -21,8 +25,9 @@ def _outcome_line(outcome: object) -> str:
     if outcome.attempt:
         text += f" (attempt {outcome.attempt})"
     if outcome.status == "rejected":
-        text += f" - {len([p for p in outcome.problems if p.is_error])} problem(s); see {outcome.agent}.retry-instructions.json"
-        for problem in [p for p in outcome.problems if p.is_error][:5]:
+        failing = [p for p in outcome.problems if p.is_error]
+        text += f" - {len(failing)} problem(s); see {outcome.agent}.retry-instructions.json"
+        for problem in failing[:5]:
             text += "\n    " + problem.render()
     return text
 
@@ -46,7 +51,7 @@ def new(ctx: Context, query: str, mission: str | None) -> None:
     click.echo(str(paths.root))
 
 
-def _processor(paths: SessionPaths):  # type: ignore[no-untyped-def]
+def _processor(paths: SessionPaths) -> Processor:
     from orchestrator.agent_registry import required_files_for
     from orchestrator.pipeline import Processor
 
@@ -79,8 +84,18 @@ def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) 
     finally:
         processor.close()
     if as_json:
-        emit_json([{"agent": o.agent, "status": o.status, "attempt": o.attempt, "seq": o.seq,
-                    "problems": [p.to_dict() for p in o.problems]} for o in outcomes])
+        emit_json(
+            [
+                {
+                    "agent": o.agent,
+                    "status": o.status,
+                    "attempt": o.attempt,
+                    "seq": o.seq,
+                    "problems": [p.to_dict() for p in o.problems],
+                }
+                for o in outcomes
+            ]
+        )
     else:
         for outcome in outcomes:
             click.echo(_outcome_line(outcome))
@@ -107,8 +122,12 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
     processor = _processor(paths)
     if as_json:
         processor.events.subscribe(lambda event: click.echo(_json.dumps(event, ensure_ascii=False)))
-    watcher = Watcher(processor, polling=polling, rescan_interval=rescan_interval,
-                      on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o)))
+    watcher = Watcher(
+        processor,
+        polling=polling,
+        rescan_interval=rescan_interval,
+        on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o)),
+    )
     if not as_json:
         click.echo(f"watching {paths.root} (Ctrl-C to stop)")
     import signal
@@ -181,19 +200,26 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
     if as_json:
         emit_json(info)
         return
-    click.echo(f"session   {info['id']}  [{info['status']}]" + (f" {info['status_reason']}" if info["status_reason"] else ""))
+    click.echo(
+        f"session   {info['id']}  [{info['status']}]" + (f" {info['status_reason']}" if info["status_reason"] else "")
+    )
     click.echo(f"query     {info['query']}")
     click.echo(f"mission   {info['mission'] or '-'}    iteration {info['iteration']}")
     for name, agent in sorted(info["agents"].items()):
         click.echo(f"  agent {name:<28} {agent.get('state', '?'):<9} attempts {agent.get('attempts', 0)}")
-    click.echo(f"locks     pending: {', '.join(info['locks_pending']) or '-'}; errored: {', '.join(info['locks_errored']) or '-'}")
+    pending, errored = ", ".join(info["locks_pending"]) or "-", ", ".join(info["locks_errored"]) or "-"
+    click.echo(f"locks     pending: {pending}; errored: {errored}")
     stats = info["stats"]
     if stats:
-        click.echo("graph     " + ", ".join(f"{k.removesuffix('_count')} {stats[k]}" for k in stats if k.endswith("_count")))
+        click.echo(
+            "graph     " + ", ".join(f"{k.removesuffix('_count')} {stats[k]}" for k in stats if k.endswith("_count"))
+        )
         click.echo(f"evidence  {stats.get('evidence_verified', 0)}/{stats.get('evidence_items', 0)} verified")
     if info["quality"]:
         q = info["quality"]
-        click.echo(f"quality   {q.get('score')}/100 " + ", ".join(f"{k} {v}" for k, v in q.get("components", {}).items()))
+        click.echo(
+            f"quality   {q.get('score')}/100 " + ", ".join(f"{k} {v}" for k, v in q.get("components", {}).items())
+        )
 
 
 @main.command()
@@ -207,8 +233,15 @@ def sessions(ctx: Context, as_json: bool) -> None:
     rows = []
     for paths in list_sessions(ctx.sessions_dir):
         data = load_session(paths)
-        rows.append({"id": data["id"], "status": data["status"], "mission": data.get("mission"),
-                     "query": data["query"], "path": str(paths.root)})
+        rows.append(
+            {
+                "id": data["id"],
+                "status": data["status"],
+                "mission": data.get("mission"),
+                "query": data["query"],
+                "path": str(paths.root),
+            }
+        )
     if as_json:
         emit_json(rows)
     else:
@@ -258,8 +291,9 @@ def rollback(ctx: Context, session: str, target: int, show: bool, as_json: bool)
 
 @main.command()
 @click.argument("session")
-@click.option("--format", "fmt", type=click.Choice(["turtle", "trig", "jsonld", "nquads"]), default="trig",
-              show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["turtle", "trig", "jsonld", "nquads"]), default="trig", show_default=True
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to a file.")
 @pass_ctx
 @friendly

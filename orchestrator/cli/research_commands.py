@@ -45,8 +45,11 @@ def _finish(result: dict[str, Any], mode: str) -> None:
     root = Path(result["session"])
     report = root / "mission-report.md"
     if mode == "json":  # one JSON object per line: the events, then the result
-        click.echo(json.dumps({"type": "run.result", **result, "report": str(report) if report.exists() else None},
-                              ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                {"type": "run.result", **result, "report": str(report) if report.exists() else None}, ensure_ascii=False
+            )
+        )
     else:
         click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
         click.echo(f"session: {root}")
@@ -65,30 +68,71 @@ def _mode(quiet: bool, as_json: bool) -> str:
 
 @main.command()
 @click.argument("query")
-@click.option("--mission", default="academic-research", show_default=True, help="Mission name or path to a mission JSON.")
-@click.option("--backend", type=click.Choice(["auto", "offline", "anthropic"]), default="auto", show_default=True,
-              help="auto uses Claude when ANTHROPIC_API_KEY is set, else the offline backend.")
-@click.option("--input-dir", "input_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Folder of local documents to research (PDF, Markdown, text, HTML); repeatable.")
-@click.option("--library", "libraries", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Paper-metadata dump (JSON lines: arXiv OAI-PMH or arXiv snapshot format); repeatable.")
+@click.option(
+    "--mission", default="academic-research", show_default=True, help="Mission name or path to a mission JSON."
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["auto", "offline", "anthropic"]),
+    default="auto",
+    show_default=True,
+    help="auto uses Claude when ANTHROPIC_API_KEY is set, else the offline backend.",
+)
+@click.option(
+    "--input-dir",
+    "input_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of local documents to research (PDF, Markdown, text, HTML); repeatable.",
+)
+@click.option(
+    "--library",
+    "libraries",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Paper-metadata dump (JSON lines: arXiv OAI-PMH or arXiv snapshot format); repeatable.",
+)
 @click.option("--max-parallel", default=2, show_default=True, help="Agent processes run at once.")
 @click.option("--max-minutes", type=float, help="Override the mission's time limit.")
 @click.option("--budget", "budget_usd", type=float, help="Override the mission's USD budget.")
 @click.option("--max-iterations", type=int, help="Override the mission's iteration limit.")
 @click.option("--max-invocations", type=int, help="Override the mission's agent-invocation limit.")
-@click.option("--agents-dir", "agent_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Extra folder of agent definitions (e.g. external agents); repeatable.")
-@click.option("--evidence-threshold", default=90.0, show_default=True, help="Fuzzy-match score (0-100) for a snippet to count as found.")
+@click.option(
+    "--agents-dir",
+    "agent_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Extra folder of agent definitions (e.g. external agents); repeatable.",
+)
+@click.option(
+    "--evidence-threshold",
+    default=90.0,
+    show_default=True,
+    help="Fuzzy-match score (0-100) for a snippet to count as found.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan and an estimated cost range, then stop.")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
 @json_option
 @pass_ctx
 @friendly
-def run(ctx: Context, query: str, mission: str, backend: str, input_dirs: tuple[Path, ...], libraries: tuple[Path, ...],
-        max_parallel: int, max_minutes: float | None, budget_usd: float | None, max_iterations: int | None,
-        max_invocations: int | None, agent_dirs: tuple[Path, ...], evidence_threshold: float, dry_run: bool,
-        quiet: bool, as_json: bool) -> None:
+def run(
+    ctx: Context,
+    query: str,
+    mission: str,
+    backend: str,
+    input_dirs: tuple[Path, ...],
+    libraries: tuple[Path, ...],
+    max_parallel: int,
+    max_minutes: float | None,
+    budget_usd: float | None,
+    max_iterations: int | None,
+    max_invocations: int | None,
+    agent_dirs: tuple[Path, ...],
+    evidence_threshold: float,
+    dry_run: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Research QUERY with a mission and write a cited report."""
     from orchestrator.missions import load_mission
     from orchestrator.runner import MissionRunner, RunOptions
@@ -111,12 +155,20 @@ def run(ctx: Context, query: str, mission: str, backend: str, input_dirs: tuple[
     if chosen == "offline" and not input_dirs and not libraries:
         raise UsageError("the offline backend researches local documents: pass --input-dir DIR and/or --library FILE")
     options = RunOptions(
-        backend=chosen, input_dirs=tuple(str(p.resolve()) for p in input_dirs),
-        libraries=tuple(str(p.resolve()) for p in libraries), max_parallel=max_parallel,
-        evidence_threshold=evidence_threshold, agent_dirs=tuple(str(p.resolve()) for p in agent_dirs),
-        max_minutes=max_minutes, budget_usd=budget_usd, max_iterations=max_iterations, max_invocations=max_invocations,
+        backend=chosen,
+        input_dirs=tuple(str(p.resolve()) for p in input_dirs),
+        libraries=tuple(str(p.resolve()) for p in libraries),
+        max_parallel=max_parallel,
+        evidence_threshold=evidence_threshold,
+        agent_dirs=tuple(str(p.resolve()) for p in agent_dirs),
+        max_minutes=max_minutes,
+        budget_usd=budget_usd,
+        max_iterations=max_iterations,
+        max_invocations=max_invocations,
     )
-    paths = create_session(ctx.sessions_dir, query, loaded.name, {"mission_source": str(loaded.source), **options.to_dict()})
+    paths = create_session(
+        ctx.sessions_dir, query, loaded.name, {"mission_source": str(loaded.source), **options.to_dict()}
+    )
     if not as_json and not quiet:
         click.echo(f"session: {paths.root}")
     runner = MissionRunner(paths, loaded, options)
@@ -214,7 +266,9 @@ def missions_show(name: str, as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--agents-dir", "agent_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--agents-dir", "agent_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
 @json_option
 @friendly
 def agents(agent_dirs: tuple[Path, ...], as_json: bool) -> None:
@@ -223,9 +277,21 @@ def agents(agent_dirs: tuple[Path, ...], as_json: bool) -> None:
 
     found = load_definitions(agent_dirs)
     if as_json:
-        emit_json([{"name": d.name, "phase": d.phase, "description": d.description,
-                    "required_files": list(d.required_files), "timeout_seconds": d.timeout_seconds,
-                    "tools": list(d.tools), "external": d.external, "source": str(d.source)} for d in found.values()])
+        emit_json(
+            [
+                {
+                    "name": d.name,
+                    "phase": d.phase,
+                    "description": d.description,
+                    "required_files": list(d.required_files),
+                    "timeout_seconds": d.timeout_seconds,
+                    "tools": list(d.tools),
+                    "external": d.external,
+                    "source": str(d.source),
+                }
+                for d in found.values()
+            ]
+        )
         return
     for definition in sorted(found.values(), key=lambda d: (d.phase, d.name)):
         kind = "external" if definition.external else "built-in"
