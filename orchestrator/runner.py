@@ -522,11 +522,20 @@ class MissionRunner:
         from orchestrator.reporting import evaluate_quality, write_report
 
         graph = self._graph()
+        violations = [p for p in self.processor.rdf.validate_full() if p.is_error]
+        self.events.emit(
+            "graph.validated",
+            "full SHACL validation: " + (f"{len(violations)} violation(s)" if violations else "the graph conforms"),
+            conforms=not violations,
+            problems=[p.to_dict() for p in violations[:50]],
+        )
         quality = evaluate_quality(self.paths, graph, self.mission)
         written = write_report(self.paths, graph, self.mission, quality)
         self.events.emit("report.written", f"report written: {', '.join(written)}", files=written)
         self.run_state["phase"] = "done"
-        if quality["passed"]:
-            return "completed", None
         failed = [c["message"] for c in quality["checks"] if not c["passed"]]
+        if violations:
+            failed.append(f"the graph has {len(violations)} SHACL violation(s) (run `cconductor validate`)")
+        if not failed:
+            return "completed", None
         return "partial", "success criteria not met: " + "; ".join(failed)

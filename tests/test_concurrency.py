@@ -27,7 +27,6 @@ from rdflib import Dataset
 
 from orchestrator.paths import SessionPaths, pending_lock_agents
 from orchestrator.pipeline import Processor
-from orchestrator.schemas import SchemaRegistry
 from orchestrator.watcher import Watcher
 from tests.helpers.agent_writer import artifact_files
 
@@ -100,7 +99,6 @@ def check_everything_merged_once_and_intact(paths: SessionPaths) -> None:
     assert all(e["verification"]["verified"] for c in graph["claims"] for e in c["evidence"])
     for agent in AGENTS:
         assert graph[agent]["claims"] == artifact_files(agent)["claims.json"]["claims"]
-    assert not SchemaRegistry.default().validate_document("knowledge-graph", graph, None)
     dataset = Dataset()
     dataset.parse(paths.kg_trig, format="trig")
     assert {str(g.identifier) for g in dataset.graphs()} >= {f"urn:cconductor:agent:{a}" for a in AGENTS}
