@@ -390,6 +390,7 @@ def bench_latency(results: Results, workdir: Path, drops: int, spacing: float, b
     with timed("graph built"):
         size = builder.grow_to(int(base_mb * MB))
     builder_proc.close()
+    os.sync()
     say(f"  knowledge-graph.json {size / MB:.2f} MB ({builder.agents} agents); "
         f"views flush {ms(builder.last_flush)}")
 
@@ -436,6 +437,7 @@ def bench_burst(results: Results, workdir: Path, count: int) -> None:
     say(f"\n== burst: {count} agents' locks created at once by another process, watcher running "
         f"(load average {os.getloadavg()[0]:.2f})")
     paths = create_session(workdir, "burst benchmark", "bench")
+    os.sync()
     processor = new_processor(paths)
     agents = {f"burst-{i:04d}" for i in range(count)}
     recorder = _Recorder(agents, clock=time.time)
@@ -553,6 +555,7 @@ def bench_merge(results: Results, workdir: Path, sizes_mb: list[float], repeat: 
         size = builder.grow_to(int(size_mb * MB))
         build = time.perf_counter() - t0
         label = f"{size_mb:g} MB"
+        os.sync()  # write back what building (and earlier benchmarks) left dirty, so fsyncs don't wait for it
         for i in range(3):  # warm-up
             merge_once(builder, f"warm-{size_mb:g}-{i}".replace(".", "-"), rng)
         tag = f"{size_mb:g}".replace(".", "-")

@@ -73,7 +73,7 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
 
 def export_graph(paths: SessionPaths, fmt: str) -> str:
     from orchestrator.pipeline import Processor
-    from orchestrator.rdf import serialize_graphs
+    from orchestrator.rdf_write import serialize_graphs
 
     processor = Processor(paths)
     try:

@@ -31,7 +31,7 @@ def views_seq(processor: Processor) -> int:
 
 def flush_views(processor: Processor, *, force: bool = False) -> bool:
     """Write both views if they are behind the in-memory graph. Returns True if written."""
-    from orchestrator.rdf import serialize_graphs
+    from orchestrator.rdf_write import serialize_graphs
 
     with processor.lock:
         seq = processor.state.head_seq

@@ -43,8 +43,12 @@ BASE_TERMS = ["machine learning", "public health"]
 #: (id, question, focus keywords, priority): the plan the fake planner submits.
 PLAN = [
     ("Q1", "How is machine learning used for public health surveillance?", ["surveillance"], "high"),
-    ("Q2", "What fairness, equity and bias concerns does machine learning raise in public health?",
-     ["fairness", "equity", "bias"], "high"),
+    (
+        "Q2",
+        "What fairness, equity and bias concerns does machine learning raise in public health?",
+        ["fairness", "equity", "bias"],
+        "high",
+    ),
     ("Q3", "How well does machine learning predict health outcomes?", ["predict"], "medium"),
 ]
 PAPERS_PER_RESEARCHER = 5
@@ -56,19 +60,22 @@ ROLES = {
     "submit_assessment": "fact-checker",
     "submit_synthesis": "synthesis-agent",
 }
-NETWORK_GUARD = '''
+NETWORK_GUARD = r'''
 """Test guard (written by tests/test_claude_mission.py): no connection except to this machine."""
 import os
 import socket
 
 _LOG = os.environ.get("CCONDUCTOR_TEST_NETWORK_LOG")
 _LOCAL = {"127.0.0.1", "::1", "localhost", b"127.0.0.1", b"localhost", None}
+if os.environ.get("CCONDUCTOR_TEST_GUARDED"):
+    with open(os.environ["CCONDUCTOR_TEST_GUARDED"], "a", encoding="utf-8") as guarded:
+        guarded.write(f"{os.getpid()} {os.environ.get('CCONDUCTOR_TASK', '-')}\n")
 
 
 def _refuse(what, target):
     if _LOG:
         with open(_LOG, "a", encoding="utf-8") as log:
-            log.write(f"pid {os.getpid()}: {what} {target!r}\\n")
+            log.write(f"pid {os.getpid()}: {what} {target!r}\n")
     raise OSError(f"network access refused by the test guard: {what} {target!r}")
 
 
@@ -180,11 +187,13 @@ class ResearcherModel:
         asked = re.search(r"^Research question: (.*)$", first_text(request), re.M)
         assert asked and asked.group(1) == QUESTION
         questions = [
-            {"id": qid, "question": q, "priority": p, "keywords": [*BASE_TERMS, *focus]}
-            for qid, q, focus, p in PLAN
+            {"id": qid, "question": q, "priority": p, "keywords": [*BASE_TERMS, *focus]} for qid, q, focus, p in PLAN
         ]
-        plan = {"query": QUESTION, "sub_questions": questions,
-                "strategy": "Search the scholarly indexes per sub-question and quote the abstracts."}
+        plan = {
+            "query": QUESTION,
+            "sub_questions": questions,
+            "strategy": "Search the scholarly indexes per sub-question and quote the abstracts.",
+        }
         return [fa.tool_use("submit_plan", plan)]
 
     def academic_researcher(self, request: fa.Body) -> list[fa.Body]:
@@ -196,29 +205,42 @@ class ResearcherModel:
         if len(request["messages"]) == 1:
             assert request["tool_choice"] == {"type": "auto"}
             names = {t["name"] for t in request["tools"]}
-            assert {"search_papers", "fetch_paper_metadata", "fetch_open_access_pdf", "search_passages",
-                    "read_source_page"} <= names, names
-            return [fa.text("I will search the scholarly indexes first."),
-                    fa.tool_use("search_papers", {"query": " ".join(keywords), "limit": 10})]
+            assert {
+                "search_papers",
+                "fetch_paper_metadata",
+                "fetch_open_access_pdf",
+                "search_passages",
+                "read_source_page",
+            } <= names, names
+            return [
+                fa.text("I will search the scholarly indexes first."),
+                fa.tool_use("search_papers", {"query": " ".join(keywords), "limit": 10}),
+            ]
         results = fa.tool_results(request)
         assert results and not any(r.get("is_error") for r in results), f"a tool failed: {results}"
         if results[0]["content"].startswith('<untrusted-data tool="search_papers">'):
             chosen = self._choose(results[0]["content"])
             assert chosen, f"no usable paper in the search results:\n{results[0]['content'][:3000]}"
-            return [fa.text("These papers look relevant; I will store their abstracts."),
-                    *(fa.tool_use("fetch_paper_metadata", {"identifier": doi}) for doi in chosen)]
+            return [
+                fa.text("These papers look relevant; I will store their abstracts."),
+                *(fa.tool_use("fetch_paper_metadata", {"identifier": doi}) for doi in chosen),
+            ]
         stored = [m for r in results for m in STORED.findall(r["content"])]
         assert len(stored) == len(results), f"not every fetch stored a source: {results}"
         claims = []
         for n, (source_id, page) in enumerate(stored, 1):
-            claims.append({
-                "id": f"C{n}",
-                "statement": quote(page),
-                "confidence": 0.8,
-                "priority": "high" if n == 1 else "medium",
-                "sub_question_id": question_id,
-                "evidence": [{"source_id": source_id, "snippet": quote(page), "locator": {"page": 1}}],
-            })
+            claims.append(
+                {
+                    "id": f"C{n}",
+                    "statement": quote(page),
+                    "confidence": 0.8,
+                    "priority": "high" if n == 1 else "medium",
+                    "sub_question_id": question_id,
+                    "evidence": [{"source_id": source_id, "snippet": quote(page), "locator": {"page": 1}}],
+                }
+            )
+        # No "sources": the fetched records are written as they are (the tools never show a source's type,
+        # which sources.json requires and which would then replace the provider's).
         return [fa.tool_use("submit_research", {"claims": claims})]
 
     @staticmethod
@@ -245,14 +267,21 @@ class ResearcherModel:
         assert claims and all(sources for _, sources, _ in claims), f"claims without verified evidence:\n{brief}"
         if len(request["messages"]) == 1:
             words = " ".join(claims[0][2].split()[:8])
-            return [fa.text("Let me look for corroboration."),
-                    fa.tool_use("search_passages", {"query": words, "limit": 3})]
+            return [
+                fa.text("Let me look for corroboration."),
+                fa.tool_use("search_passages", {"query": words, "limit": 3}),
+            ]
         (result,) = fa.tool_results(request)
         assert result["content"].startswith('<untrusted-data tool="search_passages">'), result
         assert f"source_id={claims[0][1][0]} page=1" in result["content"], result["content"][:2000]
         scores = [
-            {"claim_id": cid, "confidence": 0.9, "status": "single-source", "supporting_source_ids": sources,
-             "rationale": "The snippet is quoted verbatim from the paper's abstract (page 1)."}
+            {
+                "claim_id": cid,
+                "confidence": 0.9,
+                "status": "single-source",
+                "supporting_source_ids": sources,
+                "rationale": "The snippet is quoted verbatim from the paper's abstract (page 1).",
+            }
             for cid, sources, _ in claims
         ]
         return [fa.tool_use("submit_assessment", {"confidence_scores": scores})]
@@ -274,17 +303,29 @@ class ResearcherModel:
         def cite(ids: list[str]) -> str:
             return "[" + "; ".join(f"@{i}" for i in ids) + "]"
 
-        findings = [{"statement": f"{text} The literature answers this with {len(by_question[qid])} verified "
-                                  "claim(s).", "claim_ids": by_question[qid], "importance": "high"}
-                    for qid, text in questions if by_question[qid]]
-        coverage = [{"sub_question_id": qid, "status": "covered" if by_question[qid] else "missing",
-                     "claim_ids": by_question[qid]} for qid, _ in questions]
+        findings = [
+            {
+                "statement": f"{text} The literature answers this with {len(by_question[qid])} verified claim(s).",
+                "claim_ids": by_question[qid],
+                "importance": "high",
+            }
+            for qid, text in questions
+            if by_question[qid]
+        ]
+        coverage = [
+            {
+                "sub_question_id": qid,
+                "status": "covered" if by_question[qid] else "missing",
+                "claim_ids": by_question[qid],
+            }
+            for qid, _ in questions
+        ]
         every = [c for c, _, _ in claims]
         text = {
             "Abstract": f"Machine learning supports public health surveillance, raises fairness questions and "
-                        f"predicts health outcomes {cite(every[:3])}.",
+            f"predicts health outcomes {cite(every[:3])}.",
             "Introduction": f"The question was split into {len(questions)} sub-questions and answered from "
-                            "peer-reviewed abstracts.",
+            "peer-reviewed abstracts.",
             "Key Findings": " ".join(f"{statement} {cite([c])}" for c, _, statement in claims),
             "Research Gaps": "No sub-question was left without a verified claim.",
             "Quality Assessment": "Every claim quotes its source verbatim and was checked by the fact-checker.",
@@ -294,11 +335,14 @@ class ResearcherModel:
         outline = {
             "title": "Machine learning in public health",
             "summary": f"A review of {len(set(every))} verified claims {cite(every[:2])}.",
-            "sections": [{"heading": h, "paragraphs": [{"text": text[h]}] if h in text else []}
-                         for h in sections.group(1).split(", ")],
+            "sections": [
+                {"heading": h, "paragraphs": [{"text": text[h]}] if h in text else []}
+                for h in sections.group(1).split(", ")
+            ],
         }
-        return [fa.tool_use("submit_synthesis", {"key_findings": findings, "coverage": coverage,
-                                                  "report_outline": outline})]
+        return [
+            fa.tool_use("submit_synthesis", {"key_findings": findings, "coverage": coverage, "report_outline": outline})
+        ]
 
 
 def quote(page: str) -> str:
@@ -334,8 +378,11 @@ def base_env(tmp: Path) -> dict[str, str]:
     (guard / "sitecustomize.py").write_text(NETWORK_GUARD, encoding="utf-8")
     home = tmp / "home"
     dropped = ("ANTHROPIC_", "CCONDUCTOR_", "SEMANTIC_SCHOLAR_", "OPENALEX_")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(dropped) and "proxy" not in k.lower() and k != "PYTHONPATH"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(dropped) and "proxy" not in k.lower() and k != "PYTHONPATH"
+    }
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / "config"),
@@ -344,6 +391,7 @@ def base_env(tmp: Path) -> dict[str, str]:
         XDG_STATE_HOME=str(home / "state"),
         CCONDUCTOR_SESSIONS_DIR=str(tmp / "sessions"),
         CCONDUCTOR_TEST_NETWORK_LOG=str(tmp / "network-attempts.log"),
+        CCONDUCTOR_TEST_GUARDED=str(tmp / "guarded-processes.log"),
         NO_PROXY="127.0.0.1,localhost",
         no_proxy="127.0.0.1,localhost",
         PYTHONPATH=os.pathsep.join([str(guard), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
@@ -354,9 +402,15 @@ def base_env(tmp: Path) -> dict[str, str]:
 def cconductor(args: list[str], env: dict[str, str], timeout: float = RUN_TIMEOUT) -> Run:
     """Run the command in its own process group; on a timeout the whole group is killed."""
     started = time.monotonic()
-    process = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", *args], env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                               stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator.cli", *args],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -371,9 +425,13 @@ def cconductor(args: list[str], env: dict[str, str], timeout: float = RUN_TIMEOU
     return run
 
 
-def assert_no_network(env: dict[str, str]) -> None:
+def assert_no_network(env: dict[str, str], root: Path) -> None:
+    """No process tried the network, and the guard ran in the command and in every agent process."""
     log = Path(env["CCONDUCTOR_TEST_NETWORK_LOG"])
     assert not log.exists(), f"a process of the run tried to reach the network:\n{log.read_text()}"
+    guarded = {line.split(" ", 1)[1] for line in Path(env["CCONDUCTOR_TEST_GUARDED"]).read_text().splitlines()}
+    tasks = {str(root / e["data"]["task"]) for e in events(root, "agent.dispatched")}
+    assert tasks and tasks <= guarded and "-" in guarded, (tasks, guarded)
 
 
 @contextlib.contextmanager
@@ -381,8 +439,12 @@ def fake_apis(tmp: Path, model: ResearcherModel) -> Iterator[tuple[dict[str, str
     messages = fa.FakeAnthropic(*[model] * MAX_MODEL_CALLS)
     scholarly = FakeScholarly()
     with messages.serve() as anthropic_url, scholarly.serve() as scholarly_url:
-        env = {**base_env(tmp), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": anthropic_url,
-               **scholarly.env(scholarly_url)}
+        env = {
+            **base_env(tmp),
+            "ANTHROPIC_API_KEY": KEY,
+            "ANTHROPIC_BASE_URL": anthropic_url,
+            **scholarly.env(scholarly_url),
+        }
         yield env, messages, scholarly
 
 
@@ -409,8 +471,20 @@ def mission(tmp_path_factory: pytest.TempPathFactory) -> Mission:
     tmp = tmp_path_factory.mktemp("claude-mission")
     model = ResearcherModel()
     with fake_apis(tmp, model) as (env, messages, scholarly):
-        run = cconductor(["run", QUESTION, "--mission", "academic-research", "--backend", "anthropic", "--json",
-                          "--max-parallel", "2"], env)
+        run = cconductor(
+            [
+                "run",
+                QUESTION,
+                "--mission",
+                "academic-research",
+                "--backend",
+                "anthropic",
+                "--json",
+                "--max-parallel",
+                "2",
+            ],
+            env,
+        )
     assert run.root is not None, run.stderr[-3000:]
     if messages.failures:
         raise messages.failures[0]
@@ -452,12 +526,19 @@ def test_the_fact_checker_searched_the_stored_texts_and_scored_every_claim(missi
 
 def test_researchers_used_the_provider_tools_on_the_recorded_responses(mission: Mission) -> None:
     asked = {(s.provider, s.path) for s in mission.scholarly.requests}
-    assert {("openalex", "/works"), ("crossref", "/works"), ("semanticscholar", "/graph/v1/paper/search"),
-            ("arxiv", "/api/query")} <= asked
+    assert {
+        ("openalex", "/works"),
+        ("crossref", "/works"),
+        ("semanticscholar", "/graph/v1/paper/search"),
+        ("arxiv", "/api/query"),
+    } <= asked
     assert not mission.scholarly.unexpected
     assert sum(s.records for s in mission.scholarly.requests if s.provider == "openalex") >= 10
-    recorded = {str(w["doi"]).removeprefix("https://doi.org/").lower(): w for w in
-                mission.scholarly.openalex["results"] if w.get("doi")}
+    recorded = {
+        str(w["doi"]).removeprefix("https://doi.org/").lower(): w
+        for w in mission.scholarly.openalex["results"]
+        if w.get("doi")
+    }
     sources = mission.graph["sources"]
     assert len(sources) >= 10 and all(s["doi"] in recorded for s in sources)
     for source in sources:
@@ -466,7 +547,8 @@ def test_researchers_used_the_provider_tools_on_the_recorded_responses(mission: 
     for claim in mission.graph["claims"]:
         for evidence in claim["evidence"]:
             assert evidence["verification"]["verified"] and evidence["locator"]["page"] == 1, evidence
-    assert_no_network(mission.env)
+    assert_no_network(mission.env, mission.root)
+    assert list((Path(mission.env["XDG_CACHE_HOME"]) / "cconductor" / "http").rglob("*.json"))  # hermetic cache
 
 
 def test_the_report_cites_the_recorded_papers(mission: Mission) -> None:
@@ -500,7 +582,8 @@ def test_costs_are_one_line_per_model_call_and_summed(mission: Mission) -> None:
         assert line["cache_read_input_tokens"] == call.usage["cache_read_input_tokens"]
         assert line["cache_creation_input_tokens"] == call.usage["cache_creation_input_tokens"]
     assert any(line["cache_read_input_tokens"] for line in lines) and any(
-        line["cache_creation_input_tokens"] for line in lines)
+        line["cache_creation_input_tokens"] for line in lines
+    )
     session = json.loads((mission.root / "session.json").read_text())
     assert session["cost_usd"] == pytest.approx(sum(line["cost_usd"] for line in lines), abs=1e-6)
     assert events(mission.root, "run.finished")[0]["data"]["cost_usd"] == pytest.approx(session["cost_usd"])
@@ -524,8 +607,7 @@ def test_the_api_key_is_in_no_file_and_no_output(mission: Mission) -> None:
 def test_a_budget_spent_by_the_first_call_ends_the_run_budget_exhausted(tmp_path: Path) -> None:
     model = ResearcherModel(only=("research-planner",))
     with fake_apis(tmp_path, model) as (env, messages, _):
-        run = cconductor(["run", QUESTION, "--backend", "anthropic", "--budget", "0.0001", "--json"], env,
-                         timeout=60)
+        run = cconductor(["run", QUESTION, "--backend", "anthropic", "--budget", "0.0001", "--json"], env, timeout=60)
     if messages.failures:
         raise messages.failures[0]
     assert run.returncode == 3, run.stderr[-3000:]
@@ -538,33 +620,93 @@ def test_a_budget_spent_by_the_first_call_ends_the_run_budget_exhausted(tmp_path
     session = json.loads((run.root / "session.json").read_text())
     assert session["status"] == "budget_exhausted" and (run.root / "mission-report.md").exists()
     assert run.seconds < 60 and KEY not in run.stdout + run.stderr
-    assert_no_network(env)
+    assert_no_network(env, run.root)
 
 
 def test_auto_backend_without_a_key_runs_offline_and_says_so(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "note.md").write_text("# Surveillance\n\nMachine learning helps public health surveillance find "
-                                  "outbreaks earlier than manual review of reports.\n", encoding="utf-8")
+    (docs / "note.md").write_text(
+        "# Surveillance\n\nMachine learning helps public health surveillance find "
+        "outbreaks earlier than manual review of reports.\n",
+        encoding="utf-8",
+    )
     mission_file = tmp_path / "tiny.json"
-    mission_file.write_text(json.dumps({
-        "name": "tiny", "description": "planner and researcher", "objective": "answer from the note",
-        "phases": {"planning": ["research-planner"], "ingestion": ["pdf-analyzer"],
-                   "research": ["academic-researcher"], "fact_check": [], "synthesis": []},
-        "success_criteria": {"confidence_threshold": 0.1, "min_sources": 1, "min_peer_reviewed_sources": 0,
-                             "all_claims_cited": True, "min_quality_score": 0, "min_verified_evidence_ratio": 0.1,
-                             "required_sections": ["Key Findings"]},
-        "constraints": {"max_iterations": 1, "max_minutes": 5, "max_agent_invocations": 10, "budget_usd": 1,
-                        "max_attempts_per_agent": 1, "agent_timeout_seconds": 60},
-        "output": {"formats": ["markdown"], "citation_style": "numbered"},
-    }))
+    mission_file.write_text(
+        json.dumps(
+            {
+                "name": "tiny",
+                "description": "planner and researcher",
+                "objective": "answer from the note",
+                "phases": {
+                    "planning": ["research-planner"],
+                    "ingestion": ["pdf-analyzer"],
+                    "research": ["academic-researcher"],
+                    "fact_check": [],
+                    "synthesis": [],
+                },
+                "success_criteria": {
+                    "confidence_threshold": 0.1,
+                    "min_sources": 1,
+                    "min_peer_reviewed_sources": 0,
+                    "all_claims_cited": True,
+                    "min_quality_score": 0,
+                    "min_verified_evidence_ratio": 0.1,
+                    "required_sections": ["Key Findings"],
+                },
+                "constraints": {
+                    "max_iterations": 1,
+                    "max_minutes": 5,
+                    "max_agent_invocations": 10,
+                    "budget_usd": 1,
+                    "max_attempts_per_agent": 1,
+                    "agent_timeout_seconds": 60,
+                },
+                "output": {"formats": ["markdown"], "citation_style": "numbered"},
+            }
+        )
+    )
     env = base_env(tmp_path)
-    run = cconductor(["run", QUESTION, "--backend", "auto", "--mission", str(mission_file), "--input-dir",
-                      str(docs)], env, timeout=60)
+    run = cconductor(
+        ["run", QUESTION, "--backend", "auto", "--mission", str(mission_file), "--input-dir", str(docs)],
+        env,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "No ANTHROPIC_API_KEY set: using the offline backend" in run.stdout
     assert run.root is not None
     assert json.loads((run.root / "session.json").read_text())["options"]["backend"] == "offline"
     assert events(run.root, "run.started")[0]["data"]["backend"] == "offline"
     assert not (run.root / "costs.jsonl").exists()
-    assert_no_network(env)
+    assert_no_network(env, run.root)
+
+
+def test_a_provider_base_url_override_redirects_api_requests_only() -> None:
+    import httpx2
+
+    from agents.providers import HttpClient, HttpConfig, OpenAlexProvider
+    from orchestrator.errors import ConfigError
+
+    seen: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json={"results": []})
+
+    env = {"CCONDUCTOR_PROVIDER_BASE_URL_OPENALEX": "http://127.0.0.1:9/openalex/"}
+    config = HttpConfig.from_config({"base_urls": {"arxiv": "http://127.0.0.1:9/arxiv"}}, env)
+    assert config.base_urls == {"openalex": "http://127.0.0.1:9/openalex", "arxiv": "http://127.0.0.1:9/arxiv"}
+    with HttpClient(config, transport=httpx2.MockTransport(answer), cache=False) as client:
+        OpenAlexProvider(client, api_key="oa-secret-key-1234", raise_errors=True).search("health", 2)
+        client.get("https://api.crossref.org/works", params={"query": "x"})
+        with client.stream("https://api.openalex.org/some.pdf"):
+            pass
+    assert [str(r.url).split("?")[0] for r in seen] == [
+        "http://127.0.0.1:9/openalex/works",
+        "https://api.crossref.org/works",
+        "https://api.openalex.org/some.pdf",
+    ]
+    assert "oa-secret-key-1234" not in str(seen[0].url)  # keys go to the real API only
+    for bad in ({"base_urls": {"openalex": "file:///etc"}}, {"base_urls": {"pubmed": "http://127.0.0.1:9"}}):
+        with pytest.raises(ConfigError):
+            HttpConfig.from_config(bad, {})

@@ -139,8 +139,8 @@ def test_40_agent_processes_at_once_while_two_watch_commands_compete(session: Se
         writers = drop_all_at_once(session, lead=1.0)
         wait_writers(writers)
         wait_for(lambda: all_merged(session), "all 40 agents to merge")
-        for watcher in watchers:
-            watcher.send_signal(signal.SIGINT)
+        for watcher, stop in zip(watchers, (signal.SIGINT, signal.SIGTERM), strict=True):
+            watcher.send_signal(stop)  # Ctrl-C and `kill` both stop a watcher cleanly
         outputs = [watcher.communicate(timeout=TIMEOUT) for watcher in watchers]
     finally:
         for watcher in watchers:

@@ -22,11 +22,9 @@ from orchestrator.rdf import (
     field_path,
     node_iri,
     parse_node_iri,
-    serialize,
-    serialize_graphs,
     session_iri,
-    to_dataset,
 )
+from orchestrator.rdf_write import serialize, serialize_graphs, to_dataset
 
 # rdflib's own parsers warn about their internal use of ConjunctiveGraph / default_context.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from orchestrator import pipeline
 from orchestrator.events import read_events
 from orchestrator.paths import SessionPaths
 from orchestrator.pipeline import Processor
@@ -180,6 +181,32 @@ def test_a_processing_failure_is_reported_and_the_watcher_goes_on(
     error = next(e for e in read_events(session.events) if e["type"] == "processor.error")
     assert "No space left on device" in error["message"]
     assert sorted(ledger(session)) == [("next", "merge"), ("unlucky", "merge")]
+
+
+def test_a_failure_in_the_middle_of_a_batch_loses_no_merge_of_that_batch(
+    session: SessionPaths, processor: Processor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "first" is evaluated (and accepted) before "second" fails: the batch is not committed, so
+    # "first" must not be taken for an already-merged set when the batch is retried
+    real = pipeline.bind_evidence
+    failed = threading.Event()
+
+    def bind_failing_once_for_second(contribution: dict[str, Any], *args: Any) -> Any:
+        if contribution["agent"] == "second" and not failed.is_set():
+            failed.set()
+            raise RuntimeError("evidence binding bug (simulated)")
+        return real(contribution, *args)
+
+    monkeypatch.setattr(pipeline, "bind_evidence", bind_failing_once_for_second)
+    write_agent(session.root, "first")
+    write_agent(session.root, "second")
+    with running_watcher(processor, rescan_interval=NO_RESCAN):
+        wait_for(lambda: merged(session) == {"first", "second"}, "both agents of the failed batch to merge")
+    assert failed.is_set() and "processor.error" in event_types(session)
+    assert sorted(ledger(session)) == [("first", "merge"), ("second", "merge")]
+    assert [e["type"] for e in read_events(session.events) if e["data"].get("agent") == "first"].count(
+        "merge.committed") == 1
+    assert {"first", "second"} <= set(graph(session))
 
 
 def test_an_exception_in_the_event_handler_cannot_kill_the_observer(
