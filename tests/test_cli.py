@@ -314,8 +314,6 @@ def test_export_formats_parse_as_rdf(cli: Any, paths: SessionPaths, tmp_path: Pa
     assert any("researcher" in str(s) for s in turtle.subjects())
 
 
-@pytest.mark.xfail(strict=True, reason="unified sources/entities carry a list of provenances (one per alias) but "
-                   "schemas/knowledge-graph.schema.json requires an object")
 def test_knowledge_graph_json_conforms_to_its_schema(cli: Any, paths: SessionPaths) -> None:
     good_set(paths)
     cli("process", str(paths.root))
