@@ -359,6 +359,7 @@ class MissionRunner:
             "heartbeat_path": str(dispatch.heartbeat_path(self.paths, name)),
             "created_at": dispatch.now(),
         }
+        flush_views(self.processor)  # the agent reads knowledge-graph.json: it must show every merge so far
         task_file = dispatch.write_task(self.paths, task)
         timeout = min(definition.timeout_seconds, self.mission.constraints.agent_timeout_seconds)
         job = dispatch.build_job(self.paths, task, task_file, definition.command, timeout)

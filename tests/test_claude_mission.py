@@ -511,12 +511,6 @@ def test_the_mission_completes_with_every_agent_merged(mission: Mission) -> None
     assert all(h.get("x-api-key") == KEY or h.get("authorization") == f"Bearer {KEY}" for h in headers)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runner bug: MissionRunner._dispatch (orchestrator/runner.py) does not flush knowledge-graph.json "
-    "before starting an agent, so the fact-checker, started right after the last researcher's merge, reads "
-    "the graph as of the plan, finds no claims and makes no model call. Remove this marker once it flushes.",
-)
 def test_the_fact_checker_searched_the_stored_texts_and_scored_every_claim(mission: Mission) -> None:
     assert [c.role for c in mission.model.calls].count("fact-checker") == 2  # search_passages, submit
     claims = mission.graph["claims"]

@@ -124,3 +124,9 @@ def test_the_html_report_opens_in_headless_chromium(mission_run: dict[str, Any],
     assert png_size(shot.read_bytes()) == (1200, 2000) and shot.stat().st_size > 20_000
     dom = run_chromium(html, tmp_path / "profile2", "--dump-dom").stdout.decode()
     assert "Bibliography" in dom and mission_run["graph"]["claims"][0]["id"].split(":")[0] in dom
+
+
+def test_the_fact_checker_assessed_every_research_claim(mission_run: dict[str, Any]) -> None:
+    research_claims = [c for c in mission_run["graph"]["claims"] if c["id"].startswith("academic-researcher")]
+    assert research_claims
+    assert all(any(a["by"] == "fact-checker" for a in c.get("assessments", [])) for c in research_claims)
