@@ -39,6 +39,8 @@ SPEC = OutputSpec(
 #: Fields of a fetched source that come from the fetch itself and are never taken from the model.
 _FIXED = ("id", "content_sha256", "url", "doi", "arxiv_id", "pdf_url", "accessed_at")
 _MAX_LISTED_SOURCES = 40
+#: Types a fetch assigns when it knows nothing better; the model may refine these.
+_GENERIC_TYPES = ("web-page", "other")
 
 
 def _clip(text: str, limit: int = 300) -> str:
@@ -127,11 +129,16 @@ def check_research(data: dict[str, Any], library: SourceLibrary, threshold: floa
 
 
 def final_sources(given: list[dict[str, Any]], library: SourceLibrary) -> list[dict[str, Any]]:
-    """Fetched sources are authoritative for identity and text; the model may add descriptive metadata."""
+    """Fetched sources are authoritative: the provider's record wins and the model only fills gaps,
+    except that it may refine a generic type (a fetched page is stored as ``web-page`` until the
+    model says it is, say, documentation)."""
     by_id = {s["id"]: s for s in given if isinstance(s, dict) and "id" in s}
     out = []
     for sid, record in library.own_sources.items():
-        merged = {**record, **{k: v for k, v in by_id.pop(sid, {}).items() if k not in _FIXED}}
+        offered = {k: v for k, v in by_id.pop(sid, {}).items() if k not in _FIXED}
+        merged = {**offered, **record}
+        if record.get("type") in _GENERIC_TYPES and "type" in offered:
+            merged["type"] = offered["type"]
         out.append(merged)
     return out + list(by_id.values())
 

@@ -12,7 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.report import (
+from orchestrator.report.layout import build_document
+from orchestrator.report.model import (
     Block,
     Bullets,
     Cite,
@@ -26,7 +27,6 @@ from orchestrator.report import (
     Strong,
     Table,
     Text,
-    build_document,
 )
 
 #: Defence in depth: even a markup bug could not load or run anything.

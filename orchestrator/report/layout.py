@@ -1,0 +1,145 @@
+"""Which sections a report has, in which order, and the whole document (pure).
+
+:func:`build_document` turns the graph, the synthesis agent's outline, the quality report
+and the session into a :class:`~orchestrator.report.model.Document`. The mission's required
+sections keep their order; the outline's paragraphs fill them, and generated content from
+:mod:`orchestrator.report.sections` fills what the outline leaves empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from orchestrator.quality import gate, score_graph
+from orchestrator.report.citations import Citer, claim_resolver
+from orchestrator.report.context import Context
+from orchestrator.report.headings import kind_of, normalize_heading
+from orchestrator.report.model import Block, Document, Line, Para, Section, text_line
+from orchestrator.report.sections import build_section
+
+#: Sections every report has; appended in this order when the mission does not place them.
+APPENDIX: tuple[tuple[str, str], ...] = (
+    ("evidence", "Evidence"), ("gaps", "Gaps and Contradictions"), ("quality", "Quality Assessment"),
+    ("methodology", "How this research was done"), ("bibliography", "Bibliography"),
+)
+DEFAULT_SECTIONS = ("Executive Summary", "Key Findings", *(heading for _, heading in APPENDIX))
+
+#: Kinds whose generated content follows the outline's paragraphs instead of replacing them.
+ALWAYS_BUILT = frozenset({"evidence", "gaps", "quality", "methodology", "bibliography"})
+
+
+def graph_time(graph: Mapping[str, Any]) -> datetime | None:
+    """The graph's own timestamp, so a report rendered twice from one graph is identical."""
+    try:
+        return datetime.fromisoformat(str(graph.get("generated_at")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _unwrap(outline: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if not outline:
+        return {}
+    inner = outline.get("report_outline")
+    return inner if isinstance(inner, dict) else outline
+
+
+def _plan(required: list[str], outline_sections: list[Mapping[str, Any]]) -> list[tuple[str, str, list[str]]]:
+    """(heading, kind, outline paragraphs) in document order.
+
+    Required sections keep the mission's order. An outline section fills the required section
+    of the same heading, or else of the same kind ("Findings" fills "Key Findings"); other
+    outline sections follow the last one placed (the first required section at the start).
+    Appendix sections the mission does not place come last.
+    """
+    slots: list[tuple[str, str, list[str]]] = [(h, kind_of(h), []) for h in required]
+    by_heading = {normalize_heading(h): i for i, h in enumerate(required)}
+    by_kind: dict[str, int] = {}
+    for i, (_, kind, _) in enumerate(slots):
+        if kind != "custom":
+            by_kind.setdefault(kind, i)
+    extra: dict[int, list[tuple[str, str, list[str]]]] = {}
+    anchor = 0
+    for section in outline_sections:
+        heading = " ".join(str(section.get("heading", "")).split())
+        paragraphs = [p for p in section.get("paragraphs") or () if isinstance(p, dict)]
+        texts = [str(p["text"]) for p in paragraphs if p.get("text")]
+        slot = by_heading.get(normalize_heading(heading), by_kind.get(kind_of(heading)))
+        if slot is None:
+            extra.setdefault(anchor, []).append((heading, kind_of(heading), texts))
+        else:
+            anchor = slot
+            slots[slot][2].extend(texts)
+    ordered: list[tuple[str, str, list[str]]] = []
+    for position, slot_item in enumerate(slots):
+        ordered.append(slot_item)
+        ordered.extend(extra.get(position, []))
+    if not slots:
+        ordered.extend(extra.get(0, []))
+    present = {kind for _, kind, _ in ordered}
+    ordered.extend((heading, kind, []) for kind, heading in APPENDIX if kind not in present)
+    return ordered
+
+
+def build_document(
+    graph: Mapping[str, Any],
+    *,
+    session: Mapping[str, Any],
+    quality: Mapping[str, Any] | None,
+    mission: Mapping[str, Any] | None,
+    outline: Mapping[str, Any] | None,
+    ledger: list[dict[str, Any]] | None,
+    outline_agent: str = "synthesis-agent",
+) -> Document:
+    """The report's content. ``quality`` is ``quality.json`` (computed here when None);
+    ``outline`` is the synthesis agent's ``report_outline`` (bare claim refs resolve in
+    ``outline_agent``'s namespace first); ``mission`` is the mission in its schema form.
+    """
+    criteria = (mission or {}).get("success_criteria") or {}
+    if quality is None:
+        report = score_graph(graph, now=graph_time(graph))
+        quality = report.to_json(gate(report, graph, criteria) if criteria else None)
+    body = _unwrap(outline)
+    citer = Citer(graph)
+    resolve = claim_resolver(graph, outline_agent)
+    ctx = Context(graph, session, quality, mission, list(ledger or []), citer, resolve)
+    required = list(criteria.get("required_sections") or DEFAULT_SECTIONS)
+    plan = _plan(required, [s for s in body.get("sections") or () if isinstance(s, dict)])
+    summary = body.get("summary") if isinstance(body.get("summary"), str) else None
+    has_summary_slot = any(kind == "summary" for _, kind, _ in plan)
+    lead: list[Block] = [Para(ctx.line(summary))] if summary and not has_summary_slot else []
+
+    built: list[Section] = []
+    deferred: list[tuple[Section, list[str]]] = []
+    for heading, kind, texts in plan:
+        section = Section(heading, kind)
+        built.append(section)
+        if kind in ("evidence", "bibliography"):
+            deferred.append((section, texts))  # they list what the rest of the report cites
+            continue
+        if kind == "summary" and not texts and summary:
+            texts = [summary]
+        section.blocks.extend(Para(ctx.line(t)) for t in texts)
+        if not texts or kind in ALWAYS_BUILT:
+            section.blocks.extend(build_section(kind, heading, ctx))
+    for section, texts in sorted(deferred, key=lambda item: item[0].kind != "evidence"):
+        section.blocks.extend(Para(ctx.line(t)) for t in texts)
+        section.blocks.extend(build_section(section.kind, section.heading, ctx))
+    title = " ".join(str(body.get("title") or session.get("query") or "Research report").split())
+    passed = quality.get("passed")
+    return Document(title, byline(ctx), lead, built, quality.get("score"), quality.get("band"),
+                    passed if isinstance(passed, bool) else None)
+
+
+def byline(ctx: Context) -> Line:
+    """Mission, session and the graph commit the report was built from."""
+    parts = []
+    if ctx.mission and ctx.mission.get("name"):
+        parts.append(f"Mission: {ctx.mission['name']}")
+    if ctx.session.get("id"):
+        parts.append(f"Session: {ctx.session['id']}")
+    graph = ctx.graph
+    parts.append(f"Knowledge graph commit {graph.get('commit_seq', '-')}, "
+                 f"generated {graph.get('generated_at', '-')}")
+    return text_line(" · ".join(parts))
