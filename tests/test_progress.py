@@ -1,0 +1,76 @@
+"""The run's progress view: a live table on a terminal, plain lines otherwise, JSON lines on request."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+QUESTION = "How are artifacts validated?"
+
+
+def _command(tmp_path: Path, *extra: str) -> tuple[list[str], dict[str, str]]:
+    env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(tmp_path / "sessions"), "COLUMNS": "140", "TERM": "xterm"}
+    command = [sys.executable, "-m", "orchestrator.cli", "run", QUESTION, "--input-dir", str(DOCS),
+               "--mission", "general-research", *extra]
+    return command, env
+
+
+def test_a_terminal_gets_the_live_table(tmp_path: Path) -> None:
+    command, env = _command(tmp_path)
+    leader, follower = os.openpty()
+    process = subprocess.Popen(command, stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    output = b""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        elif process.poll() is not None:
+            break
+    process.wait(timeout=30)
+    os.close(leader)
+    text = output.decode(errors="replace")
+    assert process.returncode == 0, text[-2000:]
+    assert "phase" in text and "iteration" in text and "claims" in text  # the table's title line
+    assert "merged" in text and "research-planner" in text  # agent rows with their state
+    assert "\x1b[" in text  # drawn with terminal control sequences
+    assert "report:" in text
+
+
+def test_a_pipe_gets_plain_lines(tmp_path: Path) -> None:
+    command, env = _command(tmp_path)
+    out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert any(line.startswith("[") and "merged as commit" in line for line in lines)
+    assert "\x1b[" not in out.stdout
+
+
+def test_json_mode_prints_one_event_per_line(tmp_path: Path) -> None:
+    command, env = _command(tmp_path, "--json")
+    out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert {"timestamp", "type", "message", "data"} <= set(events[0])
+    assert events[-1]["type"] == "run.result" and events[-1]["report"].endswith("mission-report.md")
+
+
+def test_quiet_mode_prints_only_the_result(tmp_path: Path) -> None:
+    command, env = _command(tmp_path, "--quiet")
+    out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:3]] == ["status", "session", "report"]
+    assert len(lines) == 4 and lines[3].strip().endswith("mission-report.html")
