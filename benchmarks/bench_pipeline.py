@@ -19,6 +19,8 @@ Measures, on real session folders in a temporary directory:
 A final table compares the figures with the targets. For a missed target (or with
 ``--profile``) it prints cProfile hotspots. ``--quick`` (under ~2 minutes) skips the 50 MB
 graph and the 1 MB-vs-50 MB target is then judged on the largest size measured.
+The figures move a lot with other load on the machine: the load average is printed with
+each section, and per-merge costs also show the process's CPU time, which is far steadier.
 """
 
 from __future__ import annotations
