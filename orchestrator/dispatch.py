@@ -1,7 +1,7 @@
 """Turning an agent instance into a task file and an executor job, and a failed job into feedback.
 
 The task file is the whole contract with the agent process: what to do, the inputs,
-and on a retry the previous attempt's retry instructions. Previous attempts' files are
+and on a retry the previous attempt's retry instructions (:func:`build_task` is pure). Previous attempts' files are
 moved aside (never deleted) so each attempt's artifact set is exactly what it wrote.
 """
 
@@ -11,15 +11,19 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.definitions import AgentDefinition
 from orchestrator.atomic import atomic_write_json
 from orchestrator.executor import Job, JobResult
 from orchestrator.ids import iso_timestamp
+from orchestrator.missions import Mission
 from orchestrator.paths import SessionPaths
 from orchestrator.problems import Problem
 from orchestrator.retry import build_retry_instructions
+from orchestrator.run_config import RunOptions
 
 HEARTBEAT_TIMEOUT_SECONDS = 120.0
 
@@ -50,6 +54,55 @@ def set_aside_previous_attempt(paths: SessionPaths, agent: str, attempt: int) ->
     for stale in (paths.lock_error(agent), paths.lock(agent)):
         if stale.exists():
             stale.unlink()
+
+
+def build_task(
+    paths: SessionPaths,
+    agent: str,
+    definition: AgentDefinition,
+    instance: Mapping[str, Any],
+    *,
+    mission: Mission,
+    options: RunOptions,
+    query: str,
+    questions: Mapping[str, dict[str, Any]],
+    retry: dict[str, Any] | None,
+    budget_usd: float,
+    spent_usd: float,
+    created_at: str,
+) -> dict[str, Any]:
+    """The task file of ``instance``'s current attempt (``instance["attempts"]``)."""
+    return {
+        "agent": agent,
+        "definition": definition.name,
+        "attempt": instance["attempts"],
+        "max_attempts": mission.constraints.max_attempts_per_agent,
+        "session": str(paths.root),
+        "query": query,
+        "mission": mission.name,
+        "objective": mission.objective,
+        "phase": definition.phase,
+        "iteration": instance["iteration"],
+        "backend": options.backend,
+        "sub_questions": [questions[q] for q in instance["sub_question_ids"] if q in questions],
+        "required_files": list(definition.required_files),
+        "required_sections": list(mission.success_criteria.required_sections),
+        "inputs": {
+            "input_dirs": list(options.input_dirs),
+            "libraries": list(options.libraries),
+            "graph": str(paths.kg_json),
+        },
+        "retry_instructions": retry,
+        "options": {
+            "evidence_threshold": options.evidence_threshold,
+            "max_claims_per_question": 6,
+            "depth": instance["iteration"],
+            "budget_usd": budget_usd,
+            "budget_usd_remaining": round(max(0.0, budget_usd - spent_usd), 6),
+        },
+        "heartbeat_path": str(heartbeat_path(paths, agent)),
+        "created_at": created_at,
+    }
 
 
 def write_task(paths: SessionPaths, task: dict[str, Any]) -> Path:

@@ -4,75 +4,38 @@ Per batch, under the session's merge mutex: read and validate each pending agent
 artifacts, merge them against the in-memory graph, bind evidence, run incremental
 SHACL, then commit every accepted merge in one transaction (group commit) and only
 then consume the locks. A crash at any point leaves each lock merged or pending.
+What a committed outcome then changes in the session folder is :mod:`orchestrator.outcomes`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from filelock import FileLock
 
 from orchestrator.artifacts import ArtifactSet, folder_fingerprint, read_artifact_set
-from orchestrator.atomic import atomic_write_bytes, atomic_write_json
 from orchestrator.errors import InvalidAgentName
 from orchestrator.events import EventLog
 from orchestrator.evidence import DEFAULT_THRESHOLD, bind_evidence
 from orchestrator.ids import iso_timestamp
 from orchestrator.merge import build_contribution
-from orchestrator.paths import AGENT_NAME_RE, SessionPaths, check_agent_name, pending_lock_agents
-from orchestrator.problems import Problem, errors, pointer_join
-from orchestrator.retry import build_retry_instructions, error_class
+from orchestrator.outcomes import Outcome, Staged, apply_outcome, record_missing_merges, record_outcomes
+from orchestrator.paths import SessionPaths, check_agent_name, pending_lock_agents
+from orchestrator.problems import Problem, errors
+from orchestrator.retry import error_class
 from orchestrator.schemas import SchemaRegistry
-from orchestrator.session import load_session, update_session
+from orchestrator.session import load_session
+from orchestrator.sourcetexts import TextStore, source_text_problems
 from orchestrator.state import GraphState
 from orchestrator.store import LedgerEntry, Store
 
+__all__ = ["Outcome", "Processor", "RequiredFiles", "TextStore"]
+
 RequiredFiles = Callable[[str], Iterable[str]]
-
-
-@dataclass
-class Outcome:
-    agent: str
-    status: str  # merged | rejected | noop | deferred
-    attempt: int | None = None
-    problems: list[Problem] = field(default_factory=list)
-    seq: int | None = None
-
-
-class TextStore:
-    """Reads ``sources/<sha256>.txt`` and checks the name is the content's hash (cached)."""
-
-    def __init__(self, paths: SessionPaths):
-        self.paths = paths
-        self._texts: dict[str, tuple[tuple[int, int], str | None]] = {}
-
-    def check(self, sha: str) -> tuple[str | None, str | None]:
-        """Return (text, None) or (None, reason)."""
-        path = self.paths.source_text(sha)
-        try:
-            info = path.stat()
-        except FileNotFoundError:
-            return None, f"sources/{sha}.txt does not exist"
-        key = (info.st_size, info.st_mtime_ns)
-        cached = self._texts.get(sha)
-        if cached and cached[0] == key:
-            text = cached[1]
-        else:
-            data = path.read_bytes()
-            text = data.decode("utf-8", "replace") if hashlib.sha256(data).hexdigest() == sha else None
-            self._texts[sha] = (key, text)
-        if text is None:
-            return None, f"sources/{sha}.txt does not match its name: its content's sha256 differs"
-        return text, None
-
-    def text(self, sha: str) -> str | None:
-        return self.check(sha)[0]
 
 
 class Processor:
@@ -141,7 +104,7 @@ class Processor:
             names = [n for n in pending_lock_agents(self.paths.root) if wanted is None or n in wanted]
             if not names:
                 return []
-            staged: list[tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]] = []
+            staged: list[Staged] = []
             try:
                 for name in names:
                     self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
@@ -165,7 +128,7 @@ class Processor:
                 with contextlib.suppress(OSError):
                     os.replace(self.paths.lock(name), self.paths.lock(shown))
 
-    def _evaluate(self, name: str) -> tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]:
+    def _evaluate(self, name: str) -> Staged:
         try:
             check_agent_name(name)
         except InvalidAgentName as exc:
@@ -193,7 +156,7 @@ class Processor:
             return Outcome(name, "rejected", attempt, list(artifact_set.problems)), artifact_set, None
 
         merged_at = iso_timestamp()
-        problems = self._check_source_texts(artifact_set)
+        problems = source_text_problems(artifact_set, self.texts)
         result = build_contribution(
             name, artifact_set.files, self.state.excluding(name),
             attempt=attempt, merged_at=merged_at, artifact_sha256=artifact_set.sha256,
@@ -281,25 +244,8 @@ class Processor:
             return attempts
         return attempts + 1
 
-    def _check_source_texts(self, artifact_set: ArtifactSet) -> list[Problem]:
-        problems = []
-        for art in artifact_set.files:
-            for position, source in enumerate(art.data.get("sources", []) if art.name == "sources.json" else []):
-                sha = source.get("content_sha256") if isinstance(source, dict) else None
-                if not isinstance(sha, str):
-                    continue
-                _, reason = self.texts.check(sha)
-                if reason:
-                    problems.append(Problem(
-                        art.rel, pointer_join("sources", position, "content_sha256"), "source_text.invalid",
-                        f"content_sha256 of source {source.get('id')!r} is unusable: {reason}",
-                        "write the source's text to sources/<sha256 of the UTF-8 bytes>.txt and put that "
-                        "sha256 in content_sha256 (or drop content_sha256 if there is no text)",
-                    ))
-        return problems
-
     # -- committing ------------------------------------------------------------------
-    def _commit(self, staged: list[tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]]) -> None:
+    def _commit(self, staged: list[Staged]) -> None:
         now = iso_timestamp()
         entries, owners = [], []
         for outcome, artifact_set, record in staged:
@@ -324,9 +270,9 @@ class Processor:
                 self.state.records[outcome.agent]["seq"] = seq
         if seqs:
             self.state.head_seq = self.store.head()
-        for outcome, artifact_set, record in staged:
-            self._finalize(outcome, artifact_set, record)
-        self._update_session(staged)
+        for item in staged:
+            apply_outcome(self.paths, self.events, item, records=self.state.records, max_attempts=self.max_attempts)
+        record_outcomes(self.paths, staged)
 
     def _already_rejected(self, outcome: Outcome, artifact_set: ArtifactSet | None) -> bool:
         last = self.store.last_entry(outcome.agent)
@@ -341,58 +287,6 @@ class Processor:
         self.rdf = RdfState()
         self.refresh()
 
-    def _finalize(self, outcome: Outcome, artifact_set: ArtifactSet | None, record: dict[str, Any] | None) -> None:
-        agent, paths = outcome.agent, self.paths
-        if outcome.status in ("merged", "noop"):
-            if outcome.status == "merged" and record is not None:
-                self._archive(outcome.seq or 0, record)
-            elif outcome.status == "noop":  # a crash after the commit may have left the archive unwritten
-                self._archive_if_missing(agent)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(paths.lock(agent))
-            for stale in (paths.lock_error(agent), paths.retry_instructions(agent)):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(stale)
-            warnings = [p.to_dict() for p in outcome.problems]
-            if outcome.status == "merged":
-                self.events.emit("merge.committed", f"{agent}: attempt {outcome.attempt} merged as commit "
-                                 f"{outcome.seq}", agent=agent, attempt=outcome.attempt, seq=outcome.seq,
-                                 warnings=warnings)
-            else:
-                self.events.emit("merge.noop", f"{agent}: artifact set already merged; lock consumed",
-                                 agent=agent, seq=outcome.seq)
-        elif outcome.status == "rejected":
-            instructions = build_retry_instructions(
-                agent, outcome.attempt or 1, self.max_attempts, outcome.problems,
-                artifact_set.sizes if artifact_set else {},
-            )
-            atomic_write_json(paths.retry_instructions(agent), instructions)
-            with contextlib.suppress(FileNotFoundError):
-                os.replace(paths.lock(agent), paths.lock_error(agent))
-            self.events.emit("merge.rejected", f"{agent}: attempt {outcome.attempt} rejected "
-                             f"({instructions['error_class']}): {instructions['action_required']}",
-                             agent=agent, attempt=outcome.attempt, error_class=instructions["error_class"],
-                             problems=[p.to_dict() for p in errors(outcome.problems)])
-        else:
-            self.events.emit("lock.deferred", f"{agent}: artifact folder changed while reading; will retry",
-                             agent=agent)
-
-    def _archive(self, seq: int, record: dict[str, Any]) -> None:
-        """Keep the merged files readable with ordinary tools (the store holds the same data)."""
-        folder = self.paths.archive / f"{seq:06d}-{record['agent']}"
-        for name, data in record["raw"].items():
-            from orchestrator.atomic import dumps_pretty
-
-            atomic_write_bytes(folder / name, dumps_pretty(data).encode(), durable=False)
-
-    def _archive_if_missing(self, agent: str) -> None:
-        current = self.state.records.get(agent)
-        if not current or not current.get("seq"):
-            return
-        folder = self.paths.archive / f"{current['seq']:06d}-{agent}"
-        if not all((folder / name).is_file() for name in current["raw"]):
-            self._archive(current["seq"], current)
-
     def _reconcile_session(self) -> None:
         """Record in session.json the merges a crashed process committed but could not record there.
 
@@ -400,40 +294,5 @@ class Processor:
         """
         if self._session_checked_at == self.state.head_seq:
             return
-        known = load_session(self.paths).get("agents", {})
-        stale = sorted(agent for agent, record in self.state.records.items()
-                       if (known.get(agent) or {}).get("last_commit_seq") != record.get("seq"))
-        if stale:
-            now = iso_timestamp()
-
-            def apply(data: dict[str, Any]) -> None:
-                agents = data.setdefault("agents", {})
-                for agent in stale:
-                    record = self.state.records[agent]
-                    entry = agents.setdefault(agent, {"attempts": 0, "state": "pending",
-                                                      "last_commit_seq": None})
-                    entry["attempts"] = max(entry.get("attempts", 0), record["attempt"])
-                    entry["state"] = "merged"
-                    entry["last_commit_seq"] = record.get("seq")
-                    entry["updated_at"] = now
-
-            update_session(self.paths, apply)
+        record_missing_merges(self.paths, self.state.records)
         self._session_checked_at = self.state.head_seq
-
-    def _update_session(self, staged: list[tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]]) -> None:
-        changes = [o for o, _, _ in staged if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]
-        if not changes:
-            return
-        now = iso_timestamp()
-
-        def apply(data: dict[str, Any]) -> None:
-            agents = data.setdefault("agents", {})
-            for outcome in changes:
-                entry = agents.setdefault(outcome.agent, {"attempts": 0, "state": "pending", "last_commit_seq": None})
-                entry["attempts"] = max(entry.get("attempts", 0), outcome.attempt or 0)
-                entry["state"] = "rejected" if outcome.status == "rejected" else "merged"
-                if outcome.status == "merged":
-                    entry["last_commit_seq"] = outcome.seq
-                entry["updated_at"] = now
-
-        update_session(self.paths, apply)

@@ -42,7 +42,7 @@ DEFINITIONS = load_definitions()
 def write_task(paths: SessionPaths, agent: str, definition: str, *, attempt: int = 1,
                sub_questions: list[dict[str, Any]] | None = None, inputs: dict[str, Any] | None = None,
                retry: dict[str, Any] | None = None, **extra: Any) -> Path:
-    """A task file as the runner writes it (see orchestrator/runner.py)."""
+    """A task file as the runner writes it (see orchestrator/dispatch.py, build_task)."""
     data = {
         "agent": agent, "definition": definition, "attempt": attempt, "max_attempts": 3,
         "session": str(paths.root), "query": json.loads(paths.session_json.read_text())["query"],

@@ -240,7 +240,7 @@ def test_key_phrases() -> None:
 
 
 def _doc(text: str) -> Document:
-    from agents.offline.ingest import _make_document
+    from agents.offline.documents import make_document
 
     pages = text.split("\f")
-    return _make_document({"type": "local-document", "title": pages[0][:20]}, pages)
+    return make_document({"type": "local-document", "title": pages[0][:20]}, pages)
