@@ -525,8 +525,8 @@ STEPS = [
     ("shacl.py", "validate_agent", "  SHACL validate_agent"),
     ("artifacts.py", "folder_fingerprint", "  folder_fingerprint (re-check)"),
     ("store.py", "commit", "  SQLite group commit (Store.commit)"),
-    ("pipeline.py", "_archive", "  archive copy of the artifacts"),
-    ("pipeline.py", "_update_session", "  session.json update"),
+    ("outcomes.py", "archive", "  archive copy of the artifacts"),
+    ("outcomes.py", "record_outcomes", "  session.json update"),
     ("events.py", "emit", "  events.jsonl (all emits)"),
     ("~", "<built-in method posix.fsync>", "  fsync (all)"),
 ]
