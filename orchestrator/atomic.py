@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 
 def fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
@@ -49,8 +51,17 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
 
 
 def dumps_pretty(data: Any) -> str:
-    """The one JSON layout for human-readable session files."""
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The one JSON layout for human-readable session files (2-space indent, UTF-8).
+
+    orjson rather than json: with ``indent`` set, json falls back to its pure-Python encoder,
+    which made rewriting session.json the cost that grew with the number of agents.
+    (Non-finite floats, which orjson would write as null, cannot reach it: agents' input is
+    parsed strictly and computed scores are finite.) Types orjson does not know fall back to json.
+    """
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
+    except orjson.JSONEncodeError:
+        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
 
 
 def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:

@@ -17,8 +17,9 @@ from typing import Any
 
 from agents.definitions import AgentDefinition, definition_for, load_definitions
 from orchestrator import dispatch
-from orchestrator.costs import total_cost_usd
+from orchestrator.costs import costs_path, total_cost_usd
 from orchestrator.errors import ConfigError
+from orchestrator.events import read_events
 from orchestrator.executor import Executor, JobResult, LocalExecutor
 from orchestrator.missions import Mission
 from orchestrator.paths import SessionPaths
@@ -161,6 +162,20 @@ class InstanceRunner:
         )
         self.executor.submit(job)
 
+    def _report_costs(self, name: str, attempt: int) -> None:
+        """Put the attempt's model calls (request ids, cost) from costs.jsonl into the event log."""
+        calls = [c for c in read_events(costs_path(self.paths.root))
+                 if c.get("agent") == name and c.get("attempt") == attempt]
+        if calls:
+            cost = round(sum(float(c.get("cost_usd", 0.0)) for c in calls), 6)
+            self.events.emit(
+                "agent.costs",
+                f"{name}: {len(calls)} model call(s), ${cost:.4f}",
+                agent=name, attempt=attempt, calls=len(calls), cost_usd=cost,
+                request_ids=[c.get("request_id") for c in calls], models=sorted({str(c.get("model")) for c in calls}),
+                total_cost_usd=total_cost_usd(self.paths.root),
+            )
+
     def _after_job(self, result: JobResult) -> None:
         name = result.agent
         entry = self.run_state["instances"][name]
@@ -173,6 +188,7 @@ class InstanceRunner:
             duration=result.duration_seconds,
             log=self.paths.rel(Path(result.log_path)),
         )
+        self._report_costs(name, entry["attempts"])
         outcome = None
         for _ in range(50):
             outcomes = self.processor.process_pending(only=[name])

@@ -151,6 +151,7 @@ class Processor:
             f"{name}: {len(artifact_set.files)} file(s) read, {len(errors(artifact_set.problems))} problem(s)",
             agent=name, attempt=attempt, files=[f.rel for f in artifact_set.files],
             problems=[p.to_dict() for p in artifact_set.problems],
+            notes=[p.to_dict() for p in artifact_set.notes],
         )
         if not artifact_set.ok:
             return Outcome(name, "rejected", attempt, list(artifact_set.problems)), artifact_set, None

@@ -583,6 +583,8 @@ def test_costs_are_one_line_per_model_call_and_summed(mission: Mission) -> None:
     assert events(mission.root, "run.finished")[0]["data"]["cost_usd"] == pytest.approx(session["cost_usd"])
     logs = "\n".join(p.read_text() for p in (mission.root / "logs").glob("*.log"))
     assert all(f"request_id={rid}" in logs for rid in calls)
+    reported = [rid for e in events(mission.root, "agent.costs") for rid in e["data"]["request_ids"]]
+    assert sorted(reported) == sorted(calls)  # every request id also reaches events.jsonl
 
 
 def test_the_api_key_is_in_no_file_and_no_output(mission: Mission) -> None:
