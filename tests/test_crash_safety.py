@@ -7,7 +7,7 @@ produces on an identical copy of the session, and the archive holds every merged
 
 The processors are forked from this (warmed-up) test process, so a trial costs the merges, not
 an interpreter start; a few trials kill the real `cconductor process` command instead.
-300 more trials: ``CCONDUCTOR_SLOW_TESTS=1 pytest -m slow tests/test_crash_safety.py``.
+A longer soak: ``CCONDUCTOR_CRASH_TRIALS=300 pytest tests/test_crash_safety.py``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from orchestrator.views import flush_views
 from tests.helpers.agent_writer import write_agent
 
 AGENTS = [f"agent-{i:02d}" for i in range(20)]
-TRIALS = 30
+#: Kill trials per run; CCONDUCTOR_CRASH_TRIALS=300 makes a longer soak (about 3 minutes).
+TRIALS = int(os.environ.get("CCONDUCTOR_CRASH_TRIALS", "30"))
 CLI_TRIALS = 2
 MODES = ("each", "each", "batch", "chunks")  # how the killed processor takes its locks
 VOLATILE = {"generated_at", "merged_at", "committed_at", "created_at", "updated_at", "written_at",
@@ -235,9 +236,3 @@ def test_sigkill_of_the_cconductor_process_command(
                                  text=True, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
         check_completed(paths, reference, f"cli trial {trial}")
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("CCONDUCTOR_SLOW_TESTS"), reason="about 3 minutes; set CCONDUCTOR_SLOW_TESTS=1")
-def test_many_more_sigkill_trials(template: SessionPaths, reference: dict[str, Any], tmp_path: Path) -> None:
-    run_trials(range(1000, 1000 + 10 * TRIALS), template, reference, tmp_path)
