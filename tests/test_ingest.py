@@ -62,7 +62,7 @@ PAPERS = {
 @pytest.fixture(scope="module")
 def pdfs() -> dict[str, Document]:
     if not PDF_DIR.is_dir():
-        pytest.skip(f"shared PDFs not found at {PDF_DIR}")
+        pytest.fail(f"shared PDFs not found at {PDF_DIR}: the shared/ folder must sit beside the project")
     result = ingest_dirs([PDF_DIR])
     assert result.skipped == []
     return {Path(d.source["local_path"]).name: d for d in result.documents}
@@ -143,7 +143,7 @@ def test_pdf_abstracts(pdfs: dict[str, Document]) -> None:
 def test_pdf_ingest_is_deterministic() -> None:
     path = PDF_DIR / "j-trauma-manag-outcomes-2010-4-1.pdf"
     if not path.is_file():
-        pytest.skip("shared PDFs not found")
+        pytest.fail("shared PDFs not found: the shared/ folder must sit beside the project")
     assert ingest_file(path) == ingest_file(path)
 
 
@@ -264,7 +264,7 @@ def test_text_files_are_normalised_before_hashing(tmp_path: Path) -> None:
 
 def test_shared_oai_library() -> None:
     if not ARXIV_FILE.is_file():
-        pytest.skip("shared arXiv metadata not found")
+        pytest.fail("shared arXiv metadata not found: the shared/ folder must sit beside the project")
     result = read_library(ARXIV_FILE)
     lines = [x for x in ARXIV_FILE.read_text(encoding="utf-8").splitlines() if x.strip()]
     assert result.skipped == []

@@ -511,7 +511,7 @@ def test_bibtex_entry_types_and_unique_stable_keys() -> None:
 
 
 def test_bibtex_round_trips_through_a_parser() -> None:
-    pybtex_database = pytest.importorskip("pybtex.database", reason="pybtex (test dependency) is missing")
+    import pybtex.database as pybtex_database
     # pylatexenc decodes \textasciicircum to U+02C6; the character meant in text is '^'.
     context = latex2text.get_default_latex_context_db().filter_context(keep_categories=None)
     context.add_context_category(

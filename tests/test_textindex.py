@@ -27,7 +27,7 @@ PDF_DIR = (Path(__file__).parents[1] / ".." / "shared" / "data" / "scientific-pd
 @pytest.fixture(scope="module")
 def docs() -> dict[str, Document]:
     if not PDF_DIR.is_dir():
-        pytest.skip(f"shared PDFs not found at {PDF_DIR}")
+        pytest.fail(f"shared PDFs not found at {PDF_DIR}: the shared/ folder must sit beside the project")
     return {Path(d.source["local_path"]).name: d for d in ingest_dirs([PDF_DIR]).documents}
 
 
