@@ -6,68 +6,40 @@ from all of them, and ``stats`` recomputed from the data (never trusted from age
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from orchestrator.identifiers import DisjointSets, clean_arxiv_id, clean_doi, clean_url
 from orchestrator.merge import COLLECTIONS
 
 SCHEMA_VERSION = 1
 UNIFIED = ("sources", "claims", "entities", "relationships", "gaps", "contradictions")
 
 
-def _norm_doi(value: str) -> str:
-    return re.sub(r"^(https?://(dx\.)?doi\.org/|doi:)", "", value.strip().lower())
-
-
-def _norm_arxiv(value: str) -> str:
-    value = re.sub(r"^(arxiv:|https?://arxiv\.org/(abs|pdf)/)", "", value.strip().lower())
-    return re.sub(r"(v\d+)?(\.pdf)?$", "", value)
-
-
-def _norm_url(value: str) -> str:
-    parts = urlsplit(value.strip())
-    path = parts.path.rstrip("/") or "/"
-    host = parts.netloc.lower().removeprefix("www.")
-    return urlunsplit(("", host, path, parts.query, ""))
-
-
 def source_keys(source: dict[str, Any]) -> list[str]:
     """Identifiers that make two source items the same work."""
-    keys = []
-    if isinstance(source.get("doi"), str):
-        keys.append("doi:" + _norm_doi(source["doi"]))
-    if isinstance(source.get("arxiv_id"), str):
-        keys.append("arxiv:" + _norm_arxiv(source["arxiv_id"]))
-    if isinstance(source.get("url"), str):
-        keys.append("url:" + _norm_url(source["url"]))
-    if isinstance(source.get("content_sha256"), str):
-        keys.append("sha256:" + source["content_sha256"])
-    return keys
+    found = {
+        "doi": clean_doi(source.get("doi")),
+        "arxiv": clean_arxiv_id(source.get("arxiv_id")),
+        "url": clean_url(source.get("url")),
+        "sha256": source.get("content_sha256") if isinstance(source.get("content_sha256"), str) else None,
+    }
+    return [f"{kind}:{value}" for kind, value in found.items() if value]
 
 
 def dedupe_sources(sources: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Union sources sharing any identifier; returns the unified list and alias -> canonical id."""
-    parent = list(range(len(sources)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    sets = DisjointSets(len(sources))
     first_with_key: dict[str, int] = {}
     for index, source in enumerate(sources):
         for key in source_keys(source):
             if key in first_with_key:
-                a, b = find(first_with_key[key]), find(index)
-                parent[max(a, b)] = min(a, b)
+                sets.union(first_with_key[key], index)
             else:
                 first_with_key[key] = index
     groups: dict[int, list[int]] = defaultdict(list)
     for index in range(len(sources)):
-        groups[find(index)].append(index)
+        groups[sets.find(index)].append(index)
     unified, canonical = [], {}
     for root in sorted(groups):
         members = [sources[i] for i in groups[root]]

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 from agents.providers.http import HttpClient, HttpConfig, ProviderError, shared_client
+from orchestrator.identifiers import DisjointSets, clean_arxiv_id, clean_doi
 
 Source = dict[str, Any]
 T = TypeVar("T")
@@ -32,9 +33,6 @@ SOURCE_TYPES = frozenset({"journal-article", "conference-paper", "preprint", "bo
                           "other"})
 PROVIDER_NAMES = ("openalex", "crossref", "semanticscholar", "arxiv")
 _LOCAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_DOI = re.compile(r"10\.\d{4,9}/\S+")
-_ARXIV_NEW = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
-_ARXIV_OLD = re.compile(r"^([a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?$")
 #: arXiv, OSF, Research Square, Preprints.org, ChemRxiv, PsyArXiv..., SSRN, bioRxiv/medRxiv (dated DOIs only:
 #: 10.1101 is also Cold Spring Harbor's journals)
 _PREPRINT_DOI = re.compile(
@@ -65,16 +63,6 @@ def strip_markup(value: Any) -> str | None:
     return cleaned
 
 
-def clean_doi(value: Any) -> str | None:
-    """Bare lowercase DOI from a DOI, ``doi:`` string or resolver URL."""
-    if not value:
-        return None
-    match = _DOI.search(str(value).strip())
-    if not match:
-        return None
-    return match.group().rstrip(".,;").lower()
-
-
 _VERSION_SUFFIX = re.compile(r"[(\[](preprint|pre-print|accepted manuscript|author'?s? version)[)\]]$")
 _PREPRINT_VENUE = re.compile(
     r"(?i)\b(arxiv|biorxiv|medrxiv|ssrn|research square|preprints|chemrxiv|psyarxiv|osf)\b")
@@ -86,21 +74,6 @@ def is_preprint_doi(doi: str | None) -> bool:
 
 def is_preprint_venue(venue: str | None) -> bool:
     return bool(venue and _PREPRINT_VENUE.search(venue))
-
-
-def clean_arxiv_id(value: Any) -> str | None:
-    """arXiv identifier without URL, ``arXiv:`` prefix or version (``2401.01234``, ``hep-th/9901001``)."""
-    if not value:
-        return None
-    text = str(value).strip()
-    text = re.sub(r"(?i)^(https?://)?(export\.)?arxiv\.org/(abs|pdf)/", "", text)
-    text = re.sub(r"(?i)^(arxiv:|10\.48550/arxiv\.)", "", text)
-    text = re.sub(r"(?i)\.pdf$", "", text)
-    for pattern in (_ARXIV_NEW, _ARXIV_OLD):
-        match = pattern.match(text)
-        if match:
-            return match.group(1)
-    return None
 
 
 def person(given: Any, family: Any) -> str | None:
@@ -353,14 +326,7 @@ def merge_sources(lists: Sequence[Sequence[Source]], limit: int | None = None) -
     """
     flat = sorted(((rank, p, s) for p, lst in enumerate(lists) for rank, s in enumerate(lst)),
                   key=lambda t: (t[0], t[1]))
-    parent = list(range(len(flat)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    sets = DisjointSets(len(flat))
     members: dict[int, list[int]] = {i: [i] for i in range(len(flat))}
     owner: dict[tuple[Any, ...], int] = {}
     for i, (_, _, source) in enumerate(flat):
@@ -368,7 +334,7 @@ def merge_sources(lists: Sequence[Sequence[Source]], limit: int | None = None) -
             if key not in owner:
                 owner[key] = i
                 continue
-            a, b = sorted((find(i), find(owner[key])))
+            a, b = sorted((sets.find(i), sets.find(owner[key])))
             if a == b:
                 continue
             if key[0] == "title":  # never fold two different journal DOIs on a title match
@@ -376,7 +342,7 @@ def merge_sources(lists: Sequence[Sequence[Source]], limit: int | None = None) -
                 db = _hard_dois(flat[k][2] for k in members[b])
                 if da and db and not da & db:
                     continue
-            parent[b] = a
+            sets.union(a, b)
             members[a].extend(members.pop(b))
     groups = sorted(members.values(), key=min)
     merged = [_merge([flat[k][2] for k in sorted(group, key=lambda k: (flat[k][1], flat[k][0]))])
