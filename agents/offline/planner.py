@@ -96,6 +96,15 @@ def keywords_of(query: str, limit: int = 6) -> list[str]:
     return out[: limit + 2]
 
 
+#: Words that show a topic is a clause ("cconductor checks that a claim ...") rather than a noun phrase.
+_CLAUSE_WORDS = frozenset(wordlist("that is are was were does do did can could should will would to which"))
+
+
+def _as_noun_phrase(topic: str) -> str:
+    """Quote a clause-like topic so the facet templates stay grammatical around it."""
+    return f"“{topic}”" if any(w.casefold() in _CLAUSE_WORDS for w in _words(topic)) else topic
+
+
 def make_plan(query: str, depth: int = 1) -> dict[str, Any]:
     """The plan document (schemas/plan.schema.json) for ``query``."""
     query = normalize_ws(query)
@@ -112,7 +121,7 @@ def make_plan(query: str, depth: int = 1) -> dict[str, Any]:
         template, priority, vocabulary = _FACETS[facet]
         questions.append({
             "id": f"Q{number}",
-            "question": template.format(topic=topic),
+            "question": template.format(topic=_as_noun_phrase(topic)),
             "priority": priority,
             "keywords": [*keywords[:4], *vocabulary],
             "facet": facet,
