@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import weakref
 from typing import TYPE_CHECKING
 
 import orjson
@@ -18,10 +19,15 @@ from filelock import FileLock
 
 from orchestrator.atomic import atomic_write_bytes, atomic_write_json
 from orchestrator.ids import iso_timestamp
+from orchestrator.rdf_write import TrigCache
 from orchestrator.unified import build_views
 
 if TYPE_CHECKING:
     from orchestrator.pipeline import Processor
+
+
+#: One TriG cache per processor: each flush re-renders only the agents merged since the last one.
+_TRIG_CACHES: weakref.WeakKeyDictionary[Processor, TrigCache] = weakref.WeakKeyDictionary()
 
 
 def views_seq(processor: Processor) -> int:
@@ -33,7 +39,6 @@ def views_seq(processor: Processor) -> int:
 
 def flush_views(processor: Processor, *, force: bool = False) -> bool:
     """Write both views if they are behind the in-memory graph. Returns True if written."""
-    from orchestrator.rdf_write import serialize_graphs
 
     with processor.lock:
         seq = processor.state.head_seq
@@ -46,7 +51,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
-    trig = serialize_graphs(agent_graphs.values(), processor.session_id, "trig").encode()
+    trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(agent_graphs.values(), processor.session_id).encode()
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
             return False
