@@ -572,7 +572,8 @@ def bench_merge(results: Results, workdir: Path, sizes_mb: list[float], repeat: 
             expect_merged(profile.runcall(processor.process_pending))
         profiles[size_mb] = profile
         flushes = []
-        for _ in range(3 if size_mb <= 2 else 1):
+        for i in range(3):  # steady state: one small agent merged, then the views brought up to date
+            merge_once(builder, f"flush-{tag}-{i}", rng)
             t1 = time.perf_counter()
             flush_views(processor, force=True)
             flushes.append(time.perf_counter() - t1)
