@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,9 @@ from typing import Any
 import pytest
 
 from orchestrator.paths import SessionPaths
+from orchestrator.pipeline import Processor
 from orchestrator.session import create_session
+from orchestrator.views import flush_views
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO.parent / "shared").resolve()
@@ -66,6 +69,26 @@ def store_text(paths: SessionPaths, text: str) -> str:
     paths.sources.mkdir(exist_ok=True)
     paths.source_text(sha).write_bytes(data)
     return sha
+
+
+def merge_pending(paths: SessionPaths, **options: Any) -> dict[str, str]:
+    """Process every pending lock with a fresh ``Processor(paths, **options)``, write the views, close it.
+
+    Returns each processed agent's outcome status (``merged``, ``rejected``, ...).
+    """
+    processor = Processor(paths, **options)
+    try:
+        outcomes = processor.process_pending()
+        flush_views(processor)
+        return {o.agent: o.status for o in outcomes}
+    finally:
+        processor.close()
+
+
+def cconductor() -> list[str]:
+    """The installed entry point (next to this Python), else the module."""
+    script = Path(sys.executable).parent / "cconductor"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "orchestrator.cli"]
 
 
 def sample_source(sid: str = "S1", **extra: Any) -> dict[str, Any]:

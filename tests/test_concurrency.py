@@ -12,13 +12,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +25,10 @@ from rdflib import Dataset
 
 from orchestrator.paths import SessionPaths, pending_lock_agents
 from orchestrator.pipeline import Processor
-from orchestrator.watcher import Watcher
+from tests.conftest import cconductor
+from tests.helpers import watching
 from tests.helpers.agent_writer import artifact_files
+from tests.helpers.watching import ledger, merged, running_watcher
 
 WRITER = Path(__file__).resolve().parent / "helpers" / "agent_writer.py"
 AGENTS = [f"agent-{i:02d}" for i in range(40)]
@@ -37,42 +37,13 @@ TIMEOUT = 90.0
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")
 
 
-def cconductor() -> list[str]:
-    script = Path(sys.executable).parent / "cconductor"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "orchestrator.cli"]
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.05)
-
-
-@contextmanager
-def running_watcher(processor: Processor) -> Iterator[threading.Thread]:
-    watcher = Watcher(processor, rescan_interval=2.0, flush_interval=0.2)
-    thread = threading.Thread(target=watcher.run, name="test-watcher", daemon=True)
-    thread.start()
-    try:
-        assert watcher.ready.wait(30), "the watcher did not start"
-        yield thread
-    finally:
-        watcher.stop()
-        thread.join(60)
-    assert not thread.is_alive()
-
-
-def ledger(paths: SessionPaths) -> list[tuple[str, str]]:
-    with sqlite3.connect(paths.store_db, timeout=30) as db:
-        return db.execute("SELECT agent, action FROM ledger ORDER BY seq").fetchall()
+def wait_for(predicate: Callable[[], bool], what: str) -> None:
+    """``watching.wait_for`` with this module's longer timeout, polling less often (40 processes share the CPU)."""
+    watching.wait_for(predicate, what, TIMEOUT, poll=0.05)
 
 
 def all_merged(paths: SessionPaths) -> bool:
-    return {a for a, action in ledger(paths) if action == "merge"} >= set(AGENTS) and not pending_lock_agents(
-        paths.root
-    )
+    return merged(paths) >= set(AGENTS) and not pending_lock_agents(paths.root)
 
 
 def drop_all_at_once(paths: SessionPaths, lead: float = 3.0) -> list[subprocess.Popen[bytes]]:
@@ -118,7 +89,7 @@ def check_everything_merged_once_and_intact(paths: SessionPaths) -> None:
 def test_40_agent_processes_at_once_while_a_watcher_runs(session: SessionPaths) -> None:
     processor = Processor(session)
     try:
-        with running_watcher(processor) as thread:
+        with running_watcher(processor, rescan_interval=2.0, flush_interval=0.2, stop_timeout=60) as (_, thread):
             writers = drop_all_at_once(session)
             wait_writers(writers)
             wait_for(lambda: all_merged(session), "all 40 agents to merge")
@@ -167,7 +138,7 @@ def test_40_agent_processes_while_a_watcher_and_two_process_commands_compete(ses
                 return
 
     try:
-        with running_watcher(processor) as thread:
+        with running_watcher(processor, rescan_interval=2.0, flush_interval=0.2, stop_timeout=60) as (_, thread):
             writers = drop_all_at_once(session, lead=1.5)
             loops = [threading.Thread(target=keep_processing) for _ in range(2)]
             for loop in loops:

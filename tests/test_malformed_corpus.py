@@ -19,10 +19,7 @@ import os
 import re
 import shutil
 import sqlite3
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,10 +28,9 @@ from orchestrator.events import read_events
 from orchestrator.paths import RESERVED_KEYS, SessionPaths
 from orchestrator.pipeline import Processor
 from orchestrator.schemas import SchemaRegistry
-from orchestrator.watcher import Watcher
+from tests.helpers.watching import running_watcher, wait_for
 
 CORPUS = Path(__file__).resolve().parent / "data" / "malformed"
-TIMEOUT = 30.0
 SKY_TEXT = "Page one.\fThe sky is blue on clear days."
 SKY_SHA = hashlib.sha256(SKY_TEXT.encode()).hexdigest()
 MISMATCHED_SHA = "de" * 32  # named in sources.content-sha256-text-mismatch.json
@@ -267,28 +263,6 @@ def good_files() -> dict[str, dict[str, Any]]:
 
 
 # -- helpers -----------------------------------------------------------------------------------------------
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.02)
-
-
-@contextmanager
-def running_watcher(processor: Processor, **options: Any) -> Iterator[tuple[Watcher, threading.Thread]]:
-    watcher = Watcher(processor, **options)
-    thread = threading.Thread(target=watcher.run, name="test-watcher", daemon=True)
-    thread.start()
-    try:
-        assert watcher.ready.wait(TIMEOUT), "the watcher did not start"
-        yield watcher, thread
-    finally:
-        watcher.stop()
-        thread.join(TIMEOUT)
-    assert not thread.is_alive(), "the watcher thread did not stop"
-
-
 def current_records(paths: SessionPaths) -> dict[str, int | None]:
     """agent -> record seq of its namespace, read from the commit point itself."""
     with sqlite3.connect(paths.store_db, timeout=30) as db:

@@ -9,14 +9,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,39 +21,12 @@ from orchestrator import pipeline
 from orchestrator.events import read_events
 from orchestrator.paths import SessionPaths
 from orchestrator.pipeline import Processor
-from orchestrator.watcher import Watcher, _LockHandler
+from orchestrator.watcher import _LockHandler
+from tests.conftest import cconductor
 from tests.helpers.agent_writer import write_agent
+from tests.helpers.watching import TIMEOUT, ledger, merged, running_watcher, wait_for
 
-TIMEOUT = 30.0
 NO_RESCAN = 3600.0  # longer than any test: only file events (or the scan at start) find locks
-
-
-def cconductor() -> list[str]:
-    """The installed entry point (next to this Python), else the module."""
-    script = Path(sys.executable).parent / "cconductor"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "orchestrator.cli"]
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.02)
-
-
-@contextmanager
-def running_watcher(processor: Processor, **options: Any) -> Iterator[tuple[Watcher, threading.Thread]]:
-    watcher = Watcher(processor, **options)
-    thread = threading.Thread(target=watcher.run, name="test-watcher", daemon=True)
-    thread.start()
-    try:
-        assert watcher.ready.wait(TIMEOUT), "the watcher did not start"
-        yield watcher, thread
-    finally:
-        watcher.stop()
-        thread.join(TIMEOUT)
-    assert not thread.is_alive(), "the watcher thread did not stop (observer or flusher hanging)"
 
 
 @pytest.fixture
@@ -65,15 +34,6 @@ def processor(session: SessionPaths) -> Iterator[Processor]:
     proc = Processor(session)
     yield proc
     proc.close()
-
-
-def ledger(paths: SessionPaths) -> list[tuple[str, str]]:
-    with sqlite3.connect(paths.store_db, timeout=30) as db:
-        return db.execute("SELECT agent, action FROM ledger ORDER BY seq").fetchall()
-
-
-def merged(paths: SessionPaths) -> set[str]:
-    return {agent for agent, action in ledger(paths) if action == "merge"}
 
 
 def event_types(paths: SessionPaths) -> list[str]:
