@@ -20,10 +20,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx2
+
+from tests.helpers.local_http import QuietHandler, serve_local
 
 Body = dict[str, Any]
 
@@ -266,35 +267,17 @@ class FakeAnthropic:
         """Speak the Messages API on 127.0.0.1 (real sockets, so timeouts are real); yields base_url."""
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 reply = fake.respond(self.path, dict(self.headers.items()), raw)
                 if reply.delay:
                     time.sleep(reply.delay)
-                data = json.dumps(reply.body).encode()
-                try:
-                    self.send_response(reply.status)
-                    for key, value in {**reply.headers, "content-type": "application/json"}.items():
-                        self.send_header(key, value)
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout)
+                headers = {**reply.headers, "content-type": "application/json"}
+                self.send(reply.status, headers, json.dumps(reply.body).encode())
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            server.server_close()
+        with serve_local(Handler) as base_url:
+            yield base_url
 
     def assert_done(self) -> None:
         """Every step was used and no step's assertion failed."""

@@ -29,12 +29,13 @@ import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import yaml
+
+from tests.helpers.local_http import QuietHandler, serve_local
 
 DATA = (Path(__file__).resolve().parents[2] / "shared" / "data" / "scholarly-api-responses").resolve()
 PROVIDERS = ("openalex", "crossref", "semanticscholar", "arxiv")
@@ -231,30 +232,13 @@ class FakeScholarly:
         """Listen on 127.0.0.1 (a free port); yields the base URL, e.g. ``http://127.0.0.1:4242``."""
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 answer = fake.handle(self.path)
-                try:
-                    self.send_response(answer.status)
-                    self.send_header("content-type", answer.content_type)
-                    self.send_header("content-length", str(len(answer.body)))
-                    self.end_headers()
-                    self.wfile.write(answer.body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                self.send(answer.status, {"content-type": answer.content_type}, answer.body)
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            server.server_close()
+        with serve_local(Handler) as base_url:
+            yield base_url
 
     @staticmethod
     def env(base_url: str) -> dict[str, str]:

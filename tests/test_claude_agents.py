@@ -19,10 +19,8 @@ from agents.definitions import load_definitions
 from agents.runtime import AgentContext
 from orchestrator.ids import iso_timestamp
 from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.views import flush_views
 from tests import fake_anthropic as fa
-from tests.conftest import REPO, store_text, write_artifacts
+from tests.conftest import REPO, merge_pending, store_text, write_artifacts
 from tests.test_claude_client import FakeScholar
 
 KEY = "sk-ant-test-SECRET123"
@@ -34,18 +32,12 @@ PAGE_2 = (
 
 def merge(paths: SessionPaths) -> dict[str, str]:
     definitions = load_definitions()
-    processor = Processor(
+    return merge_pending(
         paths,
         required_files=lambda a: (
             definitions[a.split("-i")[0]].required_files if a.split("-i")[0] in definitions else ()
         ),
     )
-    try:
-        outcomes = processor.process_pending()
-        flush_views(processor)
-        return {o.agent: o.status for o in outcomes}
-    finally:
-        processor.close()
 
 
 def graph(paths: SessionPaths) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from orchestrator.cli import main
 from orchestrator.paths import SessionPaths
 from orchestrator.schemas import SchemaRegistry
 from orchestrator.session import create_session
-from tests.conftest import sample_claim, sample_source, store_text, write_artifacts
+from tests.conftest import cconductor, sample_claim, sample_source, store_text, write_artifacts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")
 
@@ -64,11 +63,6 @@ def kg(paths: SessionPaths) -> dict[str, Any]:
 
 def as_json(result: Result) -> Any:
     return json.loads(result.stdout)
-
-
-def cconductor() -> list[str]:
-    script = Path(sys.executable).parent / "cconductor"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "orchestrator.cli"]
 
 
 # -- basics ------------------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ import random
 import shutil
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from orchestrator.schemas import SchemaRegistry
 from orchestrator.session import create_session
 from orchestrator.shacl import shapes
 from orchestrator.views import flush_views
+from tests.conftest import cconductor, merge_pending
 from tests.helpers.agent_writer import write_agent
 
 AGENTS = [f"agent-{i:02d}" for i in range(20)]
@@ -62,11 +62,6 @@ def process(root: str, mode: str) -> None:
             flush_views(processor)
     flush_views(processor)
     processor.close()
-
-
-def cconductor() -> list[str]:
-    script = Path(sys.executable).parent / "cconductor"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "orchestrator.cli"]
 
 
 # -- sessions ------------------------------------------------------------------------------------------------
@@ -168,15 +163,6 @@ def check_completed(paths: SessionPaths, reference: dict[str, Any], where: str) 
     assert {a: (v["state"], v["attempts"]) for a, v in agents.items()} == {a: ("merged", 1) for a in AGENTS}
 
 
-def restart(paths: SessionPaths) -> None:
-    processor = Processor(paths)
-    try:
-        processor.process_pending()
-        flush_views(processor)
-    finally:
-        processor.close()
-
-
 def run_trials(seeds: range, template: SessionPaths, reference: dict[str, Any], tmp_path: Path) -> None:
     killed = partial = 0
     for seed in seeds:
@@ -196,7 +182,7 @@ def run_trials(seeds: range, template: SessionPaths, reference: dict[str, Any], 
                 killed += 1
                 partial += 0 < len(ledger(paths)) < len(AGENTS)
             check_after_kill(paths, reference, where)
-        restart(paths)
+        merge_pending(paths)  # restart to completion
         check_completed(paths, reference, f"trial {seed} ({mode})")
         shutil.rmtree(paths.root)
     assert killed >= len(seeds) // 2, f"only {killed} runs were killed before they finished"

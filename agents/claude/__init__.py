@@ -1,25 +1,30 @@
 """The Claude backend: the same agents and artifacts as ``agents.offline``, written by a model.
 
 Each agent module has ``run(context)``; what they share lives here: the exit-on-budget entry
-wrapper, the agent's definition and system prompt, and the task and retry sections of the
-first user message. Importing this package does not import ``anthropic`` (that happens on
-the first model call).
+wrapper, the agent's definition, system prompt and model client, the task and retry sections
+of the first user message, and the conversation that puts these together. Importing this
+package does not import ``anthropic`` (that happens on the first model call).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from agents.claude.client import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ClaudeClient
+from agents.claude.structured import Check, OutputSpec, Result, ToolRunner, converse
 from agents.definitions import AgentDefinition, definition_for, load_definitions
 from agents.runtime import AgentContext
 
 __all__ = [
+    "agent_client",
+    "agent_converse",
     "agent_entry",
     "definition_of",
     "make_client",
@@ -67,6 +72,45 @@ def system_prompt(definition: AgentDefinition) -> str:
 
 def make_client(context: AgentContext, definition: AgentDefinition) -> ClaudeClient:
     return ClaudeClient.for_context(context, definition.model_tier)
+
+
+def agent_client(
+    context: AgentContext, definition: AgentDefinition, client: ClaudeClient | None = None
+) -> AbstractContextManager[ClaudeClient]:
+    """``client`` as given (whoever made it closes it), else a new one for the task, closed on leaving.
+
+        with agent_client(context, definition, client) as client:
+            result = converse(client, ...)
+    """
+    if client is not None:
+        return contextlib.nullcontext(client)
+    return contextlib.closing(make_client(context, definition))
+
+
+def agent_converse(
+    context: AgentContext,
+    definition: AgentDefinition,
+    client: ClaudeClient,
+    brief: list[str],
+    *,
+    spec: OutputSpec,
+    purpose: str,
+    tools: ToolRunner | None = None,
+    check: Check | None = None,
+) -> Result:
+    """:func:`converse` as the agent: its system prompt, and a first message of the ``brief``'s lines
+    followed, on a retry, by the :func:`retry_section`."""
+    retry = retry_section(context)
+    user = [*brief, "", retry] if retry else brief
+    return converse(
+        client,
+        system=system_prompt(definition),
+        user="\n".join(user),
+        spec=spec,
+        purpose=purpose,
+        tools=tools,
+        check=check,
+    )
 
 
 def task_section(context: AgentContext) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.claude import agent_entry, definition_of, make_client, retry_section, system_prompt, task_section
+from agents.claude import agent_client, agent_converse, agent_entry, definition_of, task_section
 from agents.claude.client import ClaudeClient
-from agents.claude.structured import OutputSpec, converse
+from agents.claude.structured import OutputSpec
 from agents.claude.tools import SourceLibrary, Toolbox
 from agents.runtime import AgentContext
 
@@ -89,36 +89,29 @@ def check_assessment(data: dict[str, Any], claim_ids: set[str], source_ids: set[
 @agent_entry
 def run(context: AgentContext, client: ClaudeClient | None = None) -> None:
     definition = definition_of(context)
-    own_client = client is None
-    client = client or make_client(context, definition)
-    graph = context.graph()
-    limit = int(context.task.options.get("max_claims_to_check", 150))
-    claims = claims_to_check(graph, context.task.agent, limit)
-    claim_ids = {c["id"] for c in claims}
-    source_ids = {s["id"] for s in graph.get("sources", []) if isinstance(s, dict) and "id" in s}
-    if not claims:
-        context.write_artifact("confidence-scores.json", {"confidence_scores": []})
-        context.complete("completed", "There were no claims to check.")
-        return
-    library = SourceLibrary(context, graph)
-    toolbox = Toolbox(definition.tools, library, client.config)
-    user = [task_section(context), "", f"Claims to check ({len(claims)}):", render_claims(claims)]
-    retry = retry_section(context)
-    if retry:
-        user += ["", retry]
-    try:
-        result = converse(
+    with agent_client(context, definition, client) as client:
+        graph = context.graph()
+        limit = int(context.task.options.get("max_claims_to_check", 150))
+        claims = claims_to_check(graph, context.task.agent, limit)
+        claim_ids = {c["id"] for c in claims}
+        source_ids = {s["id"] for s in graph.get("sources", []) if isinstance(s, dict) and "id" in s}
+        if not claims:
+            context.write_artifact("confidence-scores.json", {"confidence_scores": []})
+            context.complete("completed", "There were no claims to check.")
+            return
+        library = SourceLibrary(context, graph)
+        toolbox = Toolbox(definition.tools, library, client.config)
+        user = [task_section(context), "", f"Claims to check ({len(claims)}):", render_claims(claims)]
+        result = agent_converse(
+            context,
+            definition,
             client,
-            system=system_prompt(definition),
-            user="\n".join(user),
+            user,
             spec=SPEC,
             purpose="fact-check",
             tools=toolbox,
             check=lambda d: check_assessment(d, claim_ids, source_ids),
         )
-    finally:
-        if own_client:
-            client.close()
     scores = result.files.get("confidence-scores.json", {}).get("confidence_scores", [])
     contradictions = result.files.get("contradictions.json", {}).get("contradictions", [])
     context.write_items("confidence-scores", "confidence_scores", scores)

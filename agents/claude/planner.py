@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.claude import agent_entry, definition_of, make_client, retry_section, system_prompt, task_section
+from agents.claude import agent_client, agent_converse, agent_entry, definition_of, task_section
 from agents.claude.client import ClaudeClient
-from agents.claude.structured import OutputSpec, converse
+from agents.claude.structured import OutputSpec
 from agents.runtime import AgentContext
 
 SPEC = OutputSpec(
@@ -37,33 +37,20 @@ def check_plan(data: dict[str, Any], max_questions: int) -> list[str]:
 @agent_entry
 def run(context: AgentContext, client: ClaudeClient | None = None) -> None:
     definition = definition_of(context)
-    own_client = client is None
-    client = client or make_client(context, definition)
-    options = context.task.options
-    max_questions = int(options.get("max_sub_questions", 8))
-    sections = context.task.data.get("required_sections") or []
-    user = [
-        task_section(context),
-        "",
-        f"Plan between 3 and {max_questions} sub-questions that together answer the research question.",
-    ]
-    if sections:
-        user.append("The final report must have these sections: " + ", ".join(map(str, sections)) + ".")
-    retry = retry_section(context)
-    if retry:
-        user += ["", retry]
-    try:
-        result = converse(
-            client,
-            system=system_prompt(definition),
-            user="\n".join(user),
-            spec=SPEC,
-            purpose="plan",
-            check=lambda d: check_plan(d, max_questions),
+    with agent_client(context, definition, client) as client:
+        options = context.task.options
+        max_questions = int(options.get("max_sub_questions", 8))
+        sections = context.task.data.get("required_sections") or []
+        user = [
+            task_section(context),
+            "",
+            f"Plan between 3 and {max_questions} sub-questions that together answer the research question.",
+        ]
+        if sections:
+            user.append("The final report must have these sections: " + ", ".join(map(str, sections)) + ".")
+        result = agent_converse(
+            context, definition, client, user, spec=SPEC, purpose="plan", check=lambda d: check_plan(d, max_questions)
         )
-    finally:
-        if own_client:
-            client.close()
     plan = dict(result.files["plan.json"])
     plan["query"] = context.task.query  # the plan is for the question asked, word for word
     context.write_artifact("plan.json", plan)

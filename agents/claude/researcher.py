@@ -14,16 +14,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.claude import (
+    agent_client,
+    agent_converse,
     agent_entry,
     definition_of,
-    make_client,
     previous_files,
-    retry_section,
-    system_prompt,
     task_section,
 )
 from agents.claude.client import ClaudeClient
-from agents.claude.structured import OutputSpec, converse
+from agents.claude.structured import OutputSpec
 from agents.claude.tools import ScholarlyBackend, SourceLibrary, Toolbox
 from agents.offline.text import sentence_spans
 from agents.runtime import AgentContext
@@ -143,7 +142,8 @@ def final_sources(given: list[dict[str, Any]], library: SourceLibrary) -> list[d
     return out + list(by_id.values())
 
 
-def research_brief(context: AgentContext, library: SourceLibrary, tools: tuple[str, ...]) -> str:
+def research_brief(context: AgentContext, library: SourceLibrary, tools: tuple[str, ...]) -> list[str]:
+    """The lines of the first message (the retry section follows them on a retry)."""
     options = context.task.options
     lines = [task_section(context), ""]
     sources = library.graph_sources()
@@ -168,10 +168,7 @@ def research_brief(context: AgentContext, library: SourceLibrary, tools: tuple[s
         "case and whitespace) on the cited page.",
         "Record each sub-question you could not answer from the sources as a gap.",
     ]
-    retry = retry_section(context)
-    if retry:
-        lines += ["", retry]
-    return "\n".join(lines)
+    return lines
 
 
 @agent_entry
@@ -179,29 +176,25 @@ def run(
     context: AgentContext, client: ClaudeClient | None = None, backend: ScholarlyBackend | None = None
 ) -> None:
     definition = definition_of(context)
-    own_client = client is None
-    client = client or make_client(context, definition)
-    threshold = float(context.task.options.get("evidence_threshold", DEFAULT_THRESHOLD))
-    library = SourceLibrary(context, context.graph())
-    retried = previous_files(context) if context.task.attempt > 1 else {}
-    for name, data in retried.items():  # a retry keeps citing what the rejected attempt fetched
-        if name.startswith("sources"):
-            for record in data.get("sources", []) if isinstance(data, dict) else []:
-                library.adopt(record)
-    toolbox = Toolbox(definition.tools, library, client.config, backend=backend)
-    try:
-        result = converse(
+    with agent_client(context, definition, client) as client:
+        threshold = float(context.task.options.get("evidence_threshold", DEFAULT_THRESHOLD))
+        library = SourceLibrary(context, context.graph())
+        retried = previous_files(context) if context.task.attempt > 1 else {}
+        for name, data in retried.items():  # a retry keeps citing what the rejected attempt fetched
+            if name.startswith("sources"):
+                for record in data.get("sources", []) if isinstance(data, dict) else []:
+                    library.adopt(record)
+        toolbox = Toolbox(definition.tools, library, client.config, backend=backend)
+        result = agent_converse(
+            context,
+            definition,
             client,
-            system=system_prompt(definition),
-            user=research_brief(context, library, toolbox.enabled),
+            research_brief(context, library, toolbox.enabled),
             spec=SPEC,
             purpose="research",
             tools=toolbox,
             check=lambda d: check_research(d, library, threshold),
         )
-    finally:
-        if own_client:
-            client.close()
     files = result.files
     sources = final_sources(files.get("sources.json", {}).get("sources", []), library)
     claims: list[dict[str, Any]] = files.get("claims.json", {}).get("claims", [])

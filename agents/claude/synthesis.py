@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.claude import agent_entry, definition_of, make_client, retry_section, system_prompt, task_section
+from agents.claude import agent_client, agent_converse, agent_entry, definition_of, task_section
 from agents.claude.client import ClaudeClient
-from agents.claude.structured import OutputSpec, converse
+from agents.claude.structured import OutputSpec
 from agents.offline.corpus import plan_questions
 from agents.runtime import AgentContext
 from orchestrator.report.citations import check_outline, claim_lookup, claim_resolver, is_verified
@@ -114,34 +114,27 @@ def check_synthesis(
 @agent_entry
 def run(context: AgentContext, client: ClaudeClient | None = None) -> None:
     definition = definition_of(context)
-    own_client = client is None
-    client = client or make_client(context, definition)
-    graph = context.graph()
-    claims = verified_claims(graph)
-    questions = sub_questions(context, graph)
-    sections = [str(s) for s in context.task.data.get("required_sections") or []]
-    user = [task_section(context), "", render(graph, claims, questions)]
-    if sections:
-        user += ["", "Required report sections (use these exact headings): " + ", ".join(sections)]
-    if not claims:
-        user += ["", "No claim is verified yet: write findings and an outline that say so, without markers."]
-    retry = retry_section(context)
-    if retry:
-        user += ["", retry]
-    verified = {c["id"] for c in claims}
-    question_ids = {str(q["id"]) for q in questions}
-    try:
-        result = converse(
+    with agent_client(context, definition, client) as client:
+        graph = context.graph()
+        claims = verified_claims(graph)
+        questions = sub_questions(context, graph)
+        sections = [str(s) for s in context.task.data.get("required_sections") or []]
+        user = [task_section(context), "", render(graph, claims, questions)]
+        if sections:
+            user += ["", "Required report sections (use these exact headings): " + ", ".join(sections)]
+        if not claims:
+            user += ["", "No claim is verified yet: write findings and an outline that say so, without markers."]
+        verified = {c["id"] for c in claims}
+        question_ids = {str(q["id"]) for q in questions}
+        result = agent_converse(
+            context,
+            definition,
             client,
-            system=system_prompt(definition),
-            user="\n".join(user),
+            user,
             spec=SPEC,
             purpose="synthesis",
             check=lambda d: check_synthesis(d, graph, context.task.agent, verified, question_ids, sections),
         )
-    finally:
-        if own_client:
-            client.close()
     files = result.files
     context.write_items(
         "key-findings", "key_findings", files.get("key-findings.json", {}).get("key_findings", [])

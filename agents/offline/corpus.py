@@ -26,7 +26,7 @@ from agents.offline.text import STOPWORDS, normalize_ws, sentence_spans, tokens,
 from agents.offline.textindex import Hit, PassageIndex
 from agents.runtime import AgentContext
 
-__all__ = ["Corpus", "Sentence", "apply_retry", "load_corpus", "plan_questions", "stem", "terms"]
+__all__ = ["Corpus", "Sentence", "apply_retry", "complete_retry", "load_corpus", "plan_questions", "stem", "terms"]
 
 _INDEX_VERSION = 1
 
@@ -419,3 +419,14 @@ def apply_retry(context: AgentContext, produce: Callable[[], object], fixers: di
         if name in changed or not (context.folder / name).exists():
             context.write_artifact(name, doc)
     return "Retry: " + ("; ".join(notes) if notes else "nothing named could be changed") + "."
+
+
+def complete_retry(
+    context: AgentContext, produce: Callable[[], object], summary: str, fixers: dict[str, ItemFixer] | None = None
+) -> bool:
+    """On a retry: act on the instructions (:func:`apply_retry`), complete with ``summary`` and
+    :func:`apply_retry`'s note, and return True. On a first attempt: do nothing, return False."""
+    if not context.task.retry_instructions:
+        return False
+    context.complete("completed", summary, apply_retry(context, produce, fixers or {}))
+    return True

@@ -16,7 +16,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from agents.offline.corpus import Corpus, apply_retry, load_corpus, stem, terms
+from agents.offline.corpus import Corpus, complete_retry, load_corpus, stem, terms
 from agents.offline.text import normalize_ws, wordlist
 from agents.runtime import AgentContext
 
@@ -171,9 +171,8 @@ def _produce(context: AgentContext) -> dict[str, int]:
 
 
 def run(context: AgentContext) -> None:
-    if context.task.retry_instructions:
-        notes = apply_retry(context, lambda: _produce(context), {})
-        context.complete("completed", "Re-submitted the assessments with the named problems fixed.", notes)
+    resubmitted = "Re-submitted the assessments with the named problems fixed."
+    if complete_retry(context, lambda: _produce(context), resubmitted):
         return
     stats = _produce(context)
     summary = (

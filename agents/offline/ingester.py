@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.offline.corpus import apply_retry
+from agents.offline.corpus import complete_retry
 from agents.offline.ingest import Document, IngestResult, ingest_dirs, read_library
 from agents.runtime import AgentContext
 
@@ -75,11 +75,8 @@ def _produce(context: AgentContext) -> tuple[int, int, int]:
 
 
 def run(context: AgentContext) -> None:
-    notes = None
-    if context.task.retry_instructions:
-        notes = apply_retry(context, lambda: _produce(context), {})
-        summary = "Re-submitted the ingested sources with the named problems corrected or dropped."
-        context.complete("completed", summary, notes)
+    resubmitted = "Re-submitted the ingested sources with the named problems corrected or dropped."
+    if complete_retry(context, lambda: _produce(context), resubmitted):
         return
     documents, pages, skipped = _produce(context)
     inputs = context.task.inputs
@@ -89,4 +86,4 @@ def run(context: AgentContext) -> None:
         f"store; skipped {skipped} file(s) or record(s) (see manifest.json)."
     )
     status = "completed" if documents or not asked else "failed"
-    context.complete(status, summary, notes)
+    context.complete(status, summary)

@@ -19,7 +19,7 @@ from rapidfuzz import fuzz
 from agents.offline.corpus import (
     Corpus,
     Sentence,
-    apply_retry,
+    complete_retry,
     load_corpus,
     plan_questions,
     stem,
@@ -307,15 +307,14 @@ def fix_claim(corpus: Corpus, claim: dict[str, Any], messages: list[str]) -> dic
 
 
 def run(context: AgentContext) -> None:
-    if context.task.retry_instructions:
-        state: dict[str, Corpus] = {}
+    state: dict[str, Corpus] = {}
 
-        def fixer(claim: dict[str, Any], messages: list[str]) -> dict[str, Any] | None:
-            corpus = state.get("corpus") or state.setdefault("corpus", load_corpus(context))
-            return fix_claim(corpus, claim, messages)
+    def fixer(claim: dict[str, Any], messages: list[str]) -> dict[str, Any] | None:
+        corpus = state.get("corpus") or state.setdefault("corpus", load_corpus(context))
+        return fix_claim(corpus, claim, messages)
 
-        notes = apply_retry(context, lambda: _produce(context), {"claims": fixer})
-        context.complete("completed", "Re-submitted the claims; rejected ones corrected or dropped.", notes)
+    resubmitted = "Re-submitted the claims; rejected ones corrected or dropped."
+    if complete_retry(context, lambda: _produce(context), resubmitted, {"claims": fixer}):
         return
     stats = _produce(context)
     summary = (

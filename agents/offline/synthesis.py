@@ -15,7 +15,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from agents.offline.corpus import apply_retry, plan_questions, terms
+from agents.offline.corpus import complete_retry, plan_questions, terms
 from agents.offline.text import normalize_ws
 from agents.runtime import AgentContext
 from orchestrator.atomic import dumps_pretty
@@ -258,9 +258,8 @@ def _produce(context: AgentContext) -> dict[str, int]:
 
 
 def run(context: AgentContext) -> None:
-    if context.task.retry_instructions:
-        notes = apply_retry(context, lambda: _produce(context), {})
-        context.complete("completed", "Re-submitted the synthesis with the named problems fixed.", notes)
+    resubmitted = "Re-submitted the synthesis with the named problems fixed."
+    if complete_retry(context, lambda: _produce(context), resubmitted):
         return
     stats = _produce(context)
     summary = (f"Wrote {stats['findings']} key finding(s) from {stats['verified']} verified claim(s); "
