@@ -11,6 +11,7 @@ from orchestrator.missions import Mission
 from orchestrator.paths import SessionPaths
 from orchestrator.quality import gate, plan_sub_questions, score_graph
 from orchestrator.session import load_session
+from orchestrator.store import read_ledger
 
 
 def evaluate_quality(paths: SessionPaths, graph: dict[str, Any], mission: Mission) -> dict[str, Any]:
@@ -33,17 +34,12 @@ def outline_of(graph: dict[str, Any], mission: Mission) -> dict[str, Any] | None
 
 def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, quality: dict[str, Any]) -> list[str]:
     """Render every output format the mission asks for; returns the file names written."""
-    from orchestrator.pipeline import Processor
     from orchestrator.report.bibliography import to_bibtex, to_csl_json
     from orchestrator.report.html import render_html
     from orchestrator.report.markdown import render_markdown
 
     session = load_session(paths)
-    processor = Processor(paths)
-    try:
-        ledger = processor.store.ledger()
-    finally:
-        processor.close()
+    ledger = read_ledger(paths.store_db)
     context: dict[str, Any] = {"session": session, "quality": quality, "mission": dataclasses.asdict(mission),
                                "outline": outline_of(graph, mission), "ledger": ledger}
     context["mission"]["source"] = str(mission.source)

@@ -198,3 +198,12 @@ class Store:
                 )
                 changed[agent] = wanted
         return changed
+
+
+def read_ledger(path: Path) -> list[dict[str, Any]]:
+    """The ledger of a session's store, without loading the graph (for reports and listings)."""
+    store = Store(path)
+    try:
+        return store.ledger()
+    finally:
+        store.close()

@@ -246,7 +246,7 @@ def test_json_on_every_reading_command_is_valid_json(cli: Any, paths: SessionPat
     good_set(paths)
     bad_set(paths)
     for command in (["process", str(paths.root)], ["status", str(paths.root)], ["validate", str(paths.root)],
-                    ["sessions"], ["latest"], ["rollback", str(paths.root), "--list", "--to", "0"],
+                    ["sessions"], ["latest"], ["rollback", str(paths.root), "--list"],
                     ["retry", str(paths.root), "sloppy"], ["rollback", str(paths.root), "--to", "1"]):
         result = cli(*command, "--json")
         assert result.exit_code in (0, 1), (command, result.output)
@@ -269,7 +269,11 @@ def test_rollback_restores_an_earlier_namespace_and_is_itself_recorded(cli: Any,
     graph = kg(paths)
     assert [c["id"] for c in graph["alpha"]["claims"]] == ["A1"] and "version" not in graph["alpha"]
     assert [c["id"] for c in graph["beta"]["claims"]] == ["B1"]
-    ledger = as_json(cli("rollback", str(paths.root), "--list", "--to", "0"))
+    ledger = as_json(cli("rollback", str(paths.root), "--list", "--json"))
+    listing = cli("rollback", str(paths.root), "--list").stdout.splitlines()
+    assert len(listing) == len(ledger) and "rollback" in listing[-1] and "alpha" in listing[-1]
+    missing = cli("rollback", str(paths.root))
+    assert missing.exit_code == 2 and "--list" in missing.output
     assert [(e["seq"], e["agent"], e["action"]) for e in ledger][-1] == (4, "alpha", "rollback")
 
     result = cli("rollback", str(paths.root), "--to", "0", "--json")

@@ -266,22 +266,27 @@ def latest(ctx: Context, as_json: bool) -> None:
 
 @main.command()
 @click.argument("session")
-@click.option("--to", "target", type=int, required=True, help="Ledger entry to return to (0 = empty graph).")
+@click.option("--to", "target", type=int, help="Ledger entry to return to (0 = empty graph).")
 @click.option("--list", "show", is_flag=True, help="Only list the ledger.")
 @json_option
 @pass_ctx
 @friendly
-def rollback(ctx: Context, session: str, target: int, show: bool, as_json: bool) -> None:
-    """Restore every agent's namespace as it was right after ledger entry --to N."""
-    from orchestrator.pipeline import Processor
+def rollback(ctx: Context, session: str, target: int | None, show: bool, as_json: bool) -> None:
+    """Restore every agent's namespace as it was right after ledger entry --to N (see them with --list)."""
     from orchestrator.rollback import rollback_session
+    from orchestrator.store import read_ledger
 
     paths = ctx.session(session)
     if show:
-        processor = Processor(paths)
-        emit_json(processor.store.ledger())
-        processor.close()
+        entries = read_ledger(paths.store_db)
+        if as_json:
+            emit_json(entries)
+        for entry in [] if as_json else entries:
+            click.echo(f"{entry['seq']:>5}  {entry['committed_at']}  {entry['action']:<8} {entry['agent']}"
+                       + (f"  attempt {entry['attempt']}" if entry["attempt"] else ""))
         return
+    if target is None:
+        raise UsageError("give --to N (a ledger entry; 0 empties the graph), or --list to see the entries")
     changed = rollback_session(paths, target)
     if as_json:
         emit_json({"to": target, "changed": changed})
