@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -317,3 +318,12 @@ def test_knowledge_graph_json_conforms_to_its_schema(cli: Any, paths: SessionPat
     cli("process", str(paths.root))
     problems = SchemaRegistry.default().validate_document("knowledge-graph", kg(paths), "knowledge-graph.json")
     assert not problems, [p.render() for p in problems]
+
+
+def test_the_cli_imports_no_heavy_library_until_a_command_needs_it() -> None:
+    code = ("import sys; from orchestrator.cli import main; "
+            "print(sorted(m for m in ('anthropic', 'rdflib', 'pyshacl', 'jsonschema', 'watchdog', 'httpx2') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
