@@ -85,9 +85,12 @@ class LocalExecutor:
     after a grace period, SIGKILL (to its whole process group).
     """
 
-    def __init__(self, max_parallel: int = 2, poll_interval: float = 0.05):
+    def __init__(
+        self, max_parallel: int = 2, poll_interval: float = 0.05, terminate_grace: float = TERMINATE_GRACE_SECONDS
+    ):
         self.max_parallel = max(1, max_parallel)
         self.poll_interval = poll_interval
+        self.terminate_grace = terminate_grace
         self._queue: list[Job] = []
         self._running: dict[str, _Running] = {}
         self._done: list[JobResult] = []
@@ -134,7 +137,7 @@ class LocalExecutor:
                 status, message = "failed", f"exited with code {code}"
             return JobResult(run.job.job_id, run.job.agent, status, code, round(duration, 3), run.job.log_path, message)
         if run.terminating_since is not None:
-            if now - run.terminating_since > TERMINATE_GRACE_SECONDS:
+            if now - run.terminating_since > self.terminate_grace:
                 self._signal(run, signal.SIGKILL)
             return None
         if now - run.started > run.job.timeout_seconds:
@@ -176,5 +179,5 @@ class LocalExecutor:
             self._signal(run, signal.SIGTERM)
         results: list[JobResult] = []
         while self._running:
-            results += self.wait(timeout=TERMINATE_GRACE_SECONDS + 1)
+            results += self.wait(timeout=self.terminate_grace + 1)
         return results
