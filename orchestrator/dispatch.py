@@ -106,7 +106,13 @@ def build_task(
 
 
 def write_task(paths: SessionPaths, task: dict[str, Any]) -> Path:
+    """Write the task after checking it against schemas/task.schema.json: it is a public contract."""
+    from orchestrator.schemas import SchemaRegistry
+
     target = task_path(paths, task["agent"], task["attempt"])
+    problems = SchemaRegistry.default().validate_document("task", task, paths.rel(target))
+    if problems:
+        raise AssertionError("the orchestrator built an invalid task: " + "; ".join(p.render() for p in problems))
     atomic_write_json(target, task)
     return target
 
