@@ -33,12 +33,49 @@ def planned_questions(graph: Mapping[str, Any], planners: Iterable[str], query: 
     return [{"id": "query", "question": query, "keywords": [], "priority": "high"}]
 
 
+#: Gate criteria that more cited sources can satisfy.
+SOURCE_CRITERIA = frozenset({"min_sources", "min_peer_reviewed_sources"})
+
+
+def source_questions(
+    graph: Mapping[str, Any], quality: Mapping[str, Any], asked: Mapping[str, dict[str, Any]], query: str
+) -> list[dict[str, Any]]:
+    """When the gate wants more cited sources, ask what each uncited stored source says.
+
+    The gate's own recommendation ("already in the graph but uncited") turned into work: one
+    question per such source (peer-reviewed first when that criterion failed), restricted to it
+    with ``source_ids`` and answering the plan's first sub-question (``answers``).
+    """
+    failing = {c["criterion"] for c in quality.get("checks", []) if not c["passed"]} & SOURCE_CRITERIA
+    if not failing:
+        return []
+    cited = {e["source_id"] for c in graph.get("claims", []) for e in c.get("evidence", [])
+             if (e.get("verification") or {}).get("verified")}
+    candidates = [s for s in graph.get("sources", []) if s["id"] not in cited and s.get("content_sha256")]
+    if "min_peer_reviewed_sources" in failing:
+        candidates.sort(key=lambda s: s.get("peer_reviewed") is not True)
+    answers = next(iter(asked), None)
+    keywords = list(asked[answers].get("keywords", [])) if answers else []
+    questions = []
+    for source in candidates:
+        qid = "source-" + source["id"].rpartition(":")[2]
+        if qid in asked:
+            continue
+        question = {"id": qid, "question": f"What does “{source.get('title', source['id'])}” report about: {query}",
+                    "keywords": keywords, "priority": "medium",
+                    "source_ids": [source["id"]], "depth": 1}
+        if answers:
+            question["answers"] = answers
+        questions.append(question)
+    return questions
+
+
 def gap_questions(graph: Mapping[str, Any], asked: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Sub-questions still without claims, and high-priority gaps the agents reported."""
     answered = {c.get("sub_question_id") for c in graph.get("claims", [])}
     gaps = []
     for qid, question in asked.items():
-        if qid not in answered:
+        if qid not in answered and "source_ids" not in question:
             gaps.append({**question, "depth": question.get("depth", 1) + 1})
     for gap in graph.get("gaps", []):
         if gap.get("priority") == "high" and gap["id"] not in asked:

@@ -13,7 +13,14 @@ from typing import Any
 
 from orchestrator.costs import total_cost_usd
 from orchestrator.instance_runner import EXIT_BUDGET_EXCEEDED, BudgetExhausted, InstanceRunner
-from orchestrator.iteration import final_status, gap_questions, iteration_blocker, planned_questions
+from orchestrator.iteration import (
+    MAX_GAP_QUESTIONS,
+    final_status,
+    gap_questions,
+    iteration_blocker,
+    planned_questions,
+    source_questions,
+)
 from orchestrator.run_config import RunOptions
 from orchestrator.run_state import (
     add_research_instances,
@@ -169,7 +176,9 @@ class MissionRunner(InstanceRunner):
         )
         if result["passed"]:
             return True, []
-        return False, gap_questions(graph, self.run_state.get("questions", {}))
+        asked = self.run_state.get("questions", {})
+        more = gap_questions(graph, asked) + source_questions(graph, result, asked, self.session["query"])
+        return False, more[:MAX_GAP_QUESTIONS]
 
     def _can_iterate(self, new_questions: int) -> bool:
         """Another research round, unless :func:`iteration_blocker` gives a reason against it."""

@@ -434,3 +434,15 @@ def test_retry_of_the_synthesis_removes_a_named_reference_and_a_named_finding(ch
     assert after["coverage.json"]["coverage"] == expected
     assert after["key-findings.json"]["key_findings"] == before["key-findings.json"]["key_findings"][1:]
     assert after["report-outline.json"] == before["report-outline.json"]
+
+
+def test_a_question_about_named_sources_quotes_only_them_and_answers_its_plan_question(chain: Chain) -> None:
+    graph = chain.session.graph()
+    longeval = next(s["id"] for s in graph["sources"] if "longeval" in str(s.get("title", "")).lower())
+    question = {"id": "source-longeval", "question": "What does LongEval report about human evaluation?",
+                "keywords": ["human evaluation", "faithfulness", "annotators"], "source_ids": [longeval],
+                "answers": "research-planner:Q1"}
+    assert chain.session.run("academic-researcher-i9-1", "academic-researcher", sub_questions=[question]) == "merged"
+    claims = claims_of(chain.session.graph(), "academic-researcher-i9-1")
+    assert claims and all(c["evidence"][0]["source_id"] == longeval for c in claims)
+    assert {c["sub_question_id"] for c in claims} == {"research-planner:Q1"}

@@ -200,8 +200,12 @@ class Corpus:
                 out.append(Sentence(hit.source_id, hit.page, start, end, text))
         return out
 
-    def search(self, query: str, limit: int, exclude: set[str] | None = None) -> list[Hit]:
-        """BM25 hits, optionally outside some sources (over-fetching so the limit still holds)."""
+    def search(self, query: str, limit: int, exclude: set[str] | None = None,
+               only: list[str] | None = None) -> list[Hit]:
+        """BM25 hits, optionally within some sources or outside others (over-fetching so the limit holds)."""
+        if only is not None:
+            return [h for h in self.index.search(query, limit=limit, source_ids=only)
+                    if not exclude or h.source_id not in exclude]
         if not exclude:
             return self.index.search(query, limit=limit)
         hits = self.index.search(query, limit=limit * 3 + 20)

@@ -61,12 +61,12 @@ def _local(ref: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "-", ref.rpartition(":")[2]) or "Q"
 
 
-def _gather(corpus: Corpus, queries: list[str], limit: int) -> list[tuple[Hit, float]]:
+def _gather(corpus: Corpus, queries: list[str], limit: int, only: list[str] | None = None) -> list[tuple[Hit, float]]:
     """Hits of several searches, each scored against its own best (BM25 scores of different
     queries are not comparable); a passage found twice keeps its better relevance."""
     found: dict[tuple[str, int, int], tuple[Hit, float]] = {}
     for query in queries:
-        hits = corpus.search(query, limit=limit)
+        hits = corpus.search(query, limit=limit, only=only)
         for hit in hits:
             key = (hit.source_id, hit.page, hit.passage)
             relevance = hit.score / (hits[0].score or 1.0)
@@ -89,10 +89,11 @@ def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, lim
     topic = (terms(query) & wanted) or wanted
     facet = wanted - topic
     queries = [text, query]
-    hits = _gather(corpus, queries, 10 * depth + 10)
+    only = [str(s) for s in question.get("source_ids") or ()] or None  # a question about named sources
+    hits = _gather(corpus, queries, 10 * depth + 10, only)
     if depth > 1 and hits:  # search wider: add the vocabulary of the best passages
         feedback = key_phrases(" . ".join(h.text for h, _ in hits[:5]), top_n=4 + depth)
-        hits = _gather(corpus, [*queries, f"{text} {' '.join(feedback)}"], 10 * depth + 10)
+        hits = _gather(corpus, [*queries, f"{text} {' '.join(feedback)}"], 10 * depth + 10, only)
     weight = {t: max(corpus.idf(t), 0.05) for t in topic}
     total = sum(weight.values()) or 1.0
     candidates: list[tuple[float, int, Sentence]] = []
@@ -135,8 +136,8 @@ def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str)
         "category": facet,
         "tags": [facet, "extractive"],
     }
-    if question and question.get("id"):
-        claim["sub_question_id"] = str(question["id"])
+    if question and question.get("id"):  # a question about one source answers a plan question
+        claim["sub_question_id"] = str(question.get("answers") or question["id"])
     return claim
 
 
@@ -214,7 +215,7 @@ def _gap(question: dict[str, Any], found: int, sources: int) -> dict[str, Any]:
         "suggested_queries": [q for q in dict.fromkeys(queries) if q.strip()],
     }
     if question.get("id"):
-        gap["sub_question_id"] = str(question["id"])
+        gap["sub_question_id"] = str(question.get("answers") or question["id"])
     return gap
 
 

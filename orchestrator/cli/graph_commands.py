@@ -220,6 +220,10 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
         click.echo(
             f"quality   {q.get('score')}/100 " + ", ".join(f"{k} {v}" for k, v in q.get("components", {}).items())
         )
+        gate = "passed" if q.get("passed") else "not passed"
+        click.echo(f"gate      {gate}" + "".join(f"\n  - {r}" for r in q.get("recommendations", [])))
+    if info.get("cost_usd") is not None:
+        click.echo(f"cost      ${info['cost_usd']:.4f} (costs.jsonl)")
 
 
 @main.command()
