@@ -14,6 +14,7 @@ from orchestrator.atomic import atomic_write_json
 from orchestrator.errors import SessionNotFound, StoreError
 from orchestrator.ids import SESSION_ID_RE, iso_timestamp, new_session_id
 from orchestrator.paths import SessionPaths
+from orchestrator.store import Store
 
 SCHEMA_VERSION = 1
 STATUSES = ("created", "running", "completed", "partial", "failed", "budget_exhausted")
@@ -40,6 +41,7 @@ def create_session(
     paths = SessionPaths(root.resolve())
     for folder in (paths.artifacts, paths.sources, paths.state):
         folder.mkdir()
+    Store(paths.store_db).close()  # created now, so processes that open the session later never race to
     now = iso_timestamp()
     atomic_write_json(
         paths.session_json,

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from orchestrator.errors import StoreError
 
 _SCHEMA = """
@@ -63,10 +65,14 @@ class Store:
         self.path = path
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+            # Two processes opening a new session at once (two watchers, say) must not race on
+            # switching to WAL or creating tables: SQLite may answer that with an immediate "busy".
+            with FileLock(path.parent / f"{path.name}.init-mutex"):
+                self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"the session store {path} cannot be opened ({exc}); it is internal state: "

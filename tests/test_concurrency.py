@@ -105,8 +105,13 @@ def test_40_agent_processes_at_once_while_two_watch_commands_compete(session: Se
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
                 for _ in range(2)]
     try:
-        wait_for(lambda: session.events.exists()
-                 and session.events.read_text().count('"watch.started"') == 2, "both watchers to start")
+        try:
+            wait_for(lambda: session.events.exists()
+                     and session.events.read_text().count('"watch.started"') == 2, "both watchers to start")
+        except AssertionError as exc:  # say why: a watcher that died has left its traceback on stderr
+            for watcher in watchers:
+                watcher.kill()
+            raise AssertionError(f"{exc}; watchers said: {[w.communicate()[1][-3000:] for w in watchers]}") from exc
         writers = drop_all_at_once(session, lead=1.0)
         wait_writers(writers)
         wait_for(lambda: all_merged(session), "all 40 agents to merge")
