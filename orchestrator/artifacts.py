@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from orchestrator.jsonio import parse_json_bytes
 from orchestrator.merge import COLLECTIONS, InputFile
 from orchestrator.paths import SessionPaths
 from orchestrator.problems import Problem
+from orchestrator.safe_read import UnsafeFile, read_agent_file
 from orchestrator.schemas import SchemaRegistry
 
 MAX_FILE_BYTES = 65_536
@@ -63,21 +63,8 @@ def set_sha256(files: Iterable[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
-def _read_limited(path: Path, limit: int) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError("not a regular file")
-        chunks, remaining = [], limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+def _read_limited(root: Path, path: Path, limit: int, rel: str) -> bytes:
+    return read_agent_file(root, path, limit, shown=rel)
 
 
 _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
@@ -148,6 +135,10 @@ def read_artifact_set(
         elif entry.is_symlink():
             problems.append(Problem(rel, "", "path.symlink", "symbolic links are not accepted as artifacts",
                                     "replace the link with the file's content"))
+        elif not entry.is_file(follow_symlinks=False) and entry.name.endswith(".json"):
+            what = "a folder" if entry.is_dir(follow_symlinks=False) else "not a regular file (a FIFO, socket or device)"
+            problems.append(Problem(rel, "", "path.not_file", f"{shown} is {what}, where an artifact file belongs",
+                                    f"remove it and write {shown} as a regular JSON file"))
         elif not entry.is_file(follow_symlinks=False):
             notes.append(Problem(rel, "", "artifacts.ignored", "not a regular file; ignored", "none needed", "info"))
         elif not entry.name.endswith(".json"):
@@ -161,10 +152,9 @@ def read_artifact_set(
 
     for name, rel, path in candidates:
         try:
-            raw = _read_limited(path, MAX_FILE_BYTES)
-        except OSError as exc:
-            problems.append(Problem(rel, "", "artifacts.unreadable", f"cannot read the file: {exc.strerror or exc}",
-                                    "make it a readable regular file"))
+            raw = _read_limited(paths.root, path, MAX_FILE_BYTES, rel)
+        except UnsafeFile as exc:
+            problems.append(Problem(rel, "", exc.rule, str(exc), exc.hint))
             continue
         sizes[rel] = len(raw)
         if len(raw) > MAX_FILE_BYTES:

@@ -28,6 +28,10 @@ from orchestrator.run_config import RunOptions
 HEARTBEAT_TIMEOUT_SECONDS = 120.0
 
 
+#: Retry instructions larger than this are not read back (the orchestrator writes far smaller ones).
+MAX_RETRY_FILE_BYTES = 1024 * 1024
+
+
 def task_path(paths: SessionPaths, agent: str, attempt: int) -> Path:
     return paths.tasks / f"{agent}-{attempt}.json"
 
@@ -180,9 +184,13 @@ def failure_instructions(
 
 
 def read_retry_instructions(paths: SessionPaths, agent: str) -> dict[str, Any] | None:
+    """The agent's retry instructions, or None when absent or not readable as a JSON object (never raises)."""
+    from orchestrator.safe_read import UnsafeFile, read_agent_file
+
     try:
-        data = json.loads(paths.retry_instructions(agent).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+        raw = read_agent_file(paths.root, paths.retry_instructions(agent), MAX_RETRY_FILE_BYTES)
+        data = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_RETRY_FILE_BYTES else None
+    except (UnsafeFile, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 

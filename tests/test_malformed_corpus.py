@@ -219,8 +219,8 @@ CASES: list[Case] = [
     # folder and lock layouts (built here)
     Case("folder-without-json", ("readme.not-json-extension.txt",), "artifacts.no_json", "{dir}", "",
          "holds no regular .json files (ignored: readme.txt: not a .json file"),
-    Case("fifo-named-claims-json", (), "artifacts.no_json", "{dir}", "", "claims.json: not a regular file",
-         _fifo_only),
+    Case("fifo-named-claims-json", (), "path.not_file", "{dir}/claims.json", "",
+         "claims.json is not a regular file (a FIFO, socket or device), where an artifact file belongs", _fifo_only),
     Case("symlinked-artifact", (), "path.symlink", "{dir}/claims.json", "", "symbolic links are not accepted",
          _symlink),
     Case("lock-without-artifact-folder", (), "artifacts.missing_folder", "{dir}", "",
@@ -377,7 +377,7 @@ def test_every_malformed_input_is_rejected_precisely_while_one_watcher_keeps_run
             # the watcher still works: a valid set, with a FIFO and a text file beside it, is merged
             folder = session.agent_artifacts("late-agent")
             folder.mkdir()
-            os.mkfifo(folder / "pipe.json")
+            os.mkfifo(folder / "pipe")  # special files not named *.json are ignored
             (folder / "readme.txt").write_text("not an artifact")
             (folder / "claims.json").write_text(
                 json.dumps(
