@@ -136,7 +136,8 @@ def read_artifact_set(
             problems.append(Problem(rel, "", "path.symlink", "symbolic links are not accepted as artifacts",
                                     "replace the link with the file's content"))
         elif not entry.is_file(follow_symlinks=False) and entry.name.endswith(".json"):
-            what = "a folder" if entry.is_dir(follow_symlinks=False) else "not a regular file (a FIFO, socket or device)"
+            what = ("a folder" if entry.is_dir(follow_symlinks=False)
+                    else "not a regular file (a FIFO, socket or device)")
             problems.append(Problem(rel, "", "path.not_file", f"{shown} is {what}, where an artifact file belongs",
                                     f"remove it and write {shown} as a regular JSON file"))
         elif not entry.is_file(follow_symlinks=False):

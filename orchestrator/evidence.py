@@ -150,7 +150,9 @@ class _Source:
         return Verification(verified, found.score, passage, number, reason, base + start, base + end, match)
 
 
-def _search(wanted: str, source: _Source, number: int, threshold: float, deadline: Deadline) -> tuple[_Found, str] | None:
+def _search(
+    wanted: str, source: _Source, number: int, threshold: float, deadline: Deadline
+) -> tuple[_Found, str] | None:
     page = source.page(number)
     found = _exact(wanted, page)
     if found:
