@@ -51,8 +51,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from orchestrator import locks  # noqa: E402
 from orchestrator.agent_registry import required_files_for  # noqa: E402
-from orchestrator.paths import SessionPaths, pending_lock_agents  # noqa: E402
+from orchestrator.paths import SessionPaths  # noqa: E402
 from orchestrator.pipeline import Outcome, Processor  # noqa: E402
 from orchestrator.session import create_session  # noqa: E402
 from orchestrator.store import Store  # noqa: E402
@@ -476,7 +477,7 @@ def bench_burst(results: Results, workdir: Path, count: int) -> None:
     finally:
         store.close()
     merged = {e["agent"] for e in ledger if e["action"] == "merge" and e["agent"] in agents}
-    leftovers = pending_lock_agents(paths.root) + [p.name for p in paths.root.glob("*.kg.lock.error")]
+    leftovers = locks.waiting(paths) + [p.name for p in paths.root.glob("*.kg.lock.error")]
     all_merged = merged == agents and not leftovers
     elapsed = last_commit - first
     say(f"  locks created in {ms(last_lock - first)}; last commit {elapsed:.2f} s after the first lock "

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.definitions import AgentDefinition
+from orchestrator import locks
 from orchestrator.atomic import atomic_write_json
 from orchestrator.executor import Job, JobResult
 from orchestrator.ids import iso_timestamp
@@ -55,9 +56,7 @@ def set_aside_previous_attempt(paths: SessionPaths, agent: str, attempt: int) ->
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(folder, target)
     folder.mkdir()
-    for stale in (paths.lock_error(agent), paths.lock(agent)):
-        if stale.exists():
-            stale.unlink()
+    locks.drop_for_new_attempt(paths, agent)
 
 
 def build_task(

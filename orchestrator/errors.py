@@ -3,7 +3,8 @@
     CconductorError                 exit code 1 unless stated
     ├── UsageError                  exit code 2: the command line was wrong
     │   ├── SessionNotFound
-    │   └── InvalidAgentName
+    │   ├── InvalidAgentName
+    │   └── SessionDamaged          a session file is damaged; the message names it and the fix
     ├── ConfigError                 a mission, agent definition or config file is invalid
     ├── StoreError                  the session's internal store cannot be used
     └── ArtifactsRejected           an artifact set failed validation (carries the problems)
@@ -33,6 +34,10 @@ class SessionNotFound(UsageError):
 
 
 class InvalidAgentName(UsageError):
+    pass
+
+
+class SessionDamaged(UsageError):
     pass
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ class EventLog:
         self._mutex = FileLock(mutex)
         self._thread_lock = threading.Lock()
         self._listeners: list[EventListener] = []
+        self._warned = False
 
     def subscribe(self, listener: EventListener) -> None:
         """Live views (progress display, ``--json`` output) get each event as it is written."""
@@ -37,13 +39,20 @@ class EventLog:
         event = {"timestamp": iso_timestamp(), "type": type, "message": message, "data": data}
         line = redact(json.dumps(event, ensure_ascii=False, default=str, allow_nan=False)) + "\n"
         encoded = line.encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._thread_lock, self._mutex:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, encoded)
-            finally:
-                os.close(fd)
+        try:  # never creates the session folder: a deleted session stays deleted
+            with self._thread_lock, self._mutex:
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+                try:
+                    os.write(fd, encoded)
+                finally:
+                    os.close(fd)
+        except OSError as exc:  # the audit trail is damaged: say so once, keep working
+            if not self._warned:
+                self._warned = True
+                sys.stderr.write(
+                    f"cconductor: cannot write {self.path} ({exc.strerror or exc}); events are not being recorded. "
+                    "Move the damaged path aside so that events.jsonl can be written again.\n"
+                )
         published = json.loads(line)
         for listener in list(self._listeners):
             listener(published)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orchestrator.paths import ERROR_SUFFIX, SessionPaths, pending_lock_agents
+from orchestrator import locks
+from orchestrator.paths import ERROR_SUFFIX, SessionPaths
 from orchestrator.problems import Problem
 from orchestrator.session import load_session
 
@@ -36,7 +37,7 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
         "status_reason": session.get("status_reason"),
         "iteration": session.get("iteration"),
         "agents": session.get("agents", {}),
-        "locks_pending": pending_lock_agents(paths.root),
+        "locks_pending": locks.waiting(paths),
         "locks_errored": errored_agents(paths),
         "graph_commit_seq": commit_seq,
         "stats": stats,
@@ -57,7 +58,7 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
             for file in record["files"]:
                 problems += processor.registry.validate_artifact(file["name"], record["raw"][file["name"]], file["rel"])
         problems += processor.rdf.validate_full()
-        for agent in pending_lock_agents(paths.root):
+        for agent in locks.waiting(paths):
             problems.append(Problem(f"{agent}.kg.lock", "", "lock.pending", "this lock has not been processed yet",
                                     "run `cconductor process SESSION` (or keep `cconductor watch` running)",
                                     "warning"))

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator import locks
 from orchestrator.artifacts import ArtifactSet
 from orchestrator.atomic import atomic_write_bytes, atomic_write_json, dumps_pretty
 from orchestrator.events import EventLog
@@ -57,11 +58,9 @@ def apply_outcome(
             archive(paths, outcome.seq or 0, record)
         elif outcome.status == "noop":  # a crash after the commit may have left the archive unwritten
             archive_if_missing(paths, agent, records)
+        locks.consume(paths, agent)
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(paths.lock(agent))
-        for stale in (paths.lock_error(agent), paths.retry_instructions(agent)):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(stale)
+            os.unlink(paths.retry_instructions(agent))
         warnings = [p.to_dict() for p in outcome.problems]
         if outcome.status == "merged":
             events.emit("merge.committed", f"{agent}: attempt {outcome.attempt} merged as commit "
@@ -76,13 +75,13 @@ def apply_outcome(
             artifact_set.sizes if artifact_set else {},
         )
         atomic_write_json(paths.retry_instructions(agent), instructions)
-        with contextlib.suppress(FileNotFoundError):
-            os.replace(paths.lock(agent), paths.lock_error(agent))
+        locks.error(paths, agent)
         events.emit("merge.rejected", f"{agent}: attempt {outcome.attempt} rejected "
                     f"({instructions['error_class']}): {instructions['action_required']}",
                     agent=agent, attempt=outcome.attempt, error_class=instructions["error_class"],
                     problems=[p.to_dict() for p in errors(outcome.problems)])
     else:
+        locks.release(paths, agent)
         events.emit("lock.deferred", f"{agent}: artifact folder changed while reading; will retry",
                     agent=agent)
 

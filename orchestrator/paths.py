@@ -135,19 +135,6 @@ class SessionPaths:
             return str(path)
 
 
-def pending_lock_agents(root: Path) -> list[str]:
-    """Names (possibly invalid) of every ``<name>.kg.lock`` at the session root, sorted."""
-    names = []
-    try:
-        entries = list(root.iterdir())
-    except FileNotFoundError:
-        return []
-    for entry in entries:
-        if entry.name.endswith(LOCK_SUFFIX) and len(entry.name) > len(LOCK_SUFFIX):
-            names.append(entry.name[: -len(LOCK_SUFFIX)])
-    return sorted(names)
-
-
 @cache
 def resource_dir(name: str) -> Path:
     """Locate a packaged resource folder (``schemas`` or ``ontology``).

@@ -10,21 +10,22 @@ What a committed outcome then changes in the session folder is :mod:`orchestrato
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from filelock import FileLock
 
+from orchestrator import locks
 from orchestrator.artifacts import ArtifactSet, folder_fingerprint, read_artifact_set
 from orchestrator.errors import InvalidAgentName
 from orchestrator.events import EventLog
 from orchestrator.evidence import DEFAULT_THRESHOLD, bind_evidence
 from orchestrator.ids import iso_timestamp
+from orchestrator.internal_errors import internal_error_problem, log_internal_error
 from orchestrator.merge import build_contribution
 from orchestrator.outcomes import Outcome, Staged, apply_outcome, record_missing_merges, record_outcomes
-from orchestrator.paths import SessionPaths, check_agent_name, pending_lock_agents
+from orchestrator.paths import SessionPaths, check_agent_name
 from orchestrator.problems import Problem, errors
 from orchestrator.retry import error_class
 from orchestrator.schemas import SchemaRegistry
@@ -67,6 +68,8 @@ class Processor:
         self.lock = threading.RLock()
         self._mutex = FileLock(paths.mutex)
         self._session_checked_at = -1
+        #: Outcomes that were committed but whose effects failed (the watcher reports them).
+        self.failures: list[str] = []
         self.refresh()
 
     def close(self) -> None:
@@ -101,41 +104,53 @@ class Processor:
             self.refresh()
             self._reconcile_session()
             self._rename_undecodable_locks()
-            names = [n for n in pending_lock_agents(self.paths.root) if wanted is None or n in wanted]
+            names = [n for n in locks.waiting(self.paths) if wanted is None or n in wanted]
             if not names:
                 return []
             staged: list[Staged] = []
-            try:
-                for name in names:
-                    self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
-                    staged.append(self._evaluate(name))
-            except BaseException:
-                # _evaluate puts accepted records into the in-memory graph before the commit; left
-                # there, they would make the next batch take the uncommitted set for a no-op.
-                self._reload()
-                raise
+            for name in names:
+                self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
+                item = self._evaluate_isolated(name)
+                if item is not None:
+                    staged.append(item)
             self._commit(staged)
         return [outcome for outcome, _, _ in staged]
+
+    def _evaluate_isolated(self, name: str) -> Staged | None:
+        """Evaluate one agent; an unexpected failure becomes that agent's rejection, never the batch's."""
+        committed = self.state.records.get(name)
+        try:
+            return self._evaluate(name)
+        except Exception as exc:
+            # Undo whatever the failed evaluation installed: the graph goes back to the committed record.
+            with contextlib.suppress(Exception):
+                self._install(name, committed)
+            detail = log_internal_error(self.paths, f"evaluating {name}", exc)
+            self.events.emit("processor.agent_failed", f"{name}: internal error while evaluating: {exc!r}",
+                             agent=name, error=repr(exc), log=detail)
+            problem = internal_error_problem(name, exc, detail)
+            return Outcome(name, "rejected", self.store.attempts(name) + 1, [problem]), None, None
 
     def _rename_undecodable_locks(self) -> None:
         """A lock whose file name is not UTF-8 cannot be logged or recorded: give it a printable name.
 
         The name is then an invalid agent name (it holds a backslash), so it is rejected as usual.
         """
-        for name in pending_lock_agents(self.paths.root):
+        for name in locks.pending(self.paths):
             shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             if shown != name:
-                with contextlib.suppress(OSError):
-                    os.replace(self.paths.lock(name), self.paths.lock(shown))
+                locks.rename_pending(self.paths, name, shown)
 
-    def _evaluate(self, name: str) -> Staged:
+    def _evaluate(self, name: str) -> Staged | None:
         try:
             check_agent_name(name)
         except InvalidAgentName as exc:
             problem = Problem(f"{name}.kg.lock", "", "agent_name.invalid", str(exc),
                               "rename the lock and artifacts/<agent>/ to a valid, unreserved agent name")
             return Outcome(name, "rejected", self.store.attempts(name) + 1, [problem]), None, None
-        if self.paths.lock(name).is_dir():
+        if not locks.claim(self.paths, name):
+            return None  # the lock went away before it could be claimed: nothing was submitted
+        if locks.claim_path(self.paths, name).is_dir():
             problem = Problem(f"{name}.kg.lock", "", "path.lock_not_file",
                               f"{name}.kg.lock is a folder, not a file",
                               f"remove the folder {name}.kg.lock.error and create {name}.kg.lock as an "
@@ -272,7 +287,15 @@ class Processor:
         if seqs:
             self.state.head_seq = self.store.head()
         for item in staged:
-            apply_outcome(self.paths, self.events, item, records=self.state.records, max_attempts=self.max_attempts)
+            try:
+                apply_outcome(self.paths, self.events, item, records=self.state.records,
+                              max_attempts=self.max_attempts)
+            except Exception as exc:  # committed already: the claim stays and the next batch finishes the job
+                detail = log_internal_error(self.paths, f"recording the outcome of {item[0].agent}", exc)
+                self.events.emit("processor.agent_failed",
+                                 f"{item[0].agent}: internal error while recording its outcome: {exc!r}",
+                                 agent=item[0].agent, error=repr(exc), log=detail)
+                self.failures.append(f"{item[0].agent}: {exc}")
         record_outcomes(self.paths, staged)
 
     def _already_rejected(self, outcome: Outcome, artifact_set: ArtifactSet | None) -> bool:

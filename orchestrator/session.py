@@ -13,7 +13,7 @@ from filelock import FileLock
 from orchestrator.atomic import atomic_write_json
 from orchestrator.errors import SessionNotFound, StoreError
 from orchestrator.ids import SESSION_ID_RE, iso_timestamp, new_session_id
-from orchestrator.paths import SessionPaths
+from orchestrator.paths import STATE_DIR_NAME, SessionPaths
 from orchestrator.store import Store
 
 SCHEMA_VERSION = 1
@@ -115,7 +115,8 @@ def resolve_session(spec: str, sessions_dir: Path) -> SessionPaths:
         return sessions[-1]
     as_path = Path(spec)
     for candidate in (as_path, sessions_dir / spec):
-        if (candidate / "session.json").is_file():
+        # a folder with a damaged session.json is still a session: the health check names the damage
+        if (candidate / "session.json").exists() or (candidate / STATE_DIR_NAME / "store.sqlite3").exists():
             return SessionPaths(candidate.resolve())
     hint = "list them with `cconductor sessions`"
     if SESSION_ID_RE.match(spec):

@@ -30,11 +30,36 @@ if TYPE_CHECKING:
 _TRIG_CACHES: weakref.WeakKeyDictionary[Processor, TrigCache] = weakref.WeakKeyDictionary()
 
 
+def _marker(processor: Processor) -> dict[str, object]:
+    try:
+        data = json.loads(processor.paths.view_marker.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def views_seq(processor: Processor) -> int:
     try:
-        return int(json.loads(processor.paths.view_marker.read_text())["commit_seq"])
-    except (FileNotFoundError, ValueError, KeyError):
+        return int(_marker(processor)["commit_seq"])  # type: ignore[call-overload]
+    except (KeyError, TypeError, ValueError):
         return -1
+
+
+def _fingerprints(processor: Processor) -> list[list[int] | None]:
+    """(size, mtime) of each view file: a view changed by anyone but the flush is rebuilt."""
+    found: list[list[int] | None] = []
+    for view in (processor.paths.kg_json, processor.paths.kg_trig):
+        try:
+            info = view.stat()
+        except OSError:
+            found.append(None)
+            continue
+        found.append([info.st_size, info.st_mtime_ns])
+    return found
+
+
+def views_intact(processor: Processor) -> bool:
+    return _marker(processor).get("files") == _fingerprints(processor)
 
 
 def flush_views(processor: Processor, *, force: bool = False) -> bool:
@@ -45,7 +70,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
         records = dict(processor.state.records)
         agent_graphs = processor.rdf.agent_graphs()
     paths = processor.paths
-    if not force and views_seq(processor) >= seq and paths.kg_json.exists():
+    if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
     graph = build_views(records, processor.session_id, seq, iso_timestamp())
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
@@ -57,7 +82,8 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
             return False
         atomic_write_bytes(paths.kg_json, body)
         atomic_write_bytes(paths.kg_trig, trig)
-        atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp()})
+        atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
+                                              "files": _fingerprints(processor)})
     return True
 
 
@@ -84,6 +110,8 @@ class ViewFlusher:
                 continue
             self._dirty.clear()
             started = time.monotonic()
+            if not self.processor.paths.root.is_dir():
+                continue  # the session folder is gone: never re-create it
             try:
                 flush_views(self.processor)
             except Exception as exc:  # the watcher must keep running; the event log says why
@@ -92,6 +120,11 @@ class ViewFlusher:
             # Rate limit, but never delay stop(). A flush competes with merges for the interpreter,
             # so on a big graph wait at least as long as the flush took: merges keep >= half the time.
             self._stop.wait(max(self.interval, time.monotonic() - started))
+
+    def abandon(self) -> None:
+        """Stop without writing anything (the session folder is gone)."""
+        self._stop.set()
+        self._thread.join(timeout=30)
 
     def stop(self) -> None:
         """Stop the thread and write the final views synchronously."""

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 from rdflib import Dataset
 
-from orchestrator.paths import SessionPaths, pending_lock_agents
+from orchestrator import locks
+from orchestrator.paths import SessionPaths
 from orchestrator.pipeline import Processor
 from tests.conftest import cconductor
 from tests.helpers import watching
@@ -43,7 +44,7 @@ def wait_for(predicate: Callable[[], bool], what: str) -> None:
 
 
 def all_merged(paths: SessionPaths) -> bool:
-    return merged(paths) >= set(AGENTS) and not pending_lock_agents(paths.root)
+    return merged(paths) >= set(AGENTS) and not locks.waiting(paths)
 
 
 def drop_all_at_once(paths: SessionPaths, lead: float = 3.0) -> list[subprocess.Popen[bytes]]:

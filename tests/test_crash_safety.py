@@ -26,7 +26,8 @@ from typing import Any
 import pytest
 from rdflib import Dataset, Namespace
 
-from orchestrator.paths import SessionPaths, pending_lock_agents
+from orchestrator import locks
+from orchestrator.paths import SessionPaths
 from orchestrator.pipeline import Processor
 from orchestrator.schemas import SchemaRegistry
 from orchestrator.session import create_session
@@ -55,7 +56,7 @@ def process(root: str, mode: str) -> None:
     if mode == "batch":
         processor.process_pending()
     else:
-        names = pending_lock_agents(paths.root)
+        names = locks.waiting(paths)
         step = 1 if mode == "each" else 4
         for start in range(0, len(names), step):
             processor.process_pending(names[start : start + step])
@@ -136,7 +137,7 @@ def check_after_kill(paths: SessionPaths, reference: dict[str, Any], where: str)
     assert len(merged) == len(set(merged)), f"{where}: an agent was merged twice: {merged}"
     assert not list(paths.root.glob("*.kg.lock.error")), f"{where}: a valid agent was rejected"
     for agent in AGENTS:
-        assert agent in merged or paths.lock(agent).exists(), f"{where}: {agent} neither merged nor pending"
+        assert agent in merged or agent in locks.waiting(paths), f"{where}: {agent} neither merged nor pending/claimed"
     json.loads(paths.session_json.read_text())
     if paths.kg_json.exists():
         shown = json.loads(paths.kg_json.read_text())  # always a complete document
@@ -150,7 +151,7 @@ def check_after_kill(paths: SessionPaths, reference: dict[str, Any], where: str)
 
 
 def check_completed(paths: SessionPaths, reference: dict[str, Any], where: str) -> None:
-    assert pending_lock_agents(paths.root) == [], f"{where}: locks left"
+    assert locks.waiting(paths) == [], f"{where}: locks left"
     assert sorted(ledger(paths)) == sorted((a, "merge") for a in AGENTS), f"{where}: not one merge each"
     assert normalized(json.loads(paths.kg_json.read_text())) == reference["graph"], f"{where}: graph differs"
     assert rdf_quads(paths) == reference["quads"], f"{where}: RDF differs"

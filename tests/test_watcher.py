@@ -143,11 +143,11 @@ def test_a_processing_failure_is_reported_and_the_watcher_goes_on(
     assert sorted(ledger(session)) == [("next", "merge"), ("unlucky", "merge")]
 
 
-def test_a_failure_in_the_middle_of_a_batch_loses_no_merge_of_that_batch(
+def test_an_internal_failure_for_one_agent_rejects_only_that_agent_and_its_bystander_merges(
     session: SessionPaths, processor: Processor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # "first" is evaluated (and accepted) before "second" fails: the batch is not committed, so
-    # "first" must not be taken for an already-merged set when the batch is retried
+    # "second" hits a bug of cconductor's own: it is rejected with an internal error (retry
+    # instructions, an event), "first" in the same batch merges, and the watcher goes on
     real = pipeline.bind_evidence
     failed = threading.Event()
 
@@ -160,12 +160,21 @@ def test_a_failure_in_the_middle_of_a_batch_loses_no_merge_of_that_batch(
     monkeypatch.setattr(pipeline, "bind_evidence", bind_failing_once_for_second)
     write_agent(session.root, "first")
     write_agent(session.root, "second")
-    with running_watcher(processor, rescan_interval=NO_RESCAN):
-        wait_for(lambda: merged(session) == {"first", "second"}, "both agents of the failed batch to merge")
-    assert failed.is_set() and "processor.error" in event_types(session)
-    assert sorted(ledger(session)) == [("first", "merge"), ("second", "merge")]
-    assert [e["type"] for e in read_events(session.events) if e["data"].get("agent") == "first"].count(
-        "merge.committed") == 1
+    with running_watcher(processor, rescan_interval=NO_RESCAN) as (_, thread):
+        wait_for(lambda: session.lock_error("second").exists(), "the failing agent to be rejected")
+        wait_for(lambda: "first" in merged(session), "the bystander to merge")
+        instructions = json.loads(session.retry_instructions("second").read_text())
+        problems = [p for f in instructions["files"] for p in f["problems"]]
+        assert [p["rule"] for p in problems] == ["internal.error"]
+        assert "evidence binding bug (simulated)" in problems[0]["message"]
+        assert "report it as a bug" in problems[0]["hint"]
+        assert "Traceback" in (session.state / "internal-errors.log").read_text()
+        # the agent's files were fine: re-submitting them merges
+        os.replace(session.lock_error("second"), session.lock("second"))
+        wait_for(lambda: merged(session) == {"first", "second"}, "the re-submitted agent to merge")
+        assert thread.is_alive()
+    assert "processor.agent_failed" in event_types(session)
+    assert sorted(ledger(session)) == [("first", "merge"), ("second", "merge"), ("second", "reject")]
     assert {"first", "second"} <= set(graph(session))
 
 

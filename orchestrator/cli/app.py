@@ -34,8 +34,33 @@ def friendly(func: F) -> F:
         except CconductorError as exc:
             click.echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except OSError as exc:
+            where = f" {exc.filename}" if exc.filename else ""
+            click.echo(f"Error:{where}: {exc.strerror or exc}; check that path (a file where a folder belongs, "
+                       "or the reverse, permissions, free space) and run the command again", err=True)
+            sys.exit(1)
+        except Exception as exc:
+            log = _crash_log(exc)
+            click.echo(f"Error: cconductor failed internally ({type(exc).__name__}: {exc}); this is a bug, "
+                       f"please report it with the details in {log}", err=True)
+            sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _crash_log(exc: BaseException) -> str:
+    """Keep the traceback for a bug report, out of the user's terminal."""
+    import tempfile
+    import traceback
+
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix="cconductor-crash-", suffix=".log", delete=False) as handle:
+            handle.write("".join(traceback.format_exception(exc)))
+            return handle.name
+    except OSError:
+        return "(no log could be written)"
 
 
 def emit_json(data: Any) -> None:
@@ -47,7 +72,11 @@ class Context:
         self.sessions_dir = sessions_dir
 
     def session(self, spec: str) -> SessionPaths:
-        return resolve_session(spec, self.sessions_dir)
+        from orchestrator.session_check import check_session_folder
+
+        paths = resolve_session(spec, self.sessions_dir)
+        check_session_folder(paths)
+        return paths
 
 
 pass_ctx = click.make_pass_decorator(Context)

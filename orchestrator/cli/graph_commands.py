@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -154,14 +153,15 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
 @friendly
 def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
     """Re-submit AGENT's (fixed) artifacts: <agent>.kg.lock.error becomes <agent>.kg.lock."""
+    from orchestrator import locks
+    from orchestrator.paths import check_agent_name
+
     paths = ctx.session(session)
-    error_lock, lock = paths.lock_error(agent), paths.lock(agent)
-    if error_lock.exists():
-        os.replace(error_lock, lock)
-    elif not lock.exists():
-        if not paths.agent_artifacts(agent).is_dir():
+    check_agent_name(agent)
+    if not paths.lock(agent).exists():
+        if not paths.lock_error(agent).exists() and not paths.agent_artifacts(agent).is_dir():
             raise UsageError(f"agent {agent!r} has no artifacts/{agent}/ folder in {paths.root}")
-        lock.touch()
+        locks.resubmit(paths, agent)
     ctx_obj = click.get_current_context()
     ctx_obj.invoke(process, session=str(paths.root), agents=(agent,), as_json=as_json)
 

@@ -1,0 +1,159 @@
+"""The lock life-cycle (pending -> claimed -> consumed | errored) and per-agent isolation in one-shot processing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from orchestrator import locks, pipeline
+from orchestrator.paths import SessionPaths
+from orchestrator.pipeline import Processor
+from orchestrator.store import Store
+from tests.conftest import cconductor
+from tests.helpers.agent_writer import write_agent
+
+
+def _write_version(session: SessionPaths, agent: str, marker: str) -> None:
+    folder = session.agent_artifacts(agent)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "notes.json").write_text(json.dumps({"notes": {"version": marker}}))
+
+
+def _namespace(session: SessionPaths, agent: str) -> Any:
+    return json.loads(session.kg_json.read_text())[agent]
+
+
+def test_a_new_version_locked_while_the_old_one_is_being_committed_is_merged_next(
+    session: SessionPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_version(session, "writer", "v1")
+    session.lock("writer").touch()
+    real_commit = Store.commit
+
+    def commit_then_resubmit(self: Store, entries: list[Any]) -> list[int]:
+        seqs = real_commit(self, entries)
+        if not (session.root / "v2-written").exists():  # the agent writes v2 and locks it right now
+            (session.root / "v2-written").touch()
+            _write_version(session, "writer", "v2")
+            session.lock("writer").touch()
+        return seqs
+
+    monkeypatch.setattr(Store, "commit", commit_then_resubmit)
+    processor = Processor(session)
+    try:
+        first = processor.process_pending()
+        assert [(o.agent, o.status) for o in first] == [("writer", "merged")]
+        assert session.lock("writer").exists(), "the new submission's lock was dropped with the old one's"
+        second = processor.process_pending()
+        assert [(o.agent, o.status) for o in second] == [("writer", "merged")]
+    finally:
+        processor.close()
+    from orchestrator.views import flush_views
+
+    processor = Processor(session)
+    flush_views(processor, force=True)
+    processor.close()
+    assert _namespace(session, "writer")["notes"] == {"version": "v2"}
+    assert locks.waiting(session) == []
+
+
+def test_a_claimed_lock_left_by_a_crash_is_processed_by_the_next_processor(session: SessionPaths) -> None:
+    _write_version(session, "crashed", "v1")
+    session.lock("crashed").touch()
+    assert locks.claim(session, "crashed")
+    assert not session.lock("crashed").exists() and locks.waiting(session) == ["crashed"]
+    processor = Processor(session)
+    try:
+        assert [(o.agent, o.status) for o in processor.process_pending()] == [("crashed", "merged")]
+    finally:
+        processor.close()
+    assert locks.waiting(session) == [] and not locks.claim_path(session, "crashed").exists()
+
+
+def test_a_rejected_claim_becomes_the_error_lock_and_a_lock_made_meanwhile_stays_pending(
+    session: SessionPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = session.agent_artifacts("flaky")
+    folder.mkdir()
+    (folder / "claims.json").write_text("{not json")
+    session.lock("flaky").touch()
+    real = pipeline.read_artifact_set
+
+    def read_then_relock(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        session.lock("flaky").touch()  # the agent signals again while its old files are judged
+        return result
+
+    monkeypatch.setattr(pipeline, "read_artifact_set", read_then_relock)
+    processor = Processor(session)
+    try:
+        assert [o.status for o in processor.process_pending()] == ["rejected"]
+    finally:
+        processor.close()
+    assert session.lock_error("flaky").exists()
+    assert session.lock("flaky").exists(), "the newer signal is kept for the next batch"
+
+
+def test_an_exception_for_one_agent_rejects_it_and_merges_the_bystander_in_the_same_batch(
+    session: SessionPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_agent(session.root, "bystander")
+    write_agent(session.root, "victim")
+    real = pipeline.build_contribution
+
+    def failing_for_victim(agent: str, *args: Any, **kwargs: Any) -> Any:
+        if agent == "victim":
+            raise KeyError("simulated bug")
+        return real(agent, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "build_contribution", failing_for_victim)
+    processor = Processor(session)
+    try:
+        outcomes = {o.agent: o for o in processor.process_pending()}
+    finally:
+        processor.close()
+    assert outcomes["bystander"].status == "merged"
+    assert outcomes["victim"].status == "rejected"
+    assert [p.rule for p in outcomes["victim"].problems] == ["internal.error"]
+    instructions = json.loads(session.retry_instructions("victim").read_text())
+    assert instructions["files"][0]["problems"][0]["rule"] == "internal.error"
+    assert session.lock_error("victim").exists()
+
+
+def test_an_exception_while_applying_an_outcome_is_finished_by_the_next_batch(
+    session: SessionPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_agent(session.root, "archived")
+    write_agent(session.root, "other")
+    real = pipeline.apply_outcome
+    failed: list[str] = []
+
+    def failing_once(paths: SessionPaths, events: Any, staged: Any, **kwargs: Any) -> None:
+        if staged[0].agent == "archived" and not failed:
+            failed.append("archived")
+            raise OSError(28, "No space left on device")
+        real(paths, events, staged, **kwargs)
+
+    monkeypatch.setattr(pipeline, "apply_outcome", failing_once)
+    processor = Processor(session)
+    try:
+        statuses = {o.agent: o.status for o in processor.process_pending()}
+        assert statuses == {"archived": "merged", "other": "merged"}
+        assert processor.failures and "archived" in processor.failures[0]
+        assert locks.waiting(session) == ["archived"], "the committed agent's claim waits to be finished"
+        assert [(o.agent, o.status) for o in processor.process_pending()] == [("archived", "noop")]
+    finally:
+        processor.close()
+    assert locks.waiting(session) == []
+
+
+@pytest.mark.parametrize("agent", ["../x", "a/b", "..", "X" * 3, "a" * 65, "stats"])
+def test_retry_refuses_agent_names_that_are_not_agent_names(session: SessionPaths, agent: str) -> None:
+    result = subprocess.run([*cconductor(), "retry", str(session.root), agent], capture_output=True, text=True)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "agent name" in result.stderr
+    assert not (session.root.parent / "x.kg.lock").exists()
+    assert locks.waiting(session) == []
