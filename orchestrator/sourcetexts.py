@@ -19,7 +19,7 @@ from orchestrator.problems import Problem, pointer_join
 from orchestrator.safe_read import UnsafeFile, read_agent_file
 
 #: Largest stored text accepted (documented in docs/agent-protocol.md).
-MAX_SOURCE_TEXT_BYTES = 32 * 1024 * 1024
+MAX_SOURCE_TEXT_BYTES = 8 * 1024 * 1024
 #: Texts kept decoded in memory at most (least recently used go first).
 CACHE_BUDGET_BYTES = 128 * 1024 * 1024
 #: A text being rewritten by another agent (``cp`` truncates, then writes) is read again after these waits.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -31,7 +32,7 @@ class Normalized:
     """``text`` in normal form, and for each of its characters the offset in the original."""
 
     text: str
-    origin: tuple[int, ...]
+    origin: array[int]
     source_length: int
 
     def span(self, start: int, end: int) -> tuple[int, int]:
@@ -48,46 +49,47 @@ def _fold(char: str) -> str:
     return folded.translate(_QUOTES).translate(_DASHES)
 
 
+_RUN = re.compile(r"\S+")
+_HYPHENS = "-\u2010\u00ad"
+
+
+def _fold_token(token: str, start: int, out: list[str], origin: array[int]) -> None:
+    """Append the normal form of one whitespace-free run, with each character's original offset."""
+    if token.isascii() and "-" not in token and "`" not in token:
+        out.append(token.lower())
+        origin.extend(range(start, start + len(token)))
+        return
+    length = len(token)
+    for i, char in enumerate(token):
+        if char in _HYPHENS and 0 < i < length - 1 and out and out[-1][-1:].isalpha() and token[i + 1].isalpha():
+            continue  # an intra-word hyphen ("well-known"): both spellings compare equal
+        folded = _fold(char)
+        for piece in folded:
+            out.append(piece)
+            origin.append(start + i)
+
+
 @lru_cache(maxsize=512)
 def normalize_mapped(text: str) -> Normalized:
     """Normal form of ``text`` with an offset map (cached: pages are normalised once per process)."""
     out: list[str] = []
-    origin: list[int] = []
-    pending_space = False
-    index, length = 0, len(text)
-    while index < length:
-        char = text[index]
-        if char == "-" or char in "\u2010\u00ad":
-            # Line-break hyphenation: "evi-\n dence" reads as "evidence".
-            look = index + 1
-            while look < length and text[look] in " \t\r":
-                look += 1
-            if look < length and text[look] == "\n" and out and out[-1].isalpha():
-                look += 1
-                while look < length and text[look].isspace():
-                    look += 1
-                if look < length and text[look].isalpha() and text[look].islower():
-                    index = look
-                    continue
-            # An intra-word hyphen ("well-known") is dropped too, so both spellings compare equal.
-            if index + 1 < length and text[index + 1].isalpha() and out and out[-1].isalpha():
-                index += 1
-                continue
-        if char.isspace():
-            pending_space = bool(out)
-            index += 1
-            continue
-        folded = _fold(char)
-        if folded:
-            if pending_space:
+    origin: array[int] = array("I")
+    previous_end = 0
+    for run in _RUN.finditer(text):
+        start = run.start()
+        if out:
+            gap = text[previous_end:start]
+            last = out[-1]
+            if (last.endswith("-") and "\n" in gap and len(origin) > 1 and text[origin[-1] - 1: origin[-1]].isalpha()
+                    and run.group()[0].isalpha() and run.group()[0].islower()):
+                out[-1] = last[:-1]  # line-break hyphenation: "evi-\n dence" reads as "evidence"
+                origin.pop()
+            else:
                 out.append(" ")
-                origin.append(index)
-                pending_space = False
-            for piece in folded:
-                out.append(piece)
-                origin.append(index)
-        index += 1
-    return Normalized("".join(out), tuple(origin), length)
+                origin.append(start)
+        _fold_token(run.group(), start, out, origin)
+        previous_end = run.end()
+    return Normalized("".join(out), origin, len(text))
 
 
 def normalize(text: str) -> str:

@@ -1,0 +1,71 @@
+"""Evidence binding: "verified" means the words, numbers and negations are in the source at the cited page."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.evidence import MIN_SNIPPET_CHARS, Deadline, verify_snippet
+
+SOURCE = "\f".join([
+    "Title page. Results in brief.",
+    "The treatment reduced mortality by 25 percent among 4,000 patients (95% CI 0.61-0.89).\n"
+    "Dosing increased the rate of infection in older adults. The intervention did not reduce hos-\n"
+    "pital admissions. No adverse events were observed in the control arm.",
+    "The \ufb01rst analysis was \u201cpre-registered\u201d \u2014 its effect size was 0.42 and p < 0.001.",
+])
+
+TRUE = [
+    ("exact", "The treatment reduced mortality by 25 percent among 4,000 patients", 2),
+    ("case and spacing", "the TREATMENT reduced   mortality\nby 25 percent among 4,000 patients", 2),
+    ("line-break hyphenation", "The intervention did not reduce hospital admissions", 2),
+    ("ligature, quotes and dash", 'The first analysis was "pre-registered" - its effect size was 0.42', 3),
+    ("thousands separator dropped", "reduced mortality by 25 percent among 4000 patients", 2),
+    ("negation kept", "No adverse events were observed in the control arm", 2),
+    ("no page given", "Dosing increased the rate of infection in older adults", None),
+]
+
+FALSE = [
+    ("a single word", "at", 2, "too short"),
+    ("a short phrase", "the treatment", 2, "too short"),
+    ("number changed", "The treatment reduced mortality by 52 percent among 4,000 patients", 2, "not found"),
+    ("magnitude changed", "The treatment reduced mortality by 25 percent among 40,000 patients", 2, "not found"),
+    ("decimal changed", 'The first analysis was "pre-registered" - its effect size was 0.24', 3, "not found"),
+    ("unit changed", "The treatment reduced mortality by 25 % among 4,000 patients", 2, "not found"),
+    ("direction flipped", "Dosing decreased the rate of infection in older adults", 2, "not found"),
+    ("negation removed", "The intervention did reduce hospital admissions", 2, "not found"),
+    ("negation added", "The treatment did not reduce mortality by 25 percent among 4,000 patients", 2, "not found"),
+    ("contraction added", "The intervention didn't reduce hospital admissions at all", 2, "not found"),
+    ("negation word swapped", "Some adverse events were observed in the control arm", 2, "not found"),
+    ("part of a word", "creased the rate of infection in older adults", 2, "not found"),
+    ("wrong page", "Dosing increased the rate of infection in older adults", 3, "found on page 2, not on the cited page 3"),
+    ("page past the end", "Dosing increased the rate of infection in older adults", 9, "page 9 does not exist"),
+    ("invented sentence", "The drug cured every patient within a single week of use", 2, "not found"),
+]
+
+
+@pytest.mark.parametrize(("case", "snippet", "page"), TRUE, ids=[c[0] for c in TRUE])
+def test_faithful_quotes_verify_and_record_the_sources_own_passage(case: str, snippet: str, page: int | None) -> None:
+    result = verify_snippet(snippet, SOURCE, page)
+    assert result.verified, result.reason
+    assert result.char_start is not None and result.char_end is not None
+    assert SOURCE[result.char_start:result.char_end] == result.matched_text  # the source's words, not the agent's
+    assert result.page == (page or 2)
+
+
+@pytest.mark.parametrize(("case", "snippet", "page", "reason"), FALSE, ids=[c[0] for c in FALSE])
+def test_altered_or_trivial_quotes_never_verify(case: str, snippet: str, page: int, reason: str) -> None:
+    result = verify_snippet(snippet, SOURCE, page)
+    assert not result.verified
+    assert reason in result.reason
+
+
+def test_the_minimum_length_is_stated_in_the_reason() -> None:
+    assert f"at least {MIN_SNIPPET_CHARS} characters" in verify_snippet("reduced mortality", SOURCE, 2).reason
+
+
+def test_an_expired_time_budget_still_allows_exact_matches_but_no_fuzzy_search() -> None:
+    expired = Deadline(0.0)
+    exact = verify_snippet("Dosing increased the rate of infection in older adults", SOURCE, 2, deadline=expired)
+    assert exact.verified
+    fuzzy = verify_snippet("Dosing  increased the rate of infection, in older adults", SOURCE, 2, deadline=expired)
+    assert not fuzzy.verified and "time limit" in fuzzy.reason
