@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.evidence import DEFAULT_TIME_BUDGET_S, bind_evidence, verify_snippet  # noqa: E402
-from orchestrator.sourcetexts import MAX_SOURCE_TEXT_BYTES  # noqa: E402
+from orchestrator.evidence import DEFAULT_TIME_BUDGET_S, bind_evidence, verify_snippet
+from orchestrator.sourcetexts import MAX_SOURCE_TEXT_BYTES
 
 random.seed(7)
 VOCABULARY = [

@@ -145,29 +145,45 @@ class _Resolver:
         self.own = own
         self.index = index
 
-    def resolve(self, ref: Any, targets: tuple[str, ...]) -> tuple[str | None, str]:
-        """Return (global id, "") or (None, reason)."""
+    def resolve(self, ref: Any, targets: tuple[str, ...]) -> tuple[str | None, str | None, str]:
+        """Return (global id, collection it names, "") or (None, None, reason).
+
+        One rule for every consumer (JSON views, RDF, reports): a reference names exactly one
+        item of exactly one collection, else it is an error listing the candidates.
+        """
         if not isinstance(ref, str) or not ref:
-            return None, "the reference is not a non-empty string"
+            return None, None, "the reference is not a non-empty string"
         if ":" in ref:
             owner, local = ref.split(":", 1)
-            for collection in targets:
-                if owner == self.agent and local in self.own[collection]:
-                    return ref, ""
-                if owner != self.agent and self.index.exists(collection, ref):
-                    return ref, ""
-            return None, f"no {' or '.join(_singular(t) for t in targets)} {ref!r} exists in the graph"
-        for collection in targets:
-            if ref in self.own[collection]:
-                return f"{self.agent}:{ref}", ""
-        candidates = sorted({g for c in targets for g in self.index.by_local(c, ref)})
+            found = [
+                c for c in targets
+                if (owner == self.agent and local in self.own[c]) or (owner != self.agent and self.index.exists(c, ref))
+            ]
+            if len(found) == 1:
+                return ref, found[0], ""
+            if found:
+                return None, None, f"{ref!r} is ambiguous: it is both {' and '.join(_a(c) for c in found)}"
+            return None, None, f"no {' or '.join(_singular(t) for t in targets)} {ref!r} exists in the graph"
+        own = [c for c in targets if ref in self.own[c]]
+        if len(own) == 1:
+            return f"{self.agent}:{ref}", own[0], ""
+        if own:
+            return None, None, (f"{ref!r} is ambiguous: this agent has it as {' and as '.join(_a(c) for c in own)}; "
+                                "give them distinct ids")
+        candidates = sorted({(g, c) for c in targets for g in self.index.by_local(c, ref)})
         if len(candidates) == 1:
-            return candidates[0], ""
+            return candidates[0][0], candidates[0][1], ""
         if candidates:
-            return None, f"{ref!r} is ambiguous: it matches {', '.join(candidates)}"
-        return None, (
+            shown = ", ".join(f"{g} ({_singular(c)})" if len(targets) > 1 else g for g, c in candidates)
+            return None, None, f"{ref!r} is ambiguous: it matches {shown}"
+        return None, None, (
             f"{ref!r} matches no {' or '.join(_singular(t) for t in targets)} of this agent or of any merged agent"
         )
+
+
+def _a(collection: str) -> str:
+    noun = _singular(collection)
+    return f"an {noun}" if noun[0] in "aeiou" else f"a {noun}"
 
 
 def _singular(collection: str) -> str:
@@ -297,9 +313,12 @@ def _resolve_value(
     pointer: str,
 ) -> list[Problem]:
     written = container[key]
-    resolved, reason = resolver.resolve(written, targets)
+    resolved, collection, reason = resolver.resolve(written, targets)
     if resolved is not None:
         container[key] = resolved
+        if len(targets) > 1 and isinstance(key, str) and collection is not None:
+            # the resolved kind travels with the item, so no later reader has to guess it
+            container[f"{key}_kind"] = COLLECTIONS[collection]
         return []
     kinds = " or ".join(_singular(t) for t in targets)
     files = ", ".join(f"{t.replace('_', '-')}.json" for t in targets)

@@ -18,6 +18,7 @@ from filelock import FileLock
 
 from orchestrator import locks
 from orchestrator.artifacts import ArtifactSet, folder_fingerprint, read_artifact_set
+from orchestrator.dependents import broken_references
 from orchestrator.errors import InvalidAgentName
 from orchestrator.events import EventLog
 from orchestrator.evidence import DEFAULT_THRESHOLD, bind_evidence
@@ -178,6 +179,8 @@ class Processor:
             attempt=attempt, merged_at=merged_at, artifact_sha256=artifact_set.sha256,
         )
         problems += result.problems
+        problems += broken_references(name, result.contribution, (current or {}).get("contribution"),
+                                      self.state.records)
         bind_evidence(
             result.contribution,
             lambda gid: self.state.item("sources", gid),
@@ -199,6 +202,7 @@ class Processor:
             f"{len(shacl_problems) - len(errors(shacl_problems))} warning(s)",
             agent=name, attempt=attempt, problems=[p.to_dict() for p in shacl_problems],
         )
+        shacl_problems = [p if _own_file(p, name) else _as_breakage(p, name) for p in shacl_problems]
         problems += shacl_problems
         if errors(shacl_problems):
             undo()
@@ -320,3 +324,19 @@ class Processor:
             return
         record_missing_merges(self.paths, self.state.records)
         self._session_checked_at = self.state.head_seq
+
+
+def _own_file(problem: Problem, agent: str) -> bool:
+    return problem.file is None or f"{problem.file}/".startswith(f"artifacts/{agent}/")
+
+
+def _as_breakage(problem: Problem, agent: str) -> Problem:
+    """A violation in another agent's file caused by this submission: the fix is in this agent's files."""
+    where = f"{problem.file}{' at ' + problem.pointer if problem.pointer else ''}"
+    return Problem(
+        f"artifacts/{agent}", "", "reference.breaks_other_agent",
+        f"this submission makes another agent's item invalid ({where}): {problem.message}",
+        "change your own files so that the other agent's item stays valid (for example keep the items it "
+        "cites, with the same ids); do not edit the other agent's files",
+        problem.severity, {"other_file": problem.file, "other_pointer": problem.pointer, "rule": problem.rule},
+    )

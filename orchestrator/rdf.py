@@ -299,6 +299,8 @@ class _Converter:
             if conv.startswith(("ref:", "refs:")):
                 many, _, target = conv.partition(":")
                 values = value if many == "refs" and isinstance(value, list) else [value]
+                if target == "node" and item.get(f"{path[-1]}_kind") in ("entity", "claim"):
+                    target = str(item[f"{path[-1]}_kind"])  # resolved by the merge: never re-guessed
                 for v in values:
                     iri = self.ref(target, v)
                     if iri is not None:

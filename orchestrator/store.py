@@ -182,13 +182,20 @@ class Store:
             head = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM ledger").fetchone()[0])
             if not 0 <= target <= head:
                 raise StoreError(f"cannot roll back to {target}: the ledger has entries 1..{head}")
-            agents = [r[0] for r in db.execute("SELECT DISTINCT agent FROM records")]
+            # Replay the ledger up to the target: merges set an agent's record, earlier rollbacks
+            # set whatever record they restored (or none), rejections change nothing.
+            state: dict[str, int | None] = {}
+            for seq, agent, action, detail in db.execute(
+                "SELECT seq, agent, action, detail FROM ledger WHERE seq <= ? ORDER BY seq", (target,)
+            ):
+                if action == "merge":
+                    state[agent] = seq
+                elif action == "rollback":
+                    state[agent] = json.loads(detail).get("record_seq")
+            agents = sorted({r[0] for r in db.execute("SELECT agent FROM current")} | set(state))
             changed: dict[str, int | None] = {}
             for agent in agents:
-                row = db.execute(
-                    "SELECT MAX(seq) FROM records WHERE agent = ? AND seq <= ?", (agent, target)
-                ).fetchone()
-                wanted = row[0]
+                wanted = state.get(agent)
                 now = db.execute("SELECT record_seq FROM current WHERE agent = ?", (agent,)).fetchone()
                 if (now[0] if now else None) == wanted:
                     continue

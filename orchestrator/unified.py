@@ -64,12 +64,16 @@ def dedupe_entities(entities: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     canonical: dict[str, str] = {}
     for entity in entities:
         key = (str(entity.get("type", "")).casefold(), " ".join(str(entity.get("name", "")).split()).casefold())
+        names = [a for a in entity.get("aliases") or () if isinstance(a, str)]
         if key in by_key:
             kept = by_key[key]
-            kept["aliases"].append(entity["id"])
+            kept["merged_ids"].append(entity["id"])
+            kept["aliases"] += [a for a in names if a not in kept["aliases"]]
             kept["provenance"].append(entity["provenance"])
         else:
-            kept = {**entity, "aliases": [entity["id"]], "provenance": [entity["provenance"]]}
+            # "aliases" are the names agents gave; the ids of the merged duplicates are "merged_ids"
+            kept = {**entity, "aliases": list(dict.fromkeys(names)), "merged_ids": [entity["id"]],
+                    "provenance": [entity["provenance"]]}
             kept.pop("local_id", None)
             by_key[key] = kept
         canonical[entity["id"]] = kept["id"]
@@ -105,7 +109,8 @@ def build_views(
     for rel in _all(records, "relationships"):
         rel = dict(rel)
         for end in ("subject", "object"):
-            rel[end] = entity_alias.get(rel[end], rel[end])
+            if rel.get(f"{end}_kind", "entity") == "entity":  # a claim id is never rewritten to an entity
+                rel[end] = entity_alias.get(rel[end], rel[end])
         relationships.append(rel)
 
     graph: dict[str, Any] = {

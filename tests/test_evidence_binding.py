@@ -37,7 +37,8 @@ FALSE = [
     ("contraction added", "The intervention didn't reduce hospital admissions at all", 2, "not found"),
     ("negation word swapped", "Some adverse events were observed in the control arm", 2, "not found"),
     ("part of a word", "creased the rate of infection in older adults", 2, "not found"),
-    ("wrong page", "Dosing increased the rate of infection in older adults", 3, "found on page 2, not on the cited page 3"),
+    ("wrong page", "Dosing increased the rate of infection in older adults", 3,
+     "found on page 2, not on the cited page 3"),
     ("page past the end", "Dosing increased the rate of infection in older adults", 9, "page 9 does not exist"),
     ("invented sentence", "The drug cured every patient within a single week of use", 2, "not found"),
 ]
