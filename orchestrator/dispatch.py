@@ -41,6 +41,10 @@ def log_path(paths: SessionPaths, agent: str, attempt: int) -> Path:
     return paths.logs / f"{agent}-{attempt}.log"
 
 
+def pid_path(paths: SessionPaths, agent: str) -> Path:
+    return paths.state / "pids" / f"{agent}.json"
+
+
 def heartbeat_path(paths: SessionPaths, agent: str) -> Path:
     return paths.state / "heartbeats" / f"{agent}.heartbeat"
 
@@ -145,6 +149,7 @@ def build_job(
         heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS if not command else None,
         env={"CCONDUCTOR_SESSION": str(paths.root), "CCONDUCTOR_TASK": str(task_file),
              "PYTHONPATH": python_path},
+        pid_file=str(pid_path(paths, agent)),
     )
 
 

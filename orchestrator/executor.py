@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from orchestrator.processes import group_alive, write_record
+
 TERMINATE_GRACE_SECONDS = 5.0
 
 
@@ -30,6 +32,8 @@ class Job:
     heartbeat_path: str | None = None
     heartbeat_timeout_seconds: float | None = None
     env: dict[str, str] = field(default_factory=dict)
+    #: Where the local executor records the running process group (see orchestrator/processes.py).
+    pid_file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,6 +123,8 @@ class LocalExecutor:
                                             f"could not start {job.argv[0]!r}: {exc}"))
                 continue
             self._running[job.job_id] = _Running(job, process, log, time.monotonic())
+            if job.pid_file:
+                write_record(Path(job.pid_file), process.pid, job.job_id)
 
     def _signal(self, run: _Running, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -127,6 +133,17 @@ class LocalExecutor:
     def _check(self, run: _Running, now: float) -> JobResult | None:
         code = run.process.poll()
         if code is not None:
+            if group_alive(run.process.pid):
+                # the leader is gone but its children live on: they are part of the agent, stop them too
+                if run.terminating_since is None:
+                    run.terminating_since = now
+                    self._signal(run, signal.SIGTERM)
+                elif now - run.terminating_since > self.terminate_grace:
+                    self._signal(run, signal.SIGKILL)
+                return None
+            if run.job.pid_file:
+                with contextlib.suppress(OSError):
+                    os.unlink(run.job.pid_file)
             run.log.close()
             duration = now - run.started
             if run.reason:

@@ -127,6 +127,7 @@ class InstanceRunner:
 
     def _dispatch(self, name: str) -> None:
         self._check_budget()
+        self._stop_orphan(name)
         entry = self.run_state["instances"][name]
         definition = self._definition(name)
         entry["attempts"] += 1
@@ -161,6 +162,19 @@ class InstanceRunner:
             retry=bool(retry),
         )
         self.executor.submit(job)
+
+    def _stop_orphan(self, name: str) -> None:
+        """Never two copies of an agent in one folder: a process left by an interrupted run is stopped first."""
+        from orchestrator.processes import still_running, stop_group
+
+        record = still_running(dispatch.pid_path(self.paths, name))
+        if record is None:
+            return
+        self.events.emit("agent.orphan_stopped", f"{name}: a process of an earlier run (pid {record['pid']}) "
+                         "was still running; stopped it before starting the agent again", agent=name,
+                         pid=record["pid"])
+        stop_group(int(record["pgid"]))
+        still_running(dispatch.pid_path(self.paths, name))  # drops the record once the group is gone
 
     def _report_costs(self, name: str, attempt: int) -> None:
         """Put the attempt's model calls (request ids, cost) from costs.jsonl into the event log."""

@@ -8,6 +8,7 @@ pure functions of :mod:`orchestrator.iteration`. Budgets and success criteria ar
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -65,6 +66,8 @@ class MissionRunner(InstanceRunner):
             self.executor.cancel_all()
             status, reason = "budget_exhausted", str(exc)
             self._finish_report()
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop every agent's process group, then record it
+            return self._interrupted()
         finally:
             self.run_state["elapsed_before"] = round(
                 float(self.run_state.get("elapsed_before", 0.0)) + self.clock() - self._started, 3
@@ -81,6 +84,25 @@ class MissionRunner(InstanceRunner):
         )
         self.processor.close()
         return {"status": status, "reason": reason, "session": str(self.paths.root)}
+
+    def _interrupted(self) -> dict[str, Any]:
+        import signal
+
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not tear the clean-up
+        try:
+            self.executor.cancel_all()
+            with contextlib.suppress(Exception):
+                self.processor.process_pending()  # what agents finished before the interrupt still counts
+            reason = f"interrupted; continue with: cconductor resume {self.paths.root.name}"
+            self._save(status="interrupted", status_reason=reason)
+            with contextlib.suppress(Exception):
+                flush_views(self.processor)
+            self.events.emit("run.interrupted", f"run interrupted: {reason}", status="interrupted", reason=reason,
+                             resume=f"cconductor resume {self.paths.root.name}")
+            self.processor.close()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return {"status": "interrupted", "reason": reason, "session": str(self.paths.root)}
 
     def _advance(self) -> tuple[str, str | None]:
         state = self.run_state

@@ -17,7 +17,7 @@ from orchestrator.paths import STATE_DIR_NAME, SessionPaths
 from orchestrator.store import Store
 
 SCHEMA_VERSION = 1
-STATUSES = ("created", "running", "completed", "partial", "failed", "budget_exhausted")
+STATUSES = ("created", "running", "completed", "partial", "failed", "budget_exhausted", "interrupted")
 SESSIONS_DIR_ENV = "CCONDUCTOR_SESSIONS_DIR"
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ from orchestrator.cli.app import Context, emit_json, friendly, json_option, main
 from orchestrator.errors import UsageError
 
 EXIT_BUDGET_EXHAUSTED = 3
+#: Like a shell: 128 + SIGINT. The session is "interrupted" and `cconductor resume` continues it.
+EXIT_INTERRUPTED = 130
 
 
 def _choose_backend(requested: str) -> str:
@@ -34,11 +38,20 @@ def _execute(runner: Any, mode: str) -> dict[str, Any]:
     view = make_progress(mode, runner.paths.root)
     if view is not None:
         runner.events.subscribe(view)
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # SIGTERM stops the run like Ctrl-C does
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return dict(runner.run())
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         if view is not None:
             view.close()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _finish(result: dict[str, Any], mode: str) -> None:
@@ -56,6 +69,10 @@ def _finish(result: dict[str, Any], mode: str) -> None:
         if report.exists():
             click.echo(f"report: {report}")
             click.echo(f"        {root / 'mission-report.html'}")
+    if result["status"] == "interrupted":
+        if mode != "json":
+            click.echo(f"interrupted: continue with `cconductor resume {root.name}`", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if result["status"] == "failed":
         sys.exit(1)
     if result["status"] == "budget_exhausted":
