@@ -66,7 +66,7 @@ def test_interrupting_a_run_stops_every_agent_process_and_marks_the_session_inte
     try:
         agent_pids = _wait_for_files(pids, 2)
         process.send_signal(sig)
-        out, err = process.communicate(timeout=60)
+        _out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
