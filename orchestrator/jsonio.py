@@ -88,6 +88,28 @@ def _parse_int(text: str) -> int:
     return int(text)
 
 
+#: Integers must fit a signed 64-bit word: the ledger (SQLite), the views (orjson) and RDF tools store them so.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _out_of_range(value: Any) -> tuple[str, int] | None:
+    """(JSON pointer, value) of the first integer beyond 64 bits, iteratively."""
+    from orchestrator.problems import pointer_join
+
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        pointer, node = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if isinstance(node, int) and not INT64_MIN <= node <= INT64_MAX:
+            return pointer, node
+        if isinstance(node, dict):
+            stack.extend((pointer + pointer_join(k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((pointer + pointer_join(i), v) for i, v in enumerate(node))
+    return None
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -213,6 +235,15 @@ def parse_json_bytes(data: bytes, file: str | None, *, max_depth: int = MAX_DEPT
             f"the JSON is nested {depth} levels deep; the limit is {max_depth}",
             f"flatten the structure to at most {max_depth} levels of objects/arrays",
         )
+    huge = _out_of_range(value)
+    if huge is not None:
+        shown = str(huge[1])
+        shown = shown if len(shown) <= 30 else f"{shown[:12]}...{shown[-6:]} ({len(shown.lstrip('-'))} digits)"
+        return ParseResult(None, [Problem(
+            file, huge[0], "json.integer_out_of_range",
+            f"the integer {shown} does not fit in 64 bits (from {INT64_MIN} to {INT64_MAX})",
+            "use a smaller number, a float (e.g. 1.5e30) or a string if the exact digits matter",
+        )])
     bad = _lone_surrogate(value)
     if bad is not None:
         # json accepts "\ud800" escapes that pair with nothing; such a string cannot be stored as UTF-8

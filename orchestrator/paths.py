@@ -6,6 +6,7 @@ the only place that spells the file names, so the two cannot drift apart silentl
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -43,6 +44,21 @@ def check_agent_name(name: str) -> str:
             f"choose another name (for example '{name}-agent')"
         )
     return name
+
+
+#: Longest file name most file systems accept (bytes).
+NAME_MAX = 255
+
+
+def _fitting(name: str) -> str:
+    """``name``, or a shortened unique form when a file named after it could not exist (an over-long lock name).
+
+    Valid agent names (at most 64 characters) are never changed.
+    """
+    if len(name.encode("utf-8", "surrogateescape")) + len(RETRY_SUFFIX) <= NAME_MAX:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return f"{name[:120]}...{digest}"
 
 
 @dataclass(frozen=True)
@@ -119,10 +135,10 @@ class SessionPaths:
         return self.root / f"{agent}{LOCK_SUFFIX}"
 
     def lock_error(self, agent: str) -> Path:
-        return self.root / f"{agent}{ERROR_SUFFIX}"
+        return self.root / f"{_fitting(agent)}{ERROR_SUFFIX}"
 
     def retry_instructions(self, agent: str) -> Path:
-        return self.root / f"{agent}{RETRY_SUFFIX}"
+        return self.root / f"{_fitting(agent)}{RETRY_SUFFIX}"
 
     def source_text(self, sha256: str) -> Path:
         return self.sources / f"{sha256}.txt"

@@ -146,7 +146,11 @@ class Processor:
         try:
             check_agent_name(name)
         except InvalidAgentName as exc:
-            problem = Problem(f"{name}.kg.lock", "", "agent_name.invalid", str(exc),
+            message = str(exc) if len(name) <= 100 else (
+                f"invalid agent name ({len(name)} characters, starting {name[:40]!r}): agent names have at most "
+                "64 characters, a lowercase letter first, then lowercase letters, digits or hyphens")
+            problem = Problem(f"{name}.kg.lock" if len(name) <= 100 else f"{name[:40]}....kg.lock", "",
+                              "agent_name.invalid", message,
                               "rename the lock and artifacts/<agent>/ to a valid, unreserved agent name")
             return Outcome(name, "rejected", self.store.attempts(name) + 1, [problem]), None, None
         if not locks.claim(self.paths, name):

@@ -75,7 +75,10 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     graph = build_views(records, processor.session_id, seq, iso_timestamp())
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
-    body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+    try:
+        body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+    except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
+        body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
     trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(agent_graphs.values(), processor.session_id).encode()
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
