@@ -160,3 +160,28 @@ def test_40_agent_processes_while_a_watcher_and_two_process_commands_compete(ses
     by_command: list[dict[str, Any]] = [o for r in results for o in json.loads(r.stdout)]
     assert all(o["status"] in ("merged", "noop") for o in by_command)
     check_everything_merged_once_and_intact(session)
+
+
+def test_50_agents_storing_the_same_text_with_cp_at_once_are_all_merged(session: SessionPaths) -> None:
+    """The naive protocol example (cp straight over sources/<sha>.txt) raced: a text being rewritten is re-read."""
+    agents = [f"sharer-{i:02d}" for i in range(50)]
+    watcher = subprocess.Popen([*cconductor(), "watch", str(session.root), "--rescan-interval", "0.5"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        watching.wait_for(lambda: session.events.exists() and "watch.started" in session.events.read_text(),
+                          "the watcher")
+        start_at = time.time() + 3.0
+        writers = [subprocess.Popen([sys.executable, str(WRITER), str(session.root), agent, "--start-at",
+                                     str(start_at), "--shared-text"]) for agent in agents]
+        wait_writers(writers)
+        wait_for(lambda: merged(session) | {p.name.split(".")[0] for p in session.root.glob("*.kg.lock.error")}
+                 >= set(agents) and not locks.waiting(session), "all 50 agents to be decided")
+        watcher.send_signal(signal.SIGINT)
+        _, err = watcher.communicate(timeout=60)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+    rejected = sorted(p.name for p in session.root.glob("*.kg.lock.error"))
+    assert rejected == [], f"{len(rejected)} of 50 rejected: {rejected[:5]}"
+    assert sorted(ledger(session)) == sorted((a, "merge") for a in agents)
+    assert "Traceback" not in err

@@ -54,6 +54,38 @@ def artifact_files(agent: str, claims: int = 3) -> dict[str, dict[str, Any]]:
     return {"sources.json": {"sources": [source]}, "claims.json": {"claims": items}}
 
 
+#: One text that every ``--shared-text`` agent stores (about 500 KB, so a plain copy takes a while).
+SHARED_TEXT = "Shared notes, page one.\f" + " ".join(
+    f"Shared fact {i} is true for every agent." for i in range(1, 12_001)
+)
+
+
+def shared_artifact_files(agent: str) -> dict[str, dict[str, Any]]:
+    """Valid artifacts citing the one shared text (page 2)."""
+    sha = hashlib.sha256(SHARED_TEXT.encode("utf-8")).hexdigest()
+    source = {"id": "S1", "type": "web-page", "title": "Shared notes", "url": "https://example.org/shared",
+              "content_sha256": sha}
+    claim = {"id": "C1", "statement": f"{agent} relies on shared fact 1.", "confidence": 0.8, "priority": "high",
+             "evidence": [{"source_id": "S1", "snippet": "Shared fact 1 is true for every agent",
+                           "locator": {"page": 2}}]}
+    return {"sources.json": {"sources": [source]}, "claims.json": {"claims": [claim]}}
+
+
+def write_shared(session: Path, agent: str) -> None:
+    """Store the shared text the way the protocol's naive shell example did (cp: truncate, then write)."""
+    data = SHARED_TEXT.encode("utf-8")
+    (session / "sources").mkdir(exist_ok=True)
+    with open(session / "sources" / f"{hashlib.sha256(data).hexdigest()}.txt", "wb") as handle:
+        for start in range(0, len(data), 65_536):
+            handle.write(data[start : start + 65_536])
+            handle.flush()
+    folder = session / "artifacts" / agent
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in shared_artifact_files(agent).items():
+        _write_atomic(folder / name, json.dumps(content).encode("utf-8"))
+    (session / f"{agent}.kg.lock").touch()
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
@@ -87,10 +119,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--claims", type=int, default=3)
     parser.add_argument("--start-at", type=float, default=0.0)
     parser.add_argument("--rename-lock", action="store_true")
+    parser.add_argument("--shared-text", action="store_true", help="store one text shared by all agents, with cp")
     args = parser.parse_args(argv)
     delay = args.start_at - time.time()
     if delay > 0:
         time.sleep(delay)
+    if args.shared_text:
+        write_shared(args.session, args.agent)
+        return 0
     write_agent(args.session, args.agent, args.claims, rename_lock=args.rename_lock)
     return 0
 
