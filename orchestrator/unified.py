@@ -7,6 +7,7 @@ from all of them, and ``stats`` recomputed from the data (never trusted from age
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from orchestrator.identifiers import DisjointSets, clean_arxiv_id, clean_doi, clean_url
@@ -84,9 +85,34 @@ def _all(records: dict[str, dict[str, Any]], collection: str) -> list[dict[str, 
     return [item for agent in sorted(records) for item in records[agent]["contribution"]["items"][collection]]
 
 
+#: Re-checks one evidence item against the current text (sha256) of its source; None when there is no text.
+Recheck = Callable[[dict[str, Any], str], dict[str, Any] | None]
+
+
+def _current_verification(
+    evidence: dict[str, Any], cited: dict[str, Any] | None, recheck: Recheck | None
+) -> dict[str, Any] | None:
+    """A verification is bound to the text it was checked against: a changed text is checked again."""
+    verification = evidence.get("verification")
+    if not isinstance(verification, dict) or "text_sha256" not in verification or cited is None:
+        return verification
+    now = cited.get("content_sha256")
+    if now == verification["text_sha256"]:
+        return verification
+    fresh = recheck(evidence, now) if recheck is not None and isinstance(now, str) else None
+    if fresh is None:
+        fresh = {"verified": False, "score": 0.0, "matched_text": "", "page": None,
+                 "reason": "the cited source's text changed since this snippet was checked, and the new text "
+                           "could not be checked"}
+    return {**fresh, "rechecked": True, "previous_text_sha256": verification["text_sha256"],
+            "previous_verified": verification.get("verified")}
+
+
 def build_views(
-    records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str
+    records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
+    recheck: Recheck | None = None,
 ) -> dict[str, Any]:
+    cited_sources = {s["id"]: s for s in _all(records, "sources")}
     sources, source_alias = dedupe_sources(_all(records, "sources"))
     entities, entity_alias = dedupe_entities(_all(records, "entities"))
     assessments: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -99,6 +125,9 @@ def build_views(
     for claim in _all(records, "claims"):
         claim = {**claim, "evidence": [dict(e) for e in claim.get("evidence", [])]}
         for evidence in claim["evidence"]:
+            verification = _current_verification(evidence, cited_sources.get(evidence["source_id"]), recheck)
+            if verification is not None:
+                evidence["verification"] = verification
             evidence["source_id"] = source_alias.get(evidence["source_id"], evidence["source_id"])
         if "entity_ids" in claim:
             claim["entity_ids"] = [entity_alias.get(e, e) for e in claim["entity_ids"]]

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from filelock import FileLock
@@ -20,7 +20,7 @@ from filelock import FileLock
 from orchestrator.atomic import atomic_write_bytes, atomic_write_json
 from orchestrator.ids import iso_timestamp
 from orchestrator.rdf_write import TrigCache
-from orchestrator.unified import build_views
+from orchestrator.unified import Recheck, build_views
 
 if TYPE_CHECKING:
     from orchestrator.pipeline import Processor
@@ -62,6 +62,21 @@ def views_intact(processor: Processor) -> bool:
     return _marker(processor).get("files") == _fingerprints(processor)
 
 
+def _rechecker(processor: Processor) -> Recheck:
+    """Check a snippet again against a source's new text (the evidence rules of orchestrator/evidence.py)."""
+    from orchestrator.evidence import verify_snippet
+
+    def recheck(evidence: dict[str, Any], sha: str) -> dict[str, Any] | None:
+        text = processor.texts.text(sha)
+        if text is None:
+            return None
+        page = (evidence.get("locator") or {}).get("page")
+        result = verify_snippet(str(evidence.get("snippet", "")), text, page if isinstance(page, int) else None)
+        return {**result.to_dict(), "text_sha256": sha}
+
+    return recheck
+
+
 def flush_views(processor: Processor, *, force: bool = False) -> bool:
     """Write both views if they are behind the in-memory graph. Returns True if written."""
 
@@ -72,7 +87,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     paths = processor.paths
     if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
-    graph = build_views(records, processor.session_id, seq, iso_timestamp())
+    graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor))
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     try:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from orchestrator.evidence import MIN_SNIPPET_CHARS, Deadline, verify_snippet
@@ -65,8 +70,50 @@ def test_the_minimum_length_is_stated_in_the_reason() -> None:
 
 
 def test_an_expired_time_budget_still_allows_exact_matches_but_no_fuzzy_search() -> None:
-    expired = Deadline(0.0)
+    expired = Deadline(0.5)
+    time.sleep(0.55)  # past the budget (exact matches only), well before twice the budget (nothing checked)
     exact = verify_snippet("Dosing increased the rate of infection in older adults", SOURCE, 2, deadline=expired)
     assert exact.verified
     fuzzy = verify_snippet("Dosing  increased the rate of infection, in older adults", SOURCE, 2, deadline=expired)
     assert not fuzzy.verified and "time limit" in fuzzy.reason
+
+
+def test_a_changed_source_text_rechecks_the_claims_that_cite_it(tmp_path: Path) -> None:
+    from orchestrator.session import create_session
+    from tests.conftest import merge_pending, store_text, write_artifacts
+
+    session = create_session(tmp_path / "sessions", "Does a changed text re-check its citations?", "m")
+    old = store_text(session, "Page one.\fThe measured latency was 12 ms on average across runs.")
+    new = store_text(session, "Page one.\fThe measured latency was 40 ms on average across runs.")
+
+    def owner(sha: str) -> dict[str, Any]:
+        source = {"id": "S1", "type": "report", "title": "Latency", "content_sha256": sha}
+        return {"sources.json": {"sources": [source]}}
+
+    write_artifacts(session, "owner", owner(old))
+    merge_pending(session)
+    citer = {"claims.json": {"claims": [{
+        "id": "C1", "statement": "Latency is 12 ms.", "confidence": 0.8, "priority": "medium",
+        "evidence": [{"source_id": "owner:S1", "snippet": "The measured latency was 12 ms on average",
+                      "locator": {"page": 2}}]}]}}
+    write_artifacts(session, "citer", citer)
+    merge_pending(session)
+    graph = json.loads(session.kg_json.read_text())
+    assert graph["claims"][0]["evidence"][0]["verification"]["verified"] is True
+    assert graph["stats"]["evidence_verified"] == 1
+
+    write_artifacts(session, "owner", owner(new))  # the owner's retry changes the text
+    assert merge_pending(session) == {"owner": "merged"}
+    graph = json.loads(session.kg_json.read_text())
+    verification = graph["claims"][0]["evidence"][0]["verification"]
+    assert verification["verified"] is False and verification["rechecked"] is True
+    assert verification["previous_verified"] is True and verification["previous_text_sha256"] == old
+    assert verification["text_sha256"] == new and "not found" in verification["reason"]
+    assert graph["stats"]["evidence_verified"] == 0
+    # the citing agent's own files were not touched: only the view says what is true now
+    assert graph["citer"]["claims"][0]["evidence"][0]["snippet"] == "The measured latency was 12 ms on average"
+
+
+def test_past_twice_the_budget_nothing_more_is_checked() -> None:
+    result = verify_snippet("Dosing increased the rate of infection in older adults", SOURCE, 2, deadline=Deadline(0.0))
+    assert not result.verified and "ran out of time" in result.reason
