@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import subprocess
@@ -13,13 +14,18 @@ CHROMIUM = "/usr/bin/chromium"
 WIDTH, HEIGHT = 1200, 2000
 
 
+#: Set by .ci/run, which installs Chromium: there a missing browser fails the test instead of skipping it.
+REQUIRE_ENV = "CCONDUCTOR_REQUIRE_BROWSER"
+
+
 def chromium() -> str:
     found = CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium")
     if not found:
-        pytest.fail(
-            f"Chromium is not installed ({CHROMIUM} is missing): install it with "
-            "'apt-get install -y chromium' (Debian), then run this test again"
-        )
+        reason = (f"Chromium is not installed ({CHROMIUM} is missing), so the HTML report is not checked in a real "
+                  "browser here: install it with 'apt-get install -y chromium' (Debian) to run this test")
+        if os.environ.get(REQUIRE_ENV):
+            pytest.fail(reason + f" ({REQUIRE_ENV} is set: CI must run the browser checks)")
+        pytest.skip(reason)
     return found
 
 
