@@ -8,7 +8,6 @@ that fails the shape's sh:datatype, so the agent hears about it in its own terms
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -22,6 +21,7 @@ from urllib.parse import quote, unquote
 from rdflib import Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 
+from orchestrator.merge import derived_id
 from orchestrator.problems import pointer_join
 
 __all__ = [
@@ -249,11 +249,9 @@ def _global_id(agent: str, kind: str, item: Mapping[str, Any]) -> str:
     raw = item.get("id")
     if isinstance(raw, str) and raw:
         return raw if ":" in raw else f"{agent}:{raw}"
-    # The merge assigns ids to id-less items; this deterministic fallback keeps conversion total.
+    # The merge assigns ids to id-less items; the same rule keeps conversion total for anything else.
     body = {k: v for k, v in item.items() if k != "provenance"}
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
-                                       ensure_ascii=False, default=str).encode()).hexdigest()
-    return f"{agent}:{kind}-{digest[:10]}"
+    return f"{agent}:{derived_id(kind, body)}"
 
 
 def _get(item: Mapping[str, Any], path: tuple[str, ...]) -> Any:

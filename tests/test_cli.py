@@ -292,7 +292,7 @@ def test_rollback_restores_an_earlier_namespace_and_is_itself_recorded(cli: Any,
     assert sorted(c["id"] for c in kg(paths)["claims"]) == ["alpha:A2", "beta:B1", "gamma:G1"]
 
     result = cli("rollback", str(paths.root), "--to", "99")
-    assert result.exit_code == 1 and "cannot roll back to 99" in result.stderr
+    assert result.exit_code == 2 and "cannot roll back to 99" in result.stderr  # a usage error (README)
 
 
 def test_export_formats_parse_as_rdf(cli: Any, paths: SessionPaths, tmp_path: Path) -> None:

@@ -65,9 +65,12 @@ def _processor(paths: SessionPaths) -> Processor:
 @friendly
 def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) -> None:
     """Process pending locks once, write the views, and exit (1 if anything was rejected)."""
+    from orchestrator.paths import check_agent_name
     from orchestrator.views import flush_views
 
     paths = ctx.session(session)
+    for agent in agents:
+        check_agent_name(agent)
     processor = _processor(paths)
     try:
         outcomes = []
@@ -291,6 +294,10 @@ def rollback(ctx: Context, session: str, target: int | None, show: bool, as_json
         return
     if target is None:
         raise UsageError("give --to N (a ledger entry; 0 empties the graph), or --list to see the entries")
+    head = max((e["seq"] for e in read_ledger(paths.store_db)), default=0)
+    if not 0 <= target <= head:
+        raise UsageError(f"cannot roll back to {target}: the ledger has entries 0..{head} "
+                         "(see them with `cconductor rollback SESSION --list`)")
     changed = rollback_session(paths, target)
     if as_json:
         emit_json({"to": target, "changed": changed})
