@@ -148,7 +148,7 @@ def build_job(
         heartbeat_path=str(heartbeat_path(paths, agent)) if not command else None,
         heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS if not command else None,
         env={"CCONDUCTOR_SESSION": str(paths.root), "CCONDUCTOR_TASK": str(task_file),
-             "PYTHONPATH": python_path},
+             "CCONDUCTOR_TIMEOUT_SECONDS": str(timeout_seconds), "PYTHONPATH": python_path},
         pid_file=str(pid_path(paths, agent)),
     )
 

@@ -30,6 +30,7 @@ class EventLog:
         self._thread_lock = threading.Lock()
         self._listeners: list[EventListener] = []
         self._warned = False
+        self._tail_offset: int | None = None
 
     def subscribe(self, listener: EventListener) -> None:
         """Live views (progress display, ``--json`` output) get each event as it is written."""
@@ -57,6 +58,42 @@ class EventLog:
         for listener in list(self._listeners):
             listener(published)
         return published
+
+
+    def forward_from_agents(self, types: frozenset[str]) -> int:
+        """Show the live views the events of ``types`` that agent processes appended since the last call.
+
+        Agents write to the same events.jsonl (the audit trail); their events reach this process's
+        listeners (progress display, --json) only through the file. Returns how many were forwarded.
+        """
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return 0
+        if self._tail_offset is None or size < self._tail_offset:
+            self._tail_offset = size  # start at the end: only what happens from now on
+            return 0
+        if size == self._tail_offset:
+            return 0
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self._tail_offset)
+                chunk = handle.read(size - self._tail_offset)
+        except OSError:
+            return 0
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self._tail_offset += len(complete)
+        forwarded = 0
+        for line in complete.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") in types:
+                forwarded += 1
+                for listener in list(self._listeners):
+                    listener(event)
+        return forwarded
 
 
 def read_events(path: Path) -> Iterator[dict[str, Any]]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.definitions import AgentDefinition, definition_for, load_definitions
 from orchestrator import dispatch
+from orchestrator.agent_failures import EXIT_AGENT_FAILED, read_failure
 from orchestrator.costs import costs_path, total_cost_usd
 from orchestrator.errors import ConfigError
 from orchestrator.events import read_events
@@ -29,6 +30,8 @@ from orchestrator.run_state import settle_running
 from orchestrator.session import load_session, update_session
 from orchestrator.views import flush_views
 
+#: Events that agent processes write themselves and that the terminal shows ("planner: rate limited, ...").
+AGENT_EVENTS = frozenset({"model.retry_wait"})
 #: An agent process exits with this status when the run's budget is spent (agents/claude).
 EXIT_BUDGET_EXCEEDED = 3
 
@@ -110,11 +113,13 @@ class InstanceRunner:
     # -- dispatch and results -----------------------------------------------------------------
     def _run_instances(self, names: list[str]) -> None:
         instances = self.run_state["instances"]
+        self.events.forward_from_agents(AGENT_EVENTS)  # from here on, agents' own events reach the terminal
         for name in names:
             if instances[name]["state"] in ("pending", "retry"):
                 self._dispatch(name)
         while self.executor.pending():
             results = self.executor.wait(timeout=1.0)
+            self.events.forward_from_agents(AGENT_EVENTS)
             for result in results:
                 self._after_job(result)
             if self._elapsed_minutes() >= self.limits.max_minutes:
@@ -214,6 +219,19 @@ class InstanceRunner:
             entry["state"] = "merged"
             self._save()
             return
+        failure = read_failure(self.paths, name, entry["attempts"]) if outcome is None else None
+        if failure is not None:
+            entry["failure"] = {"kind": failure.kind, "reason": failure.reason, "attempt": failure.attempt}
+        if failure is not None and (result.exit_code == EXIT_AGENT_FAILED or not failure.retryable):
+            entry["state"] = "failed"
+            self._save()
+            self.events.emit(
+                "agent.failed",
+                f"{name} failed ({failure.kind}): {failure.reason} - not retried: another attempt would fail "
+                "the same way and be paid for again",
+                agent=name, attempt=entry["attempts"], kind=failure.kind, reason=failure.reason, retried=False,
+            )
+            return
         if outcome is None and result.exit_code == EXIT_BUDGET_EXCEEDED:
             entry["state"] = "failed"
             self._save()
@@ -226,10 +244,12 @@ class InstanceRunner:
             )
             self.events.emit(
                 "agent.failed",
-                f"{name}: {result.status}, no artifacts merged",
+                f"{name}: {result.status}, no artifacts merged"
+                + (f" ({failure.kind}: {failure.reason})" if failure is not None else ""),
                 agent=name,
                 attempt=entry["attempts"],
                 status=result.status,
+                **({"kind": failure.kind, "reason": failure.reason} if failure is not None else {}),
             )
         if entry["attempts"] < self.mission.constraints.max_attempts_per_agent:
             entry["state"] = "retry"

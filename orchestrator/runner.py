@@ -111,12 +111,15 @@ class MissionRunner(InstanceRunner):
             if phase == "prepare":
                 self._run_instances(self._instances("planning") + self._instances("ingestion"))
                 if not self._merged(self._instances("planning")):
-                    return self._finish_failed("the research planner produced no accepted plan")
+                    return self._finish_failed("the research planner produced no accepted plan"
+                                               + self._failures_of(self._instances("planning")))
                 self._enter("research")
             elif phase == "research":
                 self._run_instances(self._research_instances())
                 if not any(i["state"] == "merged" for i in state["instances"].values() if i["phase"] == "research"):
-                    return self._finish_failed("no research agent produced an accepted artifact set")
+                    return self._finish_failed(
+                        "no research agent produced an accepted artifact set"
+                        + self._failures_of([n for n, i in state["instances"].items() if i["phase"] == "research"]))
                 self._enter("fact_check")
             elif phase == "fact_check":
                 self._run_instances(self._instances("fact_check", fresh=True))
@@ -152,6 +155,15 @@ class MissionRunner(InstanceRunner):
             phase=phase,
             iteration=self.run_state["iteration"],
         )
+
+    def _failures_of(self, names: list[str]) -> str:
+        """Why those agents failed, in their own words (the failure records of their last attempts)."""
+        found = []
+        for name in names:
+            failure = self.run_state["instances"].get(name, {}).get("failure")
+            if failure:
+                found.append(f"{name} failed ({failure['kind']}): {failure['reason']}")
+        return ": " + "; ".join(found) if found else ""
 
     def _finish_failed(self, reason: str) -> tuple[str, str]:
         self._finish_report()

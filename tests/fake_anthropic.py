@@ -86,7 +86,7 @@ def message(
     content: list[Body],
     stop_reason: str = "end_turn",
     *,
-    model: str = "claude-haiku-4-5-20251001",
+    model: str = "claude-haiku-5-5-20251001",
     use: Body | None = None,
 ) -> Body:
     return {
@@ -170,17 +170,39 @@ def forced(
     use: Body | None = None,
     check: Callable[[Body], None] | None = None,
 ) -> Callable[[Body], Body]:
-    """Answer a forced tool call: a ``tool_use`` of the tool named in ``tool_choice``."""
+    """Answer a request for the final output: a forced tool call (a ``tool_use`` of the tool named in
+    ``tool_choice``) or, on models that refuse forcing, a structured-output request (JSON text)."""
 
     def step(request: Body) -> Body:
         choice = request.get("tool_choice") or {}
-        assert choice.get("type") == "tool", f"expected a forced tool call, got tool_choice={choice}"
+        json_format = (request.get("output_config") or {}).get("format")
+        assert choice.get("type") == "tool" or json_format, (
+            f"expected a forced tool call or a structured-output request, got tool_choice={choice}")
         if check is not None:
             check(request)
         data = tool_input(request) if callable(tool_input) else tool_input
-        return message([tool_use(choice["name"], data)], "tool_use", use=use)
+        if choice.get("type") == "tool":
+            return message([tool_use(choice["name"], data)], "tool_use", use=use)
+        assert json_format["type"] == "json_schema" and json_format["schema"]["type"] == "object"
+        return message([text(json.dumps(data))], "end_turn", use=use)
 
     return step
+
+
+#: Models that answer forced tool use, and sampling parameters, with HTTP 400 (as the API documents).
+REFUSE_FORCED = frozenset({"claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5-1"})
+REFUSE_SAMPLING_PREFIXES = ("claude-sonnet-5", "claude-opus-5", "claude-fable-5", "claude-haiku-5")
+
+
+def documented_rejection(body: Body) -> Reply | None:
+    """What the real API rejects before any scripted step runs."""
+    model = str(body.get("model", ""))
+    if (body.get("tool_choice") or {}).get("type") in ("tool", "any") and model in REFUSE_FORCED:
+        return error(400, "invalid_request_error",
+                     f"tool_choice with type 'tool' or 'any' is not supported with {model}; use structured outputs")
+    if "temperature" in body and model.startswith(REFUSE_SAMPLING_PREFIXES):
+        return error(400, "invalid_request_error", f"temperature is not supported with {model}")
+    return None
 
 
 def calls(
@@ -212,6 +234,46 @@ def all_text(request: Body) -> str:
     return json.dumps(request, ensure_ascii=False)
 
 
+def _streamed(raw: bytes) -> bool:
+    try:
+        return bool(json.loads(raw or b"{}").get("stream"))
+    except (ValueError, AttributeError):
+        return False
+
+
+def sse(message_body: Body) -> bytes:
+    """A message as the server-sent events of a streamed response (what ``messages.stream`` reads)."""
+    events: list[Body] = []
+    usage_ = dict(message_body.get("usage") or {})
+    start = {**message_body, "content": [], "stop_reason": None, "usage": {**usage_, "output_tokens": 1}}
+    events.append({"type": "message_start", "message": start})
+    for index, block in enumerate(message_body.get("content") or []):
+        if block.get("type") == "text":
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": {"type": "text", "text": ""}})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "text_delta", "text": block["text"]}})
+        elif block.get("type") == "tool_use":
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": {**block, "input": {}}})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+        else:
+            events.append({"type": "content_block_start", "index": index, "content_block": block})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": message_body.get("stop_reason"),
+                                                       "stop_sequence": None},
+                   "usage": {"output_tokens": usage_.get("output_tokens", 0)}})
+    events.append({"type": "message_stop"})
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def _payload(reply: Reply, streamed: bool) -> tuple[bytes, dict[str, str]]:
+    if streamed and reply.status == 200:
+        return sse(reply.body), {**reply.headers, "content-type": "text/event-stream"}
+    return json.dumps(reply.body).encode(), {**reply.headers, "content-type": "application/json"}
+
+
 # -- the fake ---------------------------------------------------------------------------------
 
 
@@ -220,6 +282,9 @@ class FakeAnthropic:
         self.steps: deque[Step] = deque(steps)
         self.seen: list[Seen] = []
         self.failures: list[BaseException] = []
+        #: What GET /v1/models/{id} answers (the Models API); by default: not found, so the shipped table decides.
+        self.model_info: dict[str, Body] = {}
+        self.model_lookups: list[str] = []
         self._lock = threading.Lock()
 
     def add(self, *steps: Step) -> FakeAnthropic:
@@ -236,6 +301,13 @@ class FakeAnthropic:
         return reply
 
     def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        if path.startswith("/v1/models/"):
+            model = path.split("?")[0].rsplit("/", 1)[-1]
+            with self._lock:
+                self.model_lookups.append(model)
+            if model in self.model_info:
+                return Reply(200, self.model_info[model])
+            return error(404, "not_found_error", f"model: {model}")
         with self._lock:
             try:
                 body = json.loads(raw or b"{}")
@@ -244,6 +316,9 @@ class FakeAnthropic:
             self.seen.append(Seen(body, {k.lower(): v for k, v in headers.items()}))
             if path.split("?")[0] != "/v1/messages":
                 return error(404, "not_found_error", f"the fake serves only /v1/messages, not {path}")
+            rejected = documented_rejection(body)
+            if rejected is not None:
+                return rejected
             if not self.steps:
                 self.failures.append(AssertionError(f"unexpected request #{len(self.seen)}: no step left"))
                 return error(500, "api_error", "fake: no scripted step left", {"x-should-retry": "false"})
@@ -257,7 +332,8 @@ class FakeAnthropic:
 
     def handler(self, request: httpx2.Request) -> httpx2.Response:
         reply = self.respond(request.url.path, dict(request.headers), request.content)
-        return httpx2.Response(reply.status, json=reply.body, headers=reply.headers)
+        body, headers = _payload(reply, _streamed(request.content))
+        return httpx2.Response(reply.status, content=body, headers=headers)
 
     def http_client(self) -> httpx2.Client:
         return httpx2.Client(transport=httpx2.MockTransport(self.handler))
@@ -268,13 +344,18 @@ class FakeAnthropic:
         fake = self
 
         class Handler(QuietHandler):
+            def do_GET(self) -> None:
+                reply = fake.respond(self.path, dict(self.headers.items()), b"")
+                self.send(reply.status, {**reply.headers, "content-type": "application/json"},
+                          json.dumps(reply.body).encode())
+
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 reply = fake.respond(self.path, dict(self.headers.items()), raw)
                 if reply.delay:
                     time.sleep(reply.delay)
-                headers = {**reply.headers, "content-type": "application/json"}
-                self.send(reply.status, headers, json.dumps(reply.body).encode())
+                body, headers = _payload(reply, _streamed(raw))
+                self.send(reply.status, headers, body)
 
         with serve_local(Handler) as base_url:
             yield base_url

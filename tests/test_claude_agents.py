@@ -17,6 +17,7 @@ from agents.claude.client import EXIT_BUDGET_EXCEEDED, ClaudeClient
 from agents.claude.config import ClaudeConfig
 from agents.definitions import load_definitions
 from agents.runtime import AgentContext
+from orchestrator.agent_failures import EXIT_AGENT_FAILED, read_failure
 from orchestrator.ids import iso_timestamp
 from orchestrator.paths import SessionPaths
 from tests import fake_anthropic as fa
@@ -348,7 +349,7 @@ def test_planner_forces_the_plan_on_the_cheap_tier(session: SessionPaths) -> Non
     }
 
     def check(request: dict[str, Any]) -> None:
-        assert request["model"] == "claude-haiku-4-5" and "Key Findings" in fa.all_text(request)
+        assert request["model"] == "claude-haiku-5-5" and "Key Findings" in fa.all_text(request)
 
     fake = fa.FakeAnthropic(fa.forced(plan, check=check))
     context = task(
@@ -441,8 +442,10 @@ def test_synthesis_cites_only_verified_claims(ingested: SessionPaths) -> None:
         }
 
     def reasked(request: dict[str, Any]) -> None:
-        content = fa.tool_results(request)[0]["content"]
+        # Sonnet 5.5 answers as structured output, so the problems come back as text, not a tool result
+        content = json.dumps(fa.last_user_blocks(request))
         assert "citation.unresolved" in content and "nobody:C9" in content
+        assert "Your JSON answer was not accepted" in content
 
     fake = fa.FakeAnthropic(
         fa.forced(outline("[@nobody:C9]")), fa.forced(outline("[@academic-researcher:C1]"), check=reasked)
@@ -527,6 +530,10 @@ def test_stdout_log_of_a_failed_call_has_the_request_id(ingested: SessionPaths) 
         api_key=KEY,
         log=log,
     )
-    with pytest.raises(Exception, match="req_bad1"):
+    with pytest.raises(SystemExit) as stopped:
         researcher.run(context, client=client, backend=FakeScholar())
+    assert stopped.value.code == EXIT_AGENT_FAILED  # a 400 is not retried: it would fail and cost again
+    failure = read_failure(context.paths, context.task.agent, context.task.attempt)
+    assert failure is not None and failure.kind == "request_rejected" and not failure.retryable
+    assert "req_bad1" in failure.reason and "HTTP 400" in failure.reason
     assert "request_id=req_bad1" in log.getvalue() and not any(context.folder.iterdir())

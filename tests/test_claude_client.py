@@ -26,6 +26,7 @@ from agents.claude.tools import SourceLibrary, Toolbox
 from agents.runtime import AgentContext
 from orchestrator.costs import total_cost_usd
 from orchestrator.errors import ConfigError
+from orchestrator.events import read_events
 from orchestrator.schemas import SchemaRegistry
 from tests import fake_anthropic as fa
 
@@ -89,7 +90,7 @@ def test_forced_tool_call_returns_validated_data_with_a_self_contained_schema(tm
     assert result.files == {"plan.json": GOOD_PLAN} and result.warnings == []
     request = fake.requests[0]
     assert request["tool_choice"] == {"type": "tool", "name": "submit_plan"}
-    assert request["model"] == "claude-haiku-4-5" and request["max_tokens"] == 4096
+    assert request["model"] == "claude-haiku-5-5" and request["max_tokens"] == 4096
     assert "temperature" not in request  # SDK 2.12 has no sampling parameters; none is sent by default
     tool = request["tools"][0]
     assert tool["name"] == "submit_plan" and not has_ref(tool["input_schema"])
@@ -167,13 +168,19 @@ def test_agent_check_problems_are_reasked_then_kept_as_warnings(tmp_path: Path) 
 @pytest.mark.parametrize(
     "failure", [fa.rate_limited(retry_after_ms=1), fa.overloaded(retry_after_ms=1)], ids=["429", "529"]
 )
-def test_retryable_errors_are_retried_by_the_sdk(tmp_path: Path, failure: fa.Reply) -> None:
+def test_retryable_errors_are_retried_by_our_own_bounded_loop(tmp_path: Path, failure: fa.Reply) -> None:
     fake = fa.FakeAnthropic(failure, fa.forced(GOOD_PLAN))
+    log = io.StringIO()
     started = time.monotonic()
-    converse(make_client(tmp_path, fake), system="s", user="u", spec=PLAN, purpose="plan")
+    converse(make_client(tmp_path, fake, log=log), system="s", user="u", spec=PLAN, purpose="plan")
     assert time.monotonic() - started < 2  # retry-after-ms was honoured, not the default backoff
     fake.assert_done()
-    assert [s.headers["x-stainless-retry-count"] for s in fake.seen] == ["0", "1"]
+    # the SDK never retries by itself: every attempt is one of ours, and each wait is said
+    assert [s.headers["x-stainless-retry-count"] for s in fake.seen] == ["0", "0"]
+    said = "rate limited, retrying in 1 ms" if failure.status == 429 else "the API is overloaded, retrying in 1 ms"
+    assert said in log.getvalue()
+    [event] = [e for e in read_events(tmp_path / "events.jsonl") if e["type"] == "model.retry_wait"]
+    assert event["message"] == f"tester: {said}" and event["data"]["wait_s"] == 0.001
     lines = cost_lines(tmp_path)
     assert len(lines) == 1 and lines[0]["request_id"].startswith("req_fake")
 
@@ -183,7 +190,7 @@ def test_persistent_errors_fail_with_the_request_id_and_no_cost(tmp_path: Path) 
         *[fa.error(529, "overloaded_error", "Overloaded", {"retry-after-ms": "1", "request-id": "req_busy"})]
         * 3
     )
-    with pytest.raises(ModelCallError, match=r"HTTP 529.*req_busy"):
+    with pytest.raises(ModelCallError, match=r"HTTP 529 for plan \(request id req_busy\).*3 attempts is the limit"):
         converse(make_client(tmp_path, fake), system="s", user="u", spec=PLAN, purpose="plan")
     assert len(fake.seen) == 3 and cost_lines(tmp_path) == []
 
@@ -303,16 +310,19 @@ def test_pause_turn_is_continued_and_web_results_are_stored_and_priced(tmp_path:
     converse(client, system="s", user="u", spec=PLAN, purpose="web", tools=toolbox)
     fake.assert_done()
     tools = fake.requests[0]["tools"]
-    assert tools[0] == {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
-    assert tools[1]["type"] == "web_fetch_20250910" and tools[1]["name"] == "web_fetch"
+    assert tools[0] == {"type": "web_search_20260318", "name": "web_search", "max_uses": 5}
+    assert tools[1]["type"] == "web_fetch_20260318" and tools[1]["name"] == "web_fetch"
     stored = toolbox.library.own_sources["W1"]
     assert stored["url"] == "https://example.org/sky" and stored["type"] == "web-page"
     assert context.source_text(stored["content_sha256"]) == page
     lines = cost_lines(tmp_path)
     assert [line["web_search_requests"] for line in lines] == [2, 0, 0]
     assert lines[1]["web_fetch_requests"] == 1
-    # sonnet: 200 in * $3/M + 20 out * $15/M + 2 searches * $0.01
-    assert lines[0]["cost_usd"] == pytest.approx(200 * 3e-6 + 20 * 15e-6 + 0.02)
+    # Sonnet 5.5: 200 in * $2/M + 20 out * $10/M + 2 searches * $0.01
+    assert lines[0]["cost_usd"] == pytest.approx(200 * 2e-6 + 20 * 10e-6 + 0.02)
+    # Sonnet 5.5 refuses forced tool use: the answer was asked for as structured output instead
+    final = fake.requests[-1]
+    assert final["tool_choice"] == {"type": "none"} and final["output_config"]["format"]["type"] == "json_schema"
 
 
 # -- the client-tool loop -------------------------------------------------------------------------
@@ -509,17 +519,27 @@ def test_cost_lines_are_priced_from_the_table(tmp_path: Path) -> None:
         "web_fetch_requests",
         "cost_usd",
     }
-    assert line["model"] == "claude-haiku-4-5" and line["agent"] == "tester" and line["attempt"] == 1
+    assert line["model"] == "claude-haiku-5-5" and line["agent"] == "tester" and line["attempt"] == 1
     # haiku 4.5: $1/M in, $5/M out; cache writes 1.25x, reads 0.1x
-    assert line["cost_usd"] == pytest.approx(1000e-6 + 500 * 5e-6 + 2000 * 1.25e-6 + 10_000 * 0.1e-6)
-    assert total_cost_usd(tmp_path) == pytest.approx(0.007)
+    # Haiku 5.5: $0.10 in, $0.50 out, 5-minute cache writes 1.25 x input, cache reads $0.01 (per MTok)
+    assert line["cost_usd"] == pytest.approx(1000 * 0.10e-6 + 500 * 0.50e-6 + 2000 * 0.125e-6 + 10_000 * 0.01e-6)
+    assert total_cost_usd(tmp_path) == pytest.approx(0.0007)
     assert line["request_id"] in log.getvalue()
 
 
 def test_price_table_lookup_and_overrides() -> None:
     table = PriceTable()
+    assert table.price_for("claude-haiku-5-5-20261007").input_per_mtok == 0.10
     assert table.price_for("claude-haiku-4-5-20251001").input_per_mtok == 1.0
     assert table.price_for("claude-sonnet-4-20250514").output_per_mtok == 15.0
+    # the current lineup, with each model's own cache rates (not a fixed multiple of input)
+    sonnet = table.price_for("claude-sonnet-5-5")
+    assert (sonnet.input_per_mtok, sonnet.output_per_mtok, sonnet.write_5m, sonnet.write_1h, sonnet.read) == (
+        2.0, 10.0, 2.5, 4.0, 0.20)
+    assert (table.price_for("claude-opus-5-5").read, table.price_for("claude-fable-5-1").read) == (0.20, 0.25)
+    # Haiku 5.5 costs five times as much for prompts over 100,000 tokens
+    assert table.cost("claude-haiku-5-5", UsageCounts(100_000, 1_000_000)) == pytest.approx(0.01 + 0.5)
+    assert table.cost("claude-haiku-5-5", UsageCounts(100_001, 1_000_000)) == pytest.approx(5 * (0.0100001 + 0.5))
     assert table.price_for("some-future-model").output_per_mtok == 75.0  # never under-count
     custom = table.with_overrides(
         {"models": {"my-model": {"input": 2, "output": 4}}, "web_search_per_request": 0.02}
@@ -544,11 +564,11 @@ def test_budget_exceeded_before_the_call_sends_nothing(tmp_path: Path) -> None:
 
 def test_budget_remaining_stops_the_second_call(tmp_path: Path) -> None:
     bad = {"query": "q", "sub_questions": "none"}
-    fake = fa.FakeAnthropic(fa.forced(bad, use=fa.usage(100_000, 0)), fa.forced(GOOD_PLAN))
+    fake = fa.FakeAnthropic(fa.forced(bad, use=fa.usage(1_000_000, 0)), fa.forced(GOOD_PLAN))
     budget = Budget.from_options(tmp_path, {"budget_usd": 10, "budget_usd_remaining": 0.05})
     with pytest.raises(BudgetExceeded, match="remained when it started"):
         converse(make_client(tmp_path, fake, budget=budget), system="s", user="u", spec=PLAN, purpose="plan")
-    assert len(fake.seen) == 1 and budget.spent_usd == pytest.approx(0.1)
+    assert len(fake.seen) == 1 and budget.spent_usd == pytest.approx(0.5)  # 1M tokens at the long-prompt rate
 
 
 def test_timeouts_are_explicit_and_real_against_a_local_server(tmp_path: Path) -> None:
@@ -583,7 +603,7 @@ def test_config_layers_user_file_then_task_options(tmp_path: Path) -> None:
                 "models": {
                     "research": "claude-opus-4-6",
                     "cheap": {"max_tokens": 2048},
-                    "synthesis-agent": {"model": "claude-sonnet-4-6", "temperature": None},
+                    "synthesis-agent": {"model": "claude-sonnet-5-5", "temperature": None},
                 },
                 "prices": {"models": {"claude-opus-4-6": {"input": 6, "output": 30}}},
                 "anthropic": {"timeout_seconds": 60, "max_retries": 5, "base_url": "http://127.0.0.1:9",
@@ -591,12 +611,12 @@ def test_config_layers_user_file_then_task_options(tmp_path: Path) -> None:
             }
         )
     )
-    config = load_config({"models": {"cheap": "claude-haiku-4-5-20251001"}}, path)
+    config = load_config({"models": {"cheap": "claude-haiku-5-5-20251001"}}, path)
     assert config.settings_for("research").model == "claude-opus-4-6"
     cheap = config.settings_for("cheap", "research-planner")
-    assert (cheap.model, cheap.max_tokens) == ("claude-haiku-4-5-20251001", 2048)
+    assert (cheap.model, cheap.max_tokens) == ("claude-haiku-5-5-20251001", 2048)
     synth = config.settings_for("research", "synthesis-agent-i1-1", "synthesis-agent")
-    assert (synth.model, synth.temperature) == ("claude-sonnet-4-6", None)
+    assert (synth.model, synth.temperature) == ("claude-sonnet-5-5", None)
     assert (
         config.timeout_seconds == 60.0 and config.max_retries == 5 and config.base_url == "http://127.0.0.1:9"
     )
@@ -614,5 +634,57 @@ def test_default_config_reads_the_user_config_folder() -> None:
 
     path = user_config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"models": {"cheap": "claude-haiku-4-5"}, "anthropic": {"max_turns": 3}}))
+    path.write_text(json.dumps({"models": {"cheap": "claude-haiku-5-5"}, "anthropic": {"max_turns": 3}}))
     assert load_config().max_turns == 3
+
+
+def test_a_researcher_near_the_end_of_its_time_stops_researching_and_answers(tmp_path: Path) -> None:
+    from agents.claude.retrying import TimeBudget
+
+    def final(request: dict[str, Any]) -> None:
+        assert "nearly all of your time" in fa.all_text(request)
+
+    fake = fa.FakeAnthropic(fa.forced(GOOD_PLAN, check=final))
+    client = make_client(tmp_path, fake)
+    client.time_budget = TimeBudget.of_seconds(30)  # under the 60 s kept for the final answer
+    toolbox = Toolbox(["web_search"], SourceLibrary(_context(tmp_path)), client.config)
+    result = converse(client, system="s", user="u", spec=PLAN, purpose="plan", tools=toolbox)
+    fake.assert_done()
+    assert result.data == GOOD_PLAN and result.turns == 1
+
+
+def test_an_agent_whose_time_is_up_fails_as_out_of_time_without_a_call(tmp_path: Path) -> None:
+    from agents.claude.retrying import TimeBudget
+
+    fake = fa.FakeAnthropic()
+    client = make_client(tmp_path, fake)
+    client.time_budget = TimeBudget.of_seconds(0)
+    with pytest.raises(StructuredOutputError, match="time ran out") as failed:
+        converse(client, system="s", user="u", spec=PLAN, purpose="plan")
+    assert failed.value.kind == "out_of_time" and fake.requests == []
+
+
+def test_config_rejects_what_a_model_cannot_take(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"models": {"research": {"model": "claude-sonnet-5-5", "temperature": 0.2}}}))
+    with pytest.raises(ConfigError, match="does not accept sampling parameters"):
+        load_config(path=path)
+    path.write_text(json.dumps({"models": {"cheap": {"model": "claude-haiku-5-5", "max_tokens": 200_000}}}))
+    with pytest.raises(ConfigError, match="more than claude-haiku-5-5 can write"):
+        load_config(path=path)
+    path.write_text(json.dumps({"models": {"research": {"model": "claude-sonnet-4-6", "temperature": 0.2}}}))
+    assert load_config(path=path).tiers["research"].temperature == 0.2  # an older model still takes it
+
+
+def test_defaults_are_the_current_models() -> None:
+    config = ClaudeConfig()
+    assert (config.tiers["research"].model, config.tiers["cheap"].model) == ("claude-sonnet-5-5", "claude-haiku-5-5")
+    assert (config.web_search_type, config.web_fetch_type) == ("web_search_20260318", "web_fetch_20260318")
+
+
+def test_large_answers_are_streamed(tmp_path: Path) -> None:
+    fake = fa.FakeAnthropic(fa.message([fa.text("a long answer")], "end_turn", use=fa.usage(10, 30_000)))
+    client = make_client(tmp_path, fake)
+    message = client.create(purpose="long", messages=[{"role": "user", "content": "hi"}], max_tokens=64_000)
+    assert fake.requests[0]["stream"] is True and message.content[0].text == "a long answer"
+    assert cost_lines(tmp_path)[0]["output_tokens"] == 30_000

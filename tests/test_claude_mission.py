@@ -160,6 +160,9 @@ class ResearcherModel:
         assert request["system"][0]["text"] == self.prompts[role], f"{role}: not its system prompt"
         assert request["system"][0]["cache_control"]["type"] == "ephemeral"
         content = getattr(self, role.replace("-", "_"))(request)
+        if (request.get("output_config") or {}).get("format"):  # structured output: the answer is JSON text
+            [answer] = [b for b in content if b["type"] == "tool_use" and b["name"] == tools[-1]["name"]]
+            content = [fa.text(json.dumps(answer["input"]))]
         seed = json.dumps(request, sort_keys=True)
         for n, block in enumerate(content):
             if block["type"] == "tool_use":
@@ -287,7 +290,9 @@ class ResearcherModel:
         return [fa.tool_use("submit_assessment", {"confidence_scores": scores})]
 
     def synthesis_agent(self, request: fa.Body) -> list[fa.Body]:
-        assert request["tool_choice"] == {"type": "tool", "name": "submit_synthesis"}
+        # the research tier (Sonnet 5.5) refuses forced tool use: the synthesis comes as structured output
+        assert request["tool_choice"] == {"type": "none"}
+        assert request["output_config"]["format"]["schema"]["properties"]["report_outline"]
         assert len(request["messages"]) == 1, "the synthesis was rejected and re-asked"
         brief = first_text(request)
         claims = []

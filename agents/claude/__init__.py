@@ -17,10 +17,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agents.claude.client import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ClaudeClient
+from agents.claude.client import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ClaudeClient, ModelCallError, ModelFailure
 from agents.claude.structured import Check, OutputSpec, Result, ToolRunner, converse
 from agents.definitions import AgentDefinition, definition_for, load_definitions
 from agents.runtime import AgentContext
+from orchestrator.agent_failures import EXIT_AGENT_FAILED, AgentFailure, write_failure
+from orchestrator.errors import ConfigError
 
 __all__ = [
     "agent_client",
@@ -39,18 +41,28 @@ _MAX_PREVIOUS_CHARS = 60_000
 
 
 def agent_entry(run: F) -> F:
-    """Turn :class:`BudgetExceeded` into exit status 3 (the run ends ``budget_exhausted``).
+    """Turn the backend's failures into what the orchestrator acts on, never a traceback.
 
-    ``python -m agents`` reports other exceptions as a crash (status 1); SystemExit passes it.
+    :class:`BudgetExceeded`: exit 3 (the run ends ``budget_exhausted``). :class:`ModelFailure`
+    (refusal, output still cut off or invalid, a rejected request, context overflow): the reason
+    is recorded and the exit status 4 tells the orchestrator not to pay for the same failure again.
+    :class:`ModelCallError` (the API stayed unavailable): the reason is recorded, exit 1, retried.
     """
 
     @functools.wraps(run)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(context: AgentContext, *args: Any, **kwargs: Any) -> Any:
         try:
-            return run(*args, **kwargs)
+            return run(context, *args, **kwargs)
         except BudgetExceeded as exc:
             print(f"{exc}; no artifacts were written", file=sys.stderr, flush=True)
             raise SystemExit(EXIT_BUDGET_EXCEEDED) from None
+        except (ModelFailure, ModelCallError, ConfigError) as exc:
+            final = not isinstance(exc, ModelCallError)
+            kind = exc.kind if isinstance(exc, ModelFailure) else "config" if final else "api_unavailable"
+            write_failure(context.paths, AgentFailure(context.task.agent, context.task.attempt, kind, str(exc),
+                                                      retryable=not final))
+            print(f"{context.task.agent} failed ({kind}): {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(EXIT_AGENT_FAILED if final else 1) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -9,9 +9,11 @@ The API key is left to the SDK (``ANTHROPIC_API_KEY``) or passed in, and never w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +21,20 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from filelock import FileLock
 
+from agents.claude.capabilities import Capabilities, cached_profile, profile_for
 from agents.claude.config import ClaudeConfig, ModelSettings, load_config
 from agents.claude.pricing import UsageCounts
+from agents.claude.retrying import (
+    RETRY_STATUSES,
+    RetriesExhausted,
+    TimeBudget,
+    Transient,
+    call_with_retries,
+    describe,
+    retry_after_seconds,
+)
 from orchestrator.costs import costs_path, total_cost_usd
+from orchestrator.events import EventLog
 from orchestrator.ids import iso_timestamp
 from orchestrator.paths import SessionPaths
 from orchestrator.redact import redact
@@ -37,6 +50,8 @@ __all__ = [
     "ClaudeClient",
     "ClaudeError",
     "ModelCallError",
+    "ModelFailure",
+    "ModelRequestRejected",
 ]
 
 #: Exit status of an agent process that stopped because the run's budget is spent.
@@ -52,7 +67,28 @@ class BudgetExceeded(ClaudeError):
 
 
 class ModelCallError(ClaudeError):
-    """The Messages API failed after the SDK's retries (or could not be reached)."""
+    """The Messages API stayed unavailable through our bounded retries: a later attempt may succeed."""
+
+
+class ModelFailure(ClaudeError):
+    """A failure another attempt would repeat (and pay for again): the orchestrator does not retry it."""
+
+    kind = "model_failure"
+
+    def __init__(self, message: str, kind: str | None = None):
+        super().__init__(message)
+        if kind:
+            self.kind = kind
+
+
+class ModelRequestRejected(ModelFailure):
+    """HTTP 400/401/403/404/413: the request itself is wrong for this model or account."""
+
+    kind = "request_rejected"
+
+
+#: Above this max_tokens the SDK requires streaming (its estimate exceeds 10 minutes).
+STREAMING_THRESHOLD_TOKENS = 128_000 * 600 // 3600
 
 
 @dataclass
@@ -112,7 +148,9 @@ class ClaudeClient:
     api_key: str | None = None
     log: TextIO | None = None
     calls: list[CallRecord] = field(default_factory=list)
+    time_budget: TimeBudget = field(default_factory=TimeBudget)
     _sdk_client: Any = field(default=None, repr=False)
+    _capabilities: Capabilities | None = field(default=None, repr=False)
 
     @classmethod
     def for_context(
@@ -135,6 +173,7 @@ class ClaudeClient:
             agent=task.agent,
             attempt=task.attempt,
             budget=Budget.from_options(context.paths.root, task.options),
+            time_budget=TimeBudget.of_seconds(_seconds_left()),
             http_client=http_client,
             api_key=api_key,
             log=log,
@@ -155,7 +194,7 @@ class ClaudeClient:
                 "timeout": httpx2.Timeout(
                     self.config.timeout_seconds, connect=self.config.connect_timeout_seconds
                 ),
-                "max_retries": self.config.max_retries,
+                "max_retries": 0,  # one bounded loop of our own decides (agents/claude/retrying.py)
             }
             if self.config.base_url:
                 kwargs["base_url"] = self.config.base_url
@@ -180,7 +219,36 @@ class ClaudeClient:
         import httpx2
 
         read = max(self.config.timeout_seconds, max_tokens / self.config.min_output_tokens_per_second)
+        remaining = self.time_budget.remaining()
+        if remaining is not None:
+            read = max(1.0, min(read, remaining))  # no single call may outlive the agent
         return httpx2.Timeout(read, connect=self.config.connect_timeout_seconds)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this agent's model accepts (Models API when reachable, cached; else the shipped table)."""
+        if self._capabilities is None:
+            if self.config.discover_capabilities:
+                profile, note = cached_profile(self.settings.model, lambda m: self._sdk().models.retrieve(m))
+                if note:
+                    self._say(note)
+            else:
+                profile = profile_for(self.settings.model)
+            self._capabilities = profile
+        return self._capabilities
+
+    def _announce(self, purpose: str) -> Any:
+        def announce(failure: Transient, wait: float, attempt: int) -> None:
+            line = f"{self.agent}: {describe(failure, wait)}"
+            self._say(f"{purpose}: {describe(failure, wait)} (attempt {attempt}: {failure.detail})")
+            with contextlib.suppress(Exception):  # the audit trail, and from there the terminal
+                paths = SessionPaths(self.session_root)
+                EventLog(paths.events, paths.events_mutex).emit(
+                    "model.retry_wait", line, agent=self.agent, attempt=self.attempt, reason=failure.kind,
+                    wait_s=round(wait, 3), call_attempt=attempt, purpose=purpose,
+                )
+
+        return announce
 
     # -- the call --------------------------------------------------------------------------
     def create(
@@ -192,8 +260,9 @@ class ClaudeClient:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: Mapping[str, Any] | None = None,
         max_tokens: int | None = None,
+        output_format: Mapping[str, Any] | None = None,
     ) -> Any:
-        """One Messages API call (SDK retries included); returns the SDK ``Message``."""
+        """One Messages API call through our bounded retry loop; returns the SDK ``Message``."""
         if self.budget is not None:
             self.budget.check()
         client = self._sdk()
@@ -204,7 +273,6 @@ class ClaudeClient:
             "model": self.settings.model,
             "max_tokens": max_tokens,
             "messages": list(messages),
-            "timeout": self._timeout(max_tokens),
         }
         if system:
             kwargs["system"] = system if isinstance(system, str) else list(system)
@@ -212,32 +280,69 @@ class ClaudeClient:
             kwargs["tools"] = list(tools)
         if tool_choice:
             kwargs["tool_choice"] = dict(tool_choice)
-        if self.settings.temperature is not None:
+        if output_format:
+            kwargs["output_config"] = {"format": dict(output_format)}
+        if self.settings.temperature is not None and self.capabilities.sampling_parameters:
             kwargs["extra_body"] = {"temperature": self.settings.temperature}
+        streamed = max_tokens > STREAMING_THRESHOLD_TOKENS
+
+        def once() -> Any:
+            timeout = self._timeout(max_tokens)
+            try:
+                if streamed:  # a long answer: the SDK requires streaming, and the read timeout is per chunk
+                    with client.messages.stream(**kwargs, timeout=timeout) as stream:
+                        return stream.get_final_message()
+                return client.messages.create(**kwargs, timeout=timeout)
+            except anthropic.APIStatusError as exc:
+                raise self._status_failure(purpose, exc) from None
+            except anthropic.APITimeoutError:
+                raise Transient("timeout", f"the Messages API did not answer {purpose} within "
+                                           f"{timeout.read:.1f} s (raise anthropic.timeout_seconds in the config "
+                                           "if answers are slow)") from None
+            except anthropic.APIConnectionError as exc:
+                raise Transient("connection", f"cannot reach the Messages API for {purpose} ({type(exc).__name__}); "
+                                              "check the network or anthropic.base_url") from None
+
         try:
-            message = client.messages.create(**kwargs)
-        except anthropic.APIStatusError as exc:
-            self._say(f"{purpose}: HTTP {exc.status_code} request_id={exc.request_id}")
-            raise ModelCallError(
-                f"the Messages API answered HTTP {exc.status_code} for {purpose} "
-                f"(request id {exc.request_id}, after up to {self.config.max_retries} retries): "
-                f"{redact(str(getattr(exc, 'message', exc)))}"
-            ) from None
-        except anthropic.APITimeoutError:
-            self._say(f"{purpose}: timed out")
-            raise ModelCallError(
-                f"the Messages API did not answer {purpose} within {kwargs['timeout'].read:.0f} s "
-                f"(after up to {self.config.max_retries} retries); try again later or raise "
-                "anthropic.timeout_seconds in the config"
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            self._say(f"{purpose}: connection failed")
-            raise ModelCallError(
-                f"cannot reach the Messages API for {purpose} ({type(exc).__name__}); check the network "
-                "or anthropic.base_url in the config"
-            ) from None
+            message = call_with_retries(
+                once, budget=self.time_budget, max_attempts=self.config.max_retries + 1,
+                base_delay=self.config.retry_base_seconds, max_delay=self.config.retry_max_seconds,
+                announce=self._announce(purpose),
+            )
+        except RetriesExhausted as exc:
+            self._say(f"{purpose}: {exc}")
+            raise ModelCallError(f"the Messages API failed for {purpose}: {exc}") from None
         self._record(purpose, message)
         return message
+
+    def _status_failure(self, purpose: str, exc: Any) -> Exception:
+        status = int(exc.status_code)
+        detail = redact(str(getattr(exc, "message", exc)))
+        self._say(f"{purpose}: HTTP {status} request_id={exc.request_id}")
+        if status in RETRY_STATUSES:
+            kind = {429: "rate_limited", 529: "overloaded"}.get(status, "server_error")
+            headers = getattr(getattr(exc, "response", None), "headers", None)
+            return Transient(kind, f"HTTP {status} for {purpose} (request id {exc.request_id}): {detail}",
+                             retry_after_seconds(headers))
+        lowered = detail.lower()
+        if status in (400, 413) and ("context" in lowered or "too long" in lowered or "too many tokens" in lowered):
+            kind = "context_overflow"
+        elif status == 404 or ("model" in lowered and status == 400 and "not" in lowered):
+            kind = "unknown_model"
+        else:
+            kind = "request_rejected"
+        hint = {
+            "context_overflow": "the conversation is longer than the model's context window; ask for fewer or "
+                                "shorter sources, or choose a model with a larger window",
+            "unknown_model": f"the model id {self.settings.model!r} is not served to this account; choose a current "
+                             "model in the config (models.research / models.cheap; `cconductor agents` lists them)",
+            "request_rejected": "the request is not valid for this model; check the model's capabilities in the "
+                                "config, or report it as a bug",
+        }[kind]
+        return ModelRequestRejected(
+            f"the Messages API rejected {purpose} with HTTP {status} (request id {exc.request_id}): {detail}. {hint}",
+            kind,
+        )
 
     def _record(self, purpose: str, message: Any) -> CallRecord:
         usage = UsageCounts.from_usage(getattr(message, "usage", None))
@@ -288,3 +393,18 @@ class ClaudeClient:
     @property
     def total_cost_usd(self) -> float:
         return round(sum(c.cost_usd for c in self.calls), 8)
+
+
+#: The agent's time limit, passed by the orchestrator; the clock starts when this module is imported.
+TIMEOUT_ENV = "CCONDUCTOR_TIMEOUT_SECONDS"
+_STARTED = time.monotonic()
+#: Time kept back to write artifacts and exit before the orchestrator's timeout kills the process.
+EXIT_MARGIN_SECONDS = 10.0
+
+
+def _seconds_left() -> float | None:
+    try:
+        limit = float(os.environ[TIMEOUT_ENV])
+    except (KeyError, ValueError):
+        return None
+    return max(1.0, limit - EXIT_MARGIN_SECONDS - (time.monotonic() - _STARTED))

@@ -4,11 +4,12 @@ Three layers, later ones win: the defaults here, the user config file
 ``<user config dir>/cconductor/config.json`` and the task's ``options.models`` (set by the
 orchestrator per run). Model ids live here and in config, never in the agents::
 
-    {"models": {"research": "claude-sonnet-4-6",
-                "cheap": {"model": "claude-haiku-4-5", "max_tokens": 4096},
-                "synthesis-agent": {"model": "claude-opus-4-6", "temperature": 0.3}},
-     "prices": {"models": {"claude-opus-4-6": {"input": 5, "output": 25}}, "web_search_per_request": 0.01},
-     "anthropic": {"timeout_seconds": 120, "max_retries": 3, "max_turns": 16, "web_search": {"max_uses": 5},
+    {"models": {"research": "claude-sonnet-5-5",
+                "cheap": {"model": "claude-haiku-5-5", "max_tokens": 4096},
+                "synthesis-agent": {"model": "claude-opus-5-5"}},
+     "prices": {"models": {"claude-opus-5-5": {"input": 4, "output": 20, "cache_read": 0.2}},
+                "web_search_per_request": 0.01},
+     "anthropic": {"timeout_seconds": 120, "max_retries": 4, "max_turns": 16, "web_search": {"max_uses": 5},
                    "web_fetch": {"max_uses": 5, "allowed_domains": ["arxiv.org"]}}}
 
 A key of ``models`` other than a tier names an agent instance or definition.
@@ -68,9 +69,11 @@ class ModelSettings:
 
 
 def _default_tiers() -> dict[str, ModelSettings]:
+    # The current lineup (platform.claude.com/docs model pages, checked 2026-11-24): Sonnet 5.5 for
+    # research and synthesis, Haiku 5.5 for cheap steps. Override per tier or agent in the config.
     return {
-        "research": ModelSettings("claude-sonnet-4-6", 8192),
-        "cheap": ModelSettings("claude-haiku-4-5", 4096),
+        "research": ModelSettings("claude-sonnet-5-5", 8192),
+        "cheap": ModelSettings("claude-haiku-5-5", 4096),
     }
 
 
@@ -84,17 +87,24 @@ class ClaudeConfig:
     connect_timeout_seconds: float = 10.0
     #: The read timeout grows with max_tokens: a long non-streamed answer arrives in one piece.
     min_output_tokens_per_second: float = 40.0
-    max_retries: int = 3
+    #: Attempts after the first for 429/5xx/529/connection failures (our loop; the SDK's is off).
+    max_retries: int = 4
+    retry_base_seconds: float = 1.0
+    retry_max_seconds: float = 60.0
+    #: Ask the Models API what the model supports (cached a week); off: the shipped table only.
+    discover_capabilities: bool = True
     max_tokens_cap: int = 32_000
     max_turns: int = 16
+    #: With less time than this left, the agent stops researching and gives its final answer.
+    final_answer_seconds: float = 60.0
     max_tool_calls: int = 40
     max_reasks: int = 2
     strict_tools: bool = False
     cache_ttl: str = "5m"
     web_search: Mapping[str, Any] = field(default_factory=lambda: {"max_uses": 5})
     web_fetch: Mapping[str, Any] = field(default_factory=lambda: {"max_uses": 8, "max_content_tokens": 30000})
-    web_search_type: str = "web_search_20250305"
-    web_fetch_type: str = "web_fetch_20250910"
+    web_search_type: str = "web_search_20260318"
+    web_fetch_type: str = "web_fetch_20260318"
 
     def settings_for(self, tier: str, *names: str) -> ModelSettings:
         """The tier's settings with the first matching per-agent override (instance before definition)."""
@@ -158,6 +168,23 @@ class ClaudeConfig:
         return replace(self, **changes)
 
 
+def check_model_settings(settings: ModelSettings, where: str) -> None:
+    """Reject at load what the model cannot take (the API would answer HTTP 400 on every call)."""
+    from agents.claude.capabilities import profile_for
+
+    profile = profile_for(settings.model)
+    if settings.temperature is not None and not profile.sampling_parameters:
+        raise ConfigError(
+            f"{where}: {settings.model} does not accept sampling parameters (temperature) - the API answers HTTP 400"
+            f" ({profile.source}); remove temperature, or choose a model that accepts it"
+        )
+    if settings.max_tokens > profile.max_output_tokens:
+        raise ConfigError(
+            f"{where}: max_tokens {settings.max_tokens} is more than {settings.model} can write "
+            f"({profile.max_output_tokens}, {profile.source}); lower it"
+        )
+
+
 def user_config_path() -> Path:
     import platformdirs
 
@@ -182,4 +209,9 @@ def load_config(task_options: Mapping[str, Any] | None = None, path: Path | None
             config = replace(config, prices=config.prices.with_overrides(data["prices"], f"{path}"))
         config = config.with_settings(data.get("anthropic"), f"{path}: anthropic")
     options = task_options or {}
-    return config.with_models(options.get("models"), "task options.models")
+    config = config.with_models(options.get("models"), "task options.models")
+    for tier, settings in config.tiers.items():
+        check_model_settings(settings, f"models.{tier}")
+    for name in config.agents:
+        check_model_settings(config.settings_for("research", name), f"models.{name}")
+    return config

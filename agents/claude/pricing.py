@@ -19,13 +19,31 @@ __all__ = ["DEFAULT_PRICE_TABLE", "ModelPrice", "PriceTable", "UsageCounts"]
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """USD per million tokens; cache writes and reads are multiples of the input price."""
+    """USD per million tokens. Cache rates are each model's own, not a fixed multiple of input.
+
+    ``long_context_tokens``: prompts longer than this (input + cache reads + cache writes) are
+    billed at every rate times ``long_context_factor`` (Haiku 5.5: five times above 100,000).
+    """
 
     input_per_mtok: float
     output_per_mtok: float
-    cache_write_5m_multiplier: float = 1.25
-    cache_write_1h_multiplier: float = 2.0
-    cache_read_multiplier: float = 0.1
+    cache_write_5m_per_mtok: float | None = None  # None: 1.25 x input (the rate of older models)
+    cache_write_1h_per_mtok: float | None = None  # None: 2 x input
+    cache_read_per_mtok: float | None = None  # None: 0.1 x input
+    long_context_tokens: int | None = None
+    long_context_factor: float = 1.0
+
+    @property
+    def write_5m(self) -> float:
+        return self.cache_write_5m_per_mtok if self.cache_write_5m_per_mtok is not None else 1.25 * self.input_per_mtok
+
+    @property
+    def write_1h(self) -> float:
+        return self.cache_write_1h_per_mtok if self.cache_write_1h_per_mtok is not None else 2.0 * self.input_per_mtok
+
+    @property
+    def read(self) -> float:
+        return self.cache_read_per_mtok if self.cache_read_per_mtok is not None else 0.1 * self.input_per_mtok
 
 
 @dataclass(frozen=True)
@@ -64,11 +82,25 @@ class UsageCounts:
         )
 
 
+#: List prices, USD per million tokens: input, output, 5-minute and 1-hour cache writes, cache reads.
+#: Source: the model overview pages at platform.claude.com/docs (models/<id>/overview), read through
+#: the project's documentation search on 2026-11-24. Haiku 5.5's cache writes were not on the pages
+#: consulted: the customary 1.25x / 2x of input are used until confirmed (override in the config).
 _DEFAULT_MODELS: dict[str, ModelPrice] = {
     # family fallbacks (shortest prefixes) first; longer prefixes win
-    "claude-opus": ModelPrice(15.0, 75.0),
-    "claude-sonnet": ModelPrice(3.0, 15.0),
-    "claude-haiku": ModelPrice(1.0, 5.0),
+    "claude-fable": ModelPrice(10.0, 50.0, 12.5, 20.0, 0.25),
+    "claude-opus": ModelPrice(4.0, 20.0, 5.0, 8.0, 0.20),
+    "claude-sonnet": ModelPrice(2.0, 10.0, 2.5, 4.0, 0.20),
+    "claude-haiku": ModelPrice(0.10, 0.50, None, None, 0.01, 100_000, 5.0),
+    # the current lineup
+    "claude-fable-5-1": ModelPrice(10.0, 50.0, 12.5, 20.0, 0.25),
+    "claude-opus-5-5": ModelPrice(4.0, 20.0, 5.0, 8.0, 0.20),
+    "claude-sonnet-5-5": ModelPrice(2.0, 10.0, 2.5, 4.0, 0.20),
+    "claude-haiku-5-5": ModelPrice(0.10, 0.50, None, None, 0.01, 100_000, 5.0),
+    # legacy models still served
+    "claude-fable-5": ModelPrice(10.0, 50.0, 12.5, 20.0, 1.0),
+    "claude-opus-5": ModelPrice(5.0, 25.0, 6.25, 10.0, 0.50),
+    "claude-sonnet-5": ModelPrice(2.0, 10.0, 2.5, 4.0, 0.20),
     "claude-opus-4": ModelPrice(15.0, 75.0),
     "claude-opus-4-1": ModelPrice(15.0, 75.0),
     "claude-opus-4-5": ModelPrice(5.0, 25.0),
@@ -106,15 +138,19 @@ class PriceTable:
     def cost(self, model: str, usage: UsageCounts) -> float:
         """USD for one call: uncached input, cache writes by TTL, cache reads, output, server tools."""
         price = self.price_for(model)
-        per_token_in = price.input_per_mtok / 1_000_000
         write_1h = min(usage.cache_creation_1h_input_tokens, usage.cache_creation_input_tokens)
         write_5m = usage.cache_creation_input_tokens - write_1h
+        prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+        factor = price.long_context_factor if price.long_context_tokens and prompt > price.long_context_tokens else 1.0
+        tokens = (
+            usage.input_tokens * price.input_per_mtok
+            + write_5m * price.write_5m
+            + write_1h * price.write_1h
+            + usage.cache_read_input_tokens * price.read
+            + usage.output_tokens * price.output_per_mtok
+        )
         total = (
-            usage.input_tokens * per_token_in
-            + write_5m * per_token_in * price.cache_write_5m_multiplier
-            + write_1h * per_token_in * price.cache_write_1h_multiplier
-            + usage.cache_read_input_tokens * per_token_in * price.cache_read_multiplier
-            + usage.output_tokens * price.output_per_mtok / 1_000_000
+            tokens * factor / 1_000_000
             + usage.web_search_requests * self.web_search_per_request
             + usage.web_fetch_requests * self.web_fetch_per_request
         )
@@ -134,20 +170,17 @@ class PriceTable:
                     '(USD per million tokens), e.g. {"input": 3, "output": 15}'
                 )
             base = models.get(model, ModelPrice(0.0, 0.0))
-            models[model] = replace(
-                base,
-                input_per_mtok=float(spec["input"]),
-                output_per_mtok=float(spec["output"]),
-                **{
-                    attr: float(spec[key])
-                    for key, attr in (
-                        ("cache_write_5m_multiplier", "cache_write_5m_multiplier"),
-                        ("cache_write_1h_multiplier", "cache_write_1h_multiplier"),
-                        ("cache_read_multiplier", "cache_read_multiplier"),
-                    )
-                    if isinstance(spec.get(key), int | float)
-                },
-            )
+            fields: dict[str, Any] = {"input_per_mtok": float(spec["input"]), "output_per_mtok": float(spec["output"])}
+            for key in ("cache_write_5m", "cache_write_1h", "cache_read"):
+                if isinstance(spec.get(key), int | float):
+                    fields[f"{key}_per_mtok"] = float(spec[key])
+                elif isinstance(spec.get(f"{key}_multiplier"), int | float):  # older config files
+                    fields[f"{key}_per_mtok"] = float(spec[f"{key}_multiplier"]) * float(spec["input"])
+            if isinstance(spec.get("long_context_tokens"), int) and isinstance(spec.get("long_context_factor"),
+                                                                                int | float):
+                fields.update(long_context_tokens=spec["long_context_tokens"],
+                              long_context_factor=float(spec["long_context_factor"]))
+            models[model] = replace(base, **fields)
         fees = {}
         for key in ("web_search_per_request", "web_fetch_per_request"):
             if key in data:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Protocol
 
-from agents.claude.client import ClaudeClient, ClaudeError
+from agents.claude.client import ClaudeClient, ModelFailure
 from orchestrator.paths import resource_dir
 from orchestrator.schemas import SchemaRegistry
 
@@ -38,16 +38,18 @@ __all__ = [
 _DROP_KEYS = frozenset({"$schema", "$id", "$defs", "examples"})
 
 
-class StructuredOutputError(ClaudeError):
-    """The model did not produce a usable artifact within the attempt."""
+class StructuredOutputError(ModelFailure):
+    """The model did not produce a usable artifact within the attempt (another attempt would repeat it)."""
+
+    kind = "no_output"
 
 
 class RefusalError(StructuredOutputError):
-    pass
+    kind = "refusal"
 
 
 class InvalidOutputError(StructuredOutputError):
-    pass
+    kind = "invalid_output"
 
 
 # -- schemas ----------------------------------------------------------------------------------
@@ -254,16 +256,32 @@ def converse(
     content = [{"type": "text", "text": user}] if isinstance(user, str) else copy.deepcopy(user)
     messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
     force = tools is None
+    # Current models answer forced tool use with HTTP 400: ask for the answer as JSON text in the
+    # output tool's schema instead (structured outputs), and validate it exactly the same way.
+    can_force = client.capabilities.forced_tool_choice
+    json_format = None if can_force or not client.capabilities.structured_outputs else {
+        "type": "json_schema", "schema": _json_schema(spec)}
     turns = tool_calls = reasks = truncations = 0
     max_tokens = client.settings.max_tokens
     paused = False
     while True:
         if turns >= config.max_turns + config.max_reasks + 4:
             raise StructuredOutputError(f"{purpose}: no answer after {turns} model turns; giving up")
-        if turns >= config.max_turns and not force and not paused:
+        remaining = client.time_budget.remaining()
+        if remaining is not None and remaining < 1.0:
+            raise StructuredOutputError(
+                f"{purpose}: the agent's time ran out after {turns} model turn(s) without an accepted answer; "
+                "raise the agent's timeout or lower anthropic.max_turns", "out_of_time")
+        late = remaining is not None and remaining < config.final_answer_seconds
+        if (turns >= config.max_turns or late) and not force and not paused:
             force = True
-            _append_text(messages, f"You have used all research turns. Call `{spec.tool_name}` now.")
-        choice = {"type": "tool", "name": spec.tool_name} if force else {"type": "auto"}
+            why = "all research turns" if turns >= config.max_turns else "nearly all of your time"
+            _append_text(messages, f"You have used {why}. Give your final answer now.")
+        as_json = force and json_format is not None
+        if force and can_force:
+            choice: dict[str, Any] = {"type": "tool", "name": spec.tool_name}
+        else:
+            choice = {"type": "none"} if as_json else {"type": "auto"}
         _mark_cache(messages, ttl)
         message = client.create(
             purpose=purpose,
@@ -272,6 +290,7 @@ def converse(
             tools=tool_list,
             tool_choice=choice,
             max_tokens=max_tokens,
+            output_format=json_format if as_json else None,
         )
         turns += 1
         stop = message.stop_reason
@@ -282,7 +301,9 @@ def converse(
                 "Rephrase the research question or use another model for this agent"
             )
         if stop == "model_context_window_exceeded":
-            raise StructuredOutputError(f"{purpose}: the conversation exceeded the model's context window")
+            raise StructuredOutputError(
+                f"{purpose}: the conversation exceeded the model's context window; ask for fewer or shorter "
+                "sources, or choose a model with a larger window", "context_overflow")
         if stop == "max_tokens":
             truncations += 1
             if truncations > 1 or max_tokens >= config.max_tokens_cap:
@@ -290,7 +311,8 @@ def converse(
                     f"{purpose}: the answer was cut off at max_tokens={max_tokens}"
                     + (" twice" if truncations > 1 else " (the configured cap)")
                     + "; raise max_tokens for this agent in the config (models.<agent>.max_tokens, "
-                    "anthropic.max_tokens_cap) or ask for fewer items"
+                    "anthropic.max_tokens_cap) or ask for fewer items",
+                    "truncated",
                 )
             max_tokens = min(max_tokens * 2, config.max_tokens_cap)
             _append_text(
@@ -312,6 +334,8 @@ def converse(
             continue  # a long server-tool turn: send it back as it is and the model resumes
         uses = [b for b in blocks if b.get("type") == "tool_use"]
         output = next((u for u in uses if u.get("name") == spec.tool_name), None)
+        if output is None and as_json:
+            output = _json_answer(blocks)
         if output is not None:
             raw = output.get("input")
             problems = spec.validate(raw)
@@ -334,7 +358,13 @@ def converse(
                 for u in uses
                 if u is not output
             ]
-            results.append(_result(output["id"], _problems_text(spec.tool_name, problems), True))
+            if output.get("id"):
+                results.append(_result(output["id"], _problems_text(spec.tool_name, problems), True))
+            else:  # a JSON answer: the problems go back as text, and the answer is asked for again
+                listed = "\n".join(f"{n}. {p}" for n, p in enumerate(problems, 1))
+                results.append({"type": "text", "text": (
+                    f"Your JSON answer was not accepted. {len(problems)} problem(s):\n{listed}\nAnswer again with "
+                    "the complete, corrected JSON. Fix exactly these problems and keep everything else as it was.")})
             messages.append({"role": "user", "content": results + _notes(tools)})
             force = True
             continue
@@ -371,6 +401,26 @@ def converse(
             }
         )
         force = True
+
+
+def _json_schema(spec: OutputSpec) -> dict[str, Any]:
+    """The output tool's schema in the subset structured outputs accept (constraints become descriptions;
+    our own validation still checks them all)."""
+    from anthropic import transform_schema
+
+    return transform_schema(spec.input_schema())
+
+
+def _json_answer(blocks: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A structured-output answer: the JSON text of the message, shaped like an output tool call."""
+    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text").strip()
+    if not text:
+        return None
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        data = text  # not JSON: validation reports it and the answer is asked for again
+    return {"id": None, "input": data}
 
 
 def _result(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
