@@ -52,6 +52,11 @@ def assert_clean(result: Run) -> None:
             assert KEY not in path.read_text(errors="replace"), f"the API key reached {path}"
 
 
+def result_env(result: Run) -> dict[str, str]:
+    assert result.root is not None
+    return {**base_env(result.root.parent.parent), "CCONDUCTOR_SESSIONS_DIR": str(result.root.parent)}
+
+
 def planner_failure(result: Run) -> dict[str, Any]:
     assert result.root is not None
     [failed] = [e for e in events(result.root, "agent.failed") if e["data"]["agent"] == "research-planner"]
@@ -70,6 +75,9 @@ def test_a_refusal_fails_the_run_once_with_the_reason_and_is_paid_once(tmp_path:
     assert [e["data"]["agent"] for e in events(result.root, "agent.dispatched")].count("research-planner") == 1
     session = json.loads((result.root / "session.json").read_text())
     assert "refusal" in session["status_reason"]
+    assert "research-planner failed (refusal)" in (result.root / "mission-report.md").read_text()
+    status = cconductor(["status", str(result.root)], result_env(result), timeout=60)
+    assert "refusal" in status.stdout and status.returncode == 0, status.stderr
     assert_clean(result)
 
 

@@ -257,6 +257,12 @@ def _methodology(heading: str, ctx: Context) -> list[Block]:
             rows.append(table_row(name, str(state.get("state", "-")), str(state.get("attempts", "-")),
                              str(done.get("merge", 0)), str(done.get("reject", 0))))
         blocks.append(Table(("Agent", "State", "Attempts", "Merged", "Rejected"), tuple(rows)))
+    instances = ((ctx.session.get("run") or {}).get("instances") or {}) if isinstance(ctx.session.get("run"), dict) \
+        else {}
+    for name, instance in sorted(instances.items()):
+        failure = instance.get("failure") if isinstance(instance, dict) else None
+        if isinstance(failure, dict) and instance.get("state") == "failed":
+            blocks.append(para(f"{name} failed ({failure.get('kind')}): {failure.get('reason')}"))
     run = []
     if ctx.session.get("iteration") is not None:
         run.append(f"{ctx.session['iteration']} iterations")
