@@ -97,6 +97,7 @@ def build_task(
         "inputs": {
             "input_dirs": list(options.input_dirs),
             "libraries": list(options.libraries),
+            "include_notes": options.include_notes,
             "graph": str(paths.kg_json),
         },
         "retry_instructions": retry,

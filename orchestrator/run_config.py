@@ -17,6 +17,8 @@ class RunOptions:
     backend: str = "offline"
     input_dirs: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()
+    #: Also research a dataset's README, LICENSE, SOURCES.md ... files (normally skipped as notes).
+    include_notes: bool = False
     max_parallel: int = 2
     evidence_threshold: float = 90.0
     agent_dirs: tuple[str, ...] = ()

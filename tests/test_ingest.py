@@ -64,7 +64,8 @@ def pdfs() -> dict[str, Document]:
     if not PDF_DIR.is_dir():
         pytest.fail(f"shared PDFs not found at {PDF_DIR}: the shared/ folder must sit beside the project")
     result = ingest_dirs([PDF_DIR])
-    assert result.skipped == []
+    # the dataset's own notes are not a research source
+    assert [(s.path.name, s.reason.split(",")[0]) for s in result.skipped] == [("SOURCES.md", "dataset notes")]
     return {Path(d.source["local_path"]).name: d for d in result.documents}
 
 
@@ -79,9 +80,10 @@ def _reasons(result: IngestResult) -> dict[str, str]:
 # --- the shared PDFs -------------------------------------------------------------------------
 
 
-def test_all_papers_and_the_sources_note_are_ingested(pdfs: dict[str, Document]) -> None:
-    assert set(PAPERS) | {"SOURCES.md"} == set(pdfs)
-    assert pdfs["SOURCES.md"].source["type"] == "local-document"
+def test_all_papers_are_ingested_and_the_sources_note_is_not(pdfs: dict[str, Document]) -> None:
+    assert set(PAPERS) == set(pdfs)
+    notes = ingest_dirs([PDF_DIR], include_notes=True)  # unless asked for
+    assert {Path(d.source["local_path"]).name for d in notes.documents} == set(PAPERS) | {"SOURCES.md"}
 
 
 @pytest.mark.parametrize("name", sorted(PAPERS))
@@ -199,11 +201,11 @@ def test_html(tmp_path: Path) -> None:
 
 def test_txt_pages_and_uppercase_extensions(tmp_path: Path) -> None:
     (tmp_path / "NOTES.TXT").write_text("Plain title\n\nFirst page.\fSecond page.\n", encoding="utf-8")
-    (tmp_path / "Readme.MD").write_text("# Upper\n\ntext\n", encoding="utf-8")
+    (tmp_path / "Upper.MD").write_text("# Upper\n\ntext\n", encoding="utf-8")
     docs = _by_name(ingest_dirs([tmp_path]))
     assert docs["NOTES.TXT"].pages == ("Plain title\n\nFirst page.", "Second page.")
     assert docs["NOTES.TXT"].source["title"] == "Plain title"
-    assert docs["Readme.MD"].source["title"] == "Upper"
+    assert docs["Upper.MD"].source["title"] == "Upper"
 
 
 def test_skips_with_reasons(tmp_path: Path) -> None:

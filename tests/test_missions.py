@@ -9,7 +9,7 @@ from typing import Any
 import platformdirs
 import pytest
 
-from orchestrator.errors import ConfigError
+from orchestrator.errors import ConfigError, UsageError
 from orchestrator.missions import SHIPPED_DIR, Mission, list_missions, load_mission, user_missions_dir
 from orchestrator.schemas import SchemaRegistry
 
@@ -92,8 +92,8 @@ def test_an_explicit_path_works(tmp_path: Path) -> None:
     assert mission.name == "my-market" and mission.source == path
 
 
-def test_a_missing_path_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"no mission file at .*nope\.json"):
+def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"no mission file at .*nope\.json"):
         load_mission(str(tmp_path / "nope.json"))
 
 
@@ -133,10 +133,10 @@ def test_unknown_output_format_and_bad_json_are_precise(tmp_path: Path) -> None:
 
 
 def test_an_unknown_name_lists_the_available_missions() -> None:
-    with pytest.raises(ConfigError) as caught:
+    with pytest.raises(UsageError) as caught:
         load_mission("acadmic-research")
     message = str(caught.value)
-    assert "unknown mission 'acadmic-research'" in message
+    assert "unknown mission 'acadmic-research'; did you mean 'academic-research'?" in message
     assert all(name in message for name in SHIPPED)
 
 

@@ -11,6 +11,7 @@ are normalised before hashing (see ``text.normalize_pages``) so that the stored 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -66,8 +67,24 @@ def _ingest_file(path: Path) -> Document:
     return make_document(fields, pages)
 
 
-def _walk(root: Path, result: IngestResult) -> Iterator[Path]:
-    """Files under ``root`` in sorted order; hidden entries are reported, never read."""
+#: A dataset's own notes (what it is, its licence, where it came from) describe the documents; they are
+#: not research sources unless the user asks for them (--include-notes).
+NOTE_NAMES = re.compile(r"^(readme|license|licence|copying|sources|changelog|notice|authors)([._-].*)?$", re.I)
+
+
+def is_note(path: Path) -> bool:
+    return bool(NOTE_NAMES.match(path.name))
+
+
+def is_candidate(path: Path, include_notes: bool = False) -> bool:
+    """Could this file be a research source? (Its type is readable and it is not a dataset note.)"""
+    suffix = path.suffix.lower()
+    return (suffix == ".pdf" or suffix in TEXT_READERS) and not path.name.startswith(".") and (
+        include_notes or not is_note(path))
+
+
+def _walk(root: Path, result: IngestResult, include_notes: bool = False) -> Iterator[Path]:
+    """Files under ``root`` in sorted order; hidden entries and dataset notes are reported, never read."""
     if root.is_file():
         yield root
         return
@@ -83,16 +100,19 @@ def _walk(root: Path, result: IngestResult) -> Iterator[Path]:
         for name in sorted(filenames):
             if name.startswith("."):
                 result.skipped.append(SkippedFile(here / name, "hidden file"))
+            elif not include_notes and is_note(here / name):
+                result.skipped.append(SkippedFile(here / name, "dataset notes, not a research source "
+                                                               "(pass --include-notes to use them)"))
             else:
                 yield here / name
 
 
-def ingest_dirs(dirs: Sequence[Path]) -> IngestResult:
+def ingest_dirs(dirs: Sequence[Path], include_notes: bool = False) -> IngestResult:
     """Ingest every supported file under ``dirs`` (recursively, sorted, duplicates dropped)."""
     result = IngestResult()
     seen: dict[str, Path] = {}
     for root in dirs:
-        files = sorted(_walk(Path(root), result), key=lambda p: p.parts)
+        files = sorted(_walk(Path(root), result, include_notes), key=lambda p: p.parts)
         for path in files:
             try:
                 doc = _ingest_file(path)

@@ -39,7 +39,7 @@ def _collect(inputs: dict[str, Any]) -> tuple[IngestResult, list[str]]:
     batches += [("lib", p) for p in inputs.get("libraries") or ()]
     for kind, location in batches:
         path = Path(str(location))
-        batch = ingest_dirs([path]) if kind == "dir" else read_library(path)
+        batch = ingest_dirs([path], bool(inputs.get("include_notes"))) if kind == "dir" else read_library(path)
         read.append(str(path))
         result.skipped.extend(batch.skipped)
         for doc in batch.documents:

@@ -50,6 +50,24 @@ def _execute(runner: Any, mode: str) -> dict[str, Any]:
             view.close()
 
 
+def _check_documents(input_dirs: tuple[Path, ...], include_notes: bool) -> None:
+    """Stop before creating a session when no input folder holds a document that could be researched."""
+    from agents.offline.ingest import is_candidate
+
+    seen = 0
+    for folder in input_dirs:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                seen += 1
+                if is_candidate(path, include_notes) and not any(p.startswith(".") for p in path.parts[-2:-1]):
+                    return
+    what = f"{seen} file(s), none of them a document to research" if seen else "no files"
+    raise UsageError(
+        f"{', '.join(str(d) for d in input_dirs)} holds {what}: give a folder of PDF, Markdown, text or HTML "
+        "documents (dataset notes such as README or SOURCES.md count only with --include-notes)"
+    )
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -103,6 +121,11 @@ def _mode(quiet: bool, as_json: bool) -> str:
     help="Folder of local documents to research (PDF, Markdown, text, HTML); repeatable.",
 )
 @click.option(
+    "--include-notes",
+    is_flag=True,
+    help="Also research the dataset's notes (README*, LICENSE*, SOURCES.md ...), skipped by default.",
+)
+@click.option(
     "--library",
     "libraries",
     multiple=True,
@@ -138,6 +161,7 @@ def run(
     mission: str,
     backend: str,
     input_dirs: tuple[Path, ...],
+    include_notes: bool,
     libraries: tuple[Path, ...],
     max_parallel: int,
     max_minutes: float | None,
@@ -155,6 +179,8 @@ def run(
     from orchestrator.runner import MissionRunner, RunOptions
     from orchestrator.session import create_session
 
+    if not query.strip():
+        raise UsageError('the research question is empty; give it in quotes, e.g. cconductor run "How do ..."')
     chosen = "anthropic" if dry_run and backend == "anthropic" else _choose_backend(backend)
     loaded = load_mission(mission)
     if chosen == "offline" and backend == "auto" and not as_json and not quiet:
@@ -171,9 +197,12 @@ def run(
         return
     if chosen == "offline" and not input_dirs and not libraries:
         raise UsageError("the offline backend researches local documents: pass --input-dir DIR and/or --library FILE")
+    if input_dirs and not libraries:
+        _check_documents(input_dirs, include_notes)
     options = RunOptions(
         backend=chosen,
         input_dirs=tuple(str(p.resolve()) for p in input_dirs),
+        include_notes=include_notes,
         libraries=tuple(str(p.resolve()) for p in libraries),
         max_parallel=max_parallel,
         evidence_threshold=evidence_threshold,

@@ -8,6 +8,7 @@ Lookup order for a name: the user's config folder, then the missions shipped her
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 import platformdirs
 
-from orchestrator.errors import ConfigError
+from orchestrator.errors import ConfigError, UsageError
 from orchestrator.jsonio import parse_json_bytes
 from orchestrator.problems import Problem
 from orchestrator.schemas import SchemaRegistry
@@ -159,14 +160,18 @@ def load_mission(name_or_path: str) -> Mission:
     if looks_like_path:
         path = Path(name_or_path).expanduser()
         if not path.is_file():
-            raise ConfigError(f"there is no mission file at {path}; check the path or give a mission name")
+            raise UsageError(f"there is no mission file at {path}; check the path or give a mission name")
         return _from_file(path)
     files = _named_files()
     if name_or_path in files:
         return _by_name(name_or_path, files[name_or_path])
     hint = "" if _NAME_RE.fullmatch(name_or_path) else " (names are lowercase letters, digits and hyphens)"
-    raise ConfigError(
-        f"unknown mission {name_or_path!r}{hint}; available missions: {', '.join(files) or '(none)'}. "
+    close = difflib.get_close_matches(name_or_path, list(files), n=1)
+    if close:
+        hint += f"; did you mean {close[0]!r}?"
+    sentence = f"unknown mission {name_or_path!r}{hint}"
+    raise UsageError(
+        f"{sentence}{'' if sentence.endswith('?') else '.'} Available missions: {', '.join(files) or '(none)'}. "
         "Give one of these names or a path to a mission .json file, "
         f"or add {name_or_path}.json to {user_missions_dir()}"
     )
