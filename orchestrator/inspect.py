@@ -19,9 +19,11 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
     session = load_session(paths)
     stats: dict[str, Any] = {}
     commit_seq = None
+    skipped: list[dict[str, Any]] = []
     try:
         graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
         stats, commit_seq = graph.get("stats", {}), graph.get("commit_seq")
+        skipped = skipped_inputs(graph)
     except (FileNotFoundError, json.JSONDecodeError):
         pass
     quality = None
@@ -43,7 +45,18 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
         "stats": stats,
         "quality": quality,
         "cost_usd": session.get("cost_usd"),
+        "skipped_inputs": skipped,
     }
+
+
+def skipped_inputs(graph: dict[str, Any]) -> list[dict[str, Any]]:
+    """Input files the ingestion agents did not use, with their reasons (from their manifests)."""
+    found = []
+    for value in graph.values():
+        if isinstance(value, dict) and isinstance(value.get("skipped"), list) and "documents" in value:
+            found += [{"path": s.get("path"), "reason": s.get("reason")}
+                      for s in value["skipped"] if isinstance(s, dict)]
+    return found
 
 
 def validate_session(paths: SessionPaths) -> list[Problem]:

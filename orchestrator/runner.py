@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from pathlib import Path
 from typing import Any
 
 from orchestrator.costs import total_cost_usd
@@ -110,6 +111,7 @@ class MissionRunner(InstanceRunner):
             phase = state["phase"]
             if phase == "prepare":
                 self._run_instances(self._instances("planning") + self._instances("ingestion"))
+                self._report_skipped(self._instances("ingestion"))
                 if not self._merged(self._instances("planning")):
                     return self._finish_failed("the research planner produced no accepted plan"
                                                + self._failures_of(self._instances("planning")))
@@ -155,6 +157,18 @@ class MissionRunner(InstanceRunner):
             phase=phase,
             iteration=self.run_state["iteration"],
         )
+
+    def _report_skipped(self, names: list[str]) -> None:
+        """Say which input files were not used and why (the ingestion agents' manifests)."""
+        graph = self._graph()
+        skipped = [s for name in names for s in (graph.get(name) or {}).get("skipped") or () if isinstance(s, dict)]
+        total = sum(int((graph.get(name) or {}).get("skipped_total") or 0) for name in names) or len(skipped)
+        if not total:
+            return
+        shown = ", ".join(f"{Path(str(s.get('path'))).name} ({s.get('reason')})" for s in skipped[:8])
+        more = f", and {total - len(skipped[:8])} more (see manifest.json)" if total > len(skipped[:8]) else ""
+        self.events.emit("ingest.skipped", f"skipped {total} file(s): {shown}{more}", count=total,
+                         files=[{"path": s.get("path"), "reason": s.get("reason")} for s in skipped[:50]])
 
     def _failures_of(self, names: list[str]) -> str:
         """Why those agents failed, in their own words (the failure records of their last attempts)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -58,3 +59,55 @@ def test_dataset_notes_are_not_sources_unless_asked(tmp_path: Path) -> None:
     assert reasons == {name: "dataset notes, not a research source (pass --include-notes to use them)"
                        for name in ("README.md", "SOURCES.md")}
     assert len(ingest_dirs([tmp_path], include_notes=True).documents) == 3
+
+
+def _pdf(path: Path, text: str, **encrypt: str) -> None:
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(300, 300)
+    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                             NameObject("/BaseFont"): NameObject("/Helvetica")})
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
+    stream = DecodedStreamObject()
+    stream.set_data(f"BT /F1 12 Tf 20 250 Td ({text}) Tj ET".encode())
+    page[NameObject("/Contents")] = writer._add_object(stream)
+    if encrypt:
+        writer.encrypt(**encrypt)
+    with open(path, "wb") as handle:
+        writer.write(handle)
+
+
+def test_aes_encrypted_pdfs_open_and_password_protected_ones_are_reported(tmp_path: Path) -> None:
+    _pdf(tmp_path / "open-aes.pdf", "The cache latency was twelve milliseconds.", user_password="",
+         owner_password="owner", algorithm="AES-256")
+    _pdf(tmp_path / "locked.pdf", "A secret text.", user_password="secret", owner_password="owner",
+         algorithm="AES-256")
+    whole = tmp_path / "whole.pdf"
+    _pdf(whole, "A complete document about caches.")
+    (tmp_path / "truncated.pdf").write_bytes(whole.read_bytes()[: len(whole.read_bytes()) // 2])
+    result = ingest_dirs([tmp_path])
+    names = {Path(d.source["local_path"]).name for d in result.documents}
+    assert names == {"open-aes.pdf", "whole.pdf"}
+    reasons = {s.path.name: s.reason for s in result.skipped}
+    assert reasons["locked.pdf"] == "encrypted PDF (password required)"
+    assert "truncated.pdf" in reasons
+
+
+def test_skipped_input_files_are_listed_on_the_console_in_status_and_in_the_report(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cache.md").write_text("# Cache study\n\nThe measured cache latency was 12 ms on average across runs.")
+    (docs / "README.md").write_text("# About this folder\n\nNotes.")
+    _pdf(docs / "locked.pdf", "A secret text.", user_password="secret", owner_password="o", algorithm="AES-256")
+    result = _run(tmp_path, "run", "What was the cache latency?", "--input-dir", str(docs), "--json")
+    assert result.returncode == 0, result.stderr
+    [shown] = [json.loads(line) for line in result.stdout.splitlines() if '"ingest.skipped"' in line]
+    assert shown["message"].startswith("skipped 2 file(s): README.md (dataset notes")
+    assert "locked.pdf (encrypted PDF (password required))" in shown["message"]
+    root = Path(json.loads(result.stdout.splitlines()[-1])["session"])
+    status = _run(tmp_path, "status", str(root))
+    assert "skipped   2 input file(s): README.md" in status.stdout and "locked.pdf" in status.stdout
+    assert "Input files not used (2): README.md" in (root / "mission-report.md").read_text()

@@ -212,6 +212,10 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
         click.echo(f"  agent {name:<28} {agent.get('state', '?'):<9} attempts {agent.get('attempts', 0)}")
     pending, errored = ", ".join(info["locks_pending"]) or "-", ", ".join(info["locks_errored"]) or "-"
     click.echo(f"locks     pending: {pending}; errored: {errored}")
+    skipped = info.get("skipped_inputs") or []
+    if skipped:
+        click.echo(f"skipped   {len(skipped)} input file(s): " + ", ".join(
+            f"{Path(str(s['path'])).name} ({s['reason']})" for s in skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
     stats = info["stats"]
     if stats:
         click.echo(

@@ -257,6 +257,11 @@ def _methodology(heading: str, ctx: Context) -> list[Block]:
             rows.append(table_row(name, str(state.get("state", "-")), str(state.get("attempts", "-")),
                              str(done.get("merge", 0)), str(done.get("reject", 0))))
         blocks.append(Table(("Agent", "State", "Attempts", "Merged", "Rejected"), tuple(rows)))
+    skipped = [s for value in ctx.graph.values() if isinstance(value, dict) and "documents" in value
+               for s in (value.get("skipped") or ()) if isinstance(s, dict)]
+    if skipped:
+        listed = "; ".join(f"{str(s.get('path', '')).rsplit('/', 1)[-1]} ({s.get('reason')})" for s in skipped[:20])
+        blocks.append(para(f"Input files not used ({len(skipped)}): {listed}."))
     instances = ((ctx.session.get("run") or {}).get("instances") or {}) if isinstance(ctx.session.get("run"), dict) \
         else {}
     for name, instance in sorted(instances.items()):
