@@ -54,10 +54,14 @@ def apply_outcome(
     outcome, artifact_set, record = staged
     agent = outcome.agent
     if outcome.status in ("merged", "noop"):
-        if outcome.status == "merged" and record is not None:
-            archive(paths, outcome.seq or 0, record)
-        elif outcome.status == "noop":  # a crash after the commit may have left the archive unwritten
-            archive_if_missing(paths, agent, records)
+        try:
+            if outcome.status == "merged" and record is not None:
+                archive(paths, outcome.seq or 0, record)
+            elif outcome.status == "noop":  # a crash after the commit may have left the archive unwritten
+                archive_if_missing(paths, agent, records)
+        except OSError as exc:  # the archive is a readable copy of the ledger: its failure must not wedge the lock
+            events.emit("archive.failed", f"{agent}: the readable copy in .cconductor/archive/ could not be "
+                        f"written ({exc.strerror or exc}); the ledger holds the merge", agent=agent)
         locks.consume(paths, agent)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(paths.retry_instructions(agent))
@@ -74,8 +78,10 @@ def apply_outcome(
             agent, outcome.attempt or 1, max_attempts, outcome.problems,
             artifact_set.sizes if artifact_set else {},
         )
-        atomic_write_json(paths.retry_instructions(agent), instructions)
-        locks.error(paths, agent)
+        try:
+            atomic_write_json(paths.retry_instructions(agent), instructions)
+        finally:  # even if the instructions cannot be written, the rejection is final: never re-judged for ever
+            locks.error(paths, agent)
         events.emit("merge.rejected", f"{agent}: attempt {outcome.attempt} rejected "
                     f"({instructions['error_class']}): {instructions['action_required']}",
                     agent=agent, attempt=outcome.attempt, error_class=instructions["error_class"],

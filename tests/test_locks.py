@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from orchestrator import locks, pipeline
+from orchestrator.events import read_events
 from orchestrator.paths import SessionPaths
 from orchestrator.pipeline import Processor
 from orchestrator.store import Store
@@ -157,3 +158,33 @@ def test_retry_refuses_agent_names_that_are_not_agent_names(session: SessionPath
     assert "Traceback" not in result.stderr and "agent name" in result.stderr
     assert not (session.root.parent / "x.kg.lock").exists()
     assert locks.waiting(session) == []
+
+
+def test_an_unwritable_retry_file_still_ends_the_submission_as_errored(session: SessionPaths) -> None:
+    folder = session.agent_artifacts("broken")
+    folder.mkdir()
+    (folder / "claims.json").write_text("{not json")
+    session.retry_instructions("broken").mkdir()  # where the instructions should go
+    session.lock("broken").touch()
+    processor = Processor(session)
+    try:
+        assert [o.status for o in processor.process_pending()] == ["rejected"]
+        assert processor.failures and "broken" in processor.failures[0]
+        assert processor.process_pending() == [], "the rejection is not judged again and again"
+    finally:
+        processor.close()
+    assert session.lock_error("broken").exists() and locks.waiting(session) == []
+
+
+def test_an_archive_that_cannot_be_written_does_not_hold_the_lock(session: SessionPaths) -> None:
+    session.archive.mkdir(parents=True, exist_ok=True)
+    session.archive.rmdir()
+    session.archive.write_text("a file where the archive folder belongs")
+    write_agent(session.root, "keeper")
+    processor = Processor(session)
+    try:
+        assert [o.status for o in processor.process_pending()] == ["merged"]
+    finally:
+        processor.close()
+    assert locks.waiting(session) == []
+    assert any(e["type"] == "archive.failed" for e in read_events(session.events))
