@@ -36,7 +36,7 @@ CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--ink); background: #fff;
   font: 16px/1.6 -apple-system, "Segoe UI", "Noto Sans", "DejaVu Sans", Helvetica, Arial, sans-serif; }
-main { max-width: 54rem; margin: 0 auto; padding: 2.5rem 1.5rem 4rem; }
+main { max-width: 54rem; margin: 0 auto; padding: 2.5rem 1.5rem 4rem; overflow-wrap: anywhere; }
 h1 { font-size: 2rem; line-height: 1.25; margin: 0 0 .5rem; }
 h2 { font-size: 1.35rem; margin: 2.2rem 0 .8rem; padding-bottom: .3rem;
   border-bottom: 1px solid var(--rule); }
@@ -55,7 +55,15 @@ ul { padding-left: 1.4rem; }
 li { margin: .35rem 0; }
 q.snippet { font-style: italic; color: #333; }
 table { border-collapse: collapse; width: 100%; margin: .6rem 0 1.2rem; font-size: .92rem; }
-th, td { text-align: left; vertical-align: top; padding: .4rem .6rem; border-bottom: 1px solid var(--rule); }
+th, td { text-align: left; vertical-align: top; padding: .4rem .6rem; border-bottom: 1px solid var(--rule);
+         overflow-wrap: anywhere; }
+.table-wrap { max-width: 100%; overflow-x: auto; }
+@media (max-width: 480px) {
+  main { padding: 1.5rem .8rem 3rem; }
+  nav.toc a { white-space: normal; }
+  table { font-size: .8rem; }
+  th, td { padding: .3rem .35rem; }
+}
 th { background: var(--bg); }
 ol.references { padding-left: 2.6rem; }
 ol.references li { padding-left: .3rem; }
@@ -102,7 +110,7 @@ def block(item: Block) -> str:
     if isinstance(item, Table):
         head = "".join(f"<th>{esc(h)}</th>" for h in item.header)
         rows = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>" for row in item.rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        return f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
     entries = "".join(f'<li id="ref-{n}" value="{n}">{inline(line)}</li>' for n, line in item.entries)
     return f'<ol class="references">{entries}</ol>'
 
