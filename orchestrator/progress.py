@@ -45,14 +45,19 @@ class JsonProgress:
 
 
 class LiveProgress:
-    """A rich live view: agents with their state and attempts, and the run's totals."""
+    """A rich live view: agents with their state and attempts, the run's totals, and the latest events.
 
-    def __init__(self, session_root: Any):
+    Every line is cut to the terminal's width (never wrapped), so the view stays readable at 80 columns.
+    """
+
+    TIMELINE = 6
+
+    def __init__(self, session_root: Any, console: Any = None, *, start: bool = True):
         from rich.console import Console
         from rich.live import Live
 
         self.session_root = session_root
-        self.console = Console()
+        self.console = console or Console()
         self.started = time.monotonic()
         self.agents: dict[str, dict[str, Any]] = {}
         self.phase = "-"
@@ -60,23 +65,30 @@ class LiveProgress:
         self.claims = 0
         self.sources = 0
         self.last = ""
+        self.timeline: list[str] = []
         self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
-        self.live.start()
+        if start:
+            self.live.start()
 
     def _render(self) -> Any:
+        from rich.console import Group
         from rich.table import Table
+        from rich.text import Text
 
-        table = Table(title=f"phase {self.phase} · iteration {self.iteration} · {len(self.agents)} agents · "
-                            f"{self.sources} sources · {self.claims} claims · "
-                            f"{time.monotonic() - self.started:.0f}s · ${total_cost_usd(self.session_root):.2f}",
-                      title_justify="left")
-        table.add_column("agent")
-        table.add_column("state")
-        table.add_column("attempt", justify="right")
+        def line(text: str, style: str = "") -> Text:
+            return Text(text, style=style, no_wrap=True, overflow="ellipsis")
+
+        title = line(f"phase {self.phase} · iteration {self.iteration} · {len(self.agents)} agents · "
+                     f"{self.sources} sources · {self.claims} claims · "
+                     f"{time.monotonic() - self.started:.0f}s · ${total_cost_usd(self.session_root):.2f}", "bold")
+        table = Table(box=None, pad_edge=False, expand=False)
+        table.add_column("agent", no_wrap=True, overflow="ellipsis", max_width=40)
+        table.add_column("state", no_wrap=True, overflow="ellipsis", max_width=12)
+        table.add_column("attempt", justify="right", no_wrap=True, max_width=7)
         for name, info in sorted(self.agents.items()):
             table.add_row(name, info["state"], str(info.get("attempt", "")))
-        table.caption = self.last
-        return table
+        events = [line(f"  {text}", "dim") for text in self.timeline[-self.TIMELINE:]]
+        return Group(title, table, *events)
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind, data = event["type"], event.get("data", {})
@@ -94,6 +106,8 @@ class LiveProgress:
             self._count()
         if kind in _SHOWN:
             self.last = event["message"]
+            elapsed = time.monotonic() - self.started
+            self.timeline.append(f"[{elapsed:5.0f}s] {' '.join(str(event['message']).split())}")
         self.live.update(self._render())
 
     def _count(self) -> None:

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 QUESTION = "How are artifacts validated?"
 
@@ -74,3 +76,31 @@ def test_quiet_mode_prints_only_the_result(tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     assert [line.split(":")[0] for line in lines[:3]] == ["status", "session", "report"]
     assert len(lines) == 4 and lines[3].strip().endswith("mission-report.html")
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_live_view_fits_the_terminal_and_keeps_the_event_timeline(tmp_path: Path, width: int) -> None:
+    import io
+
+    from rich.console import Console
+
+    from orchestrator.progress import LiveProgress
+
+    out = io.StringIO()
+    console = Console(file=out, width=width, force_terminal=True, color_system=None)
+    view = LiveProgress(tmp_path, console, start=False)
+    long_reason = "success criteria not met: " + "; ".join(f"criterion {n} is far from its target" for n in range(9))
+    agents = [f"academic-researcher-i{i}-{j}" for i in range(1, 4) for j in range(1, 6)]
+    for name in agents:
+        view({"type": "agent.dispatched", "message": f"{name}: attempt 1 started",
+              "data": {"agent": name, "attempt": 1}})
+        view({"type": "merge.committed", "message": f"{name}: attempt 1 merged as commit 3",
+              "data": {"agent": name, "attempt": 1}})
+    view({"type": "run.finished", "message": f"run finished: partial ({long_reason})", "data": {}})
+    console.print(view._render())
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= width, "a line is wider than the terminal"
+    assert lines[0].startswith("phase -") and len([line for line in lines if "academic-researcher-i" in line]) >= 15
+    timeline = [line for line in lines if line.lstrip().startswith("[")]
+    assert len(timeline) == LiveProgress.TIMELINE and "run finished: partial" in timeline[-1]
+    assert timeline[-1].endswith("…"), "a long event is cut with an ellipsis, not wrapped"
