@@ -16,7 +16,18 @@ from orchestrator.costs import total_cost_usd
 _SHOWN = {"run.started", "run.resumed", "phase.started", "iteration.started", "agent.dispatched", "agent.finished",
           "merge.committed", "merge.rejected", "agent.retrying", "agent.gave_up", "agent.failed",
           "gate.evaluated", "report.written", "run.finished", "model.retry_wait", "run.interrupted",
-          "ingest.skipped"}
+          "ingest.skipped", "research.stopped"}
+
+
+def warning_lines(event: dict[str, Any]) -> list[str]:
+    """One line per SHACL or check warning of a merge: where, and what."""
+    lines = []
+    for warning in (event.get("data") or {}).get("warnings") or ():
+        if isinstance(warning, dict):
+            where = f"{warning.get('file') or ''}{(' ' + warning['pointer']) if warning.get('pointer') else ''}"
+            message = " ".join(str(warning.get("message", "")).split())
+            lines.append(f"  warning: {where}: {message}")
+    return lines
 
 
 class PlainProgress:
@@ -28,6 +39,8 @@ class PlainProgress:
         if event["type"] in _SHOWN:
             elapsed = time.monotonic() - self.started
             print(f"[{elapsed:6.1f}s] {event['message']}", file=self.stream, flush=True)
+            for line in warning_lines(event):
+                print(line, file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
@@ -108,6 +121,7 @@ class LiveProgress:
             self.last = event["message"]
             elapsed = time.monotonic() - self.started
             self.timeline.append(f"[{elapsed:5.0f}s] {' '.join(str(event['message']).split())}")
+            self.timeline += warning_lines(event)
         self.live.update(self._render())
 
     def _count(self) -> None:

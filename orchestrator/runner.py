@@ -84,7 +84,8 @@ class MissionRunner(InstanceRunner):
             cost_usd=total_cost_usd(self.paths.root),
         )
         self.processor.close()
-        return {"status": status, "reason": reason, "session": str(self.paths.root)}
+        return {"status": status, "reason": reason, "session": str(self.paths.root),
+                "research_stopped": self.run_state.get("research_stopped")}
 
     def _interrupted(self) -> dict[str, Any]:
         import signal
@@ -128,6 +129,10 @@ class MissionRunner(InstanceRunner):
                 self._enter("gate")
             elif phase == "gate":
                 passed, gaps = self._gate()
+                if passed:
+                    self._stopped("the success criteria are met")
+                elif not gaps:
+                    self._stopped("no gap is left that another research round could fill")
                 if not passed and gaps and self._can_iterate(len(gaps)):
                     state["iteration"] += 1
                     state["pending_questions"] = gaps
@@ -241,9 +246,14 @@ class MissionRunner(InstanceRunner):
         )
         self.run_state.setdefault("claims_after_iteration", []).append(claims)
         if why:
-            self.events.emit("iteration.stopped", f"no further research iteration: {why}", reason=why)
+            self._stopped(why)
             return False
         return True
+
+    def _stopped(self, why: str) -> None:
+        """Say why research ends here (criteria met, iterations, budget, time, invocations, no progress)."""
+        self.run_state["research_stopped"] = why
+        self.events.emit("research.stopped", f"research stopped: {why}", reason=why)
 
     def _finish_report(self) -> tuple[str, str | None]:
         from orchestrator.reporting import evaluate_quality, write_report

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from orchestrator.events import read_events
 from tests.browser import png_size, run_chromium
 
 QUESTION = "How do these studies evaluate quality and outcomes, and what limitations do they report?"
@@ -57,6 +58,10 @@ def test_the_mission_finishes_with_an_honest_status(mission_run: dict[str, Any])
     assert result["status"] in ("completed", "partial")
     if result["status"] == "partial":
         assert result["reason"].startswith("success criteria not met")
+    # the run says why research ended, and the same reason is on record
+    assert result["research_stopped"]
+    stopped = [e for e in read_events(mission_run["root"] / "events.jsonl") if e["type"] == "research.stopped"]
+    assert [e["data"]["reason"] for e in stopped] == [result["research_stopped"]]
     session = json.loads((mission_run["root"] / "session.json").read_text())
     assert session["status"] == result["status"]
     assert {a for a, info in session["agents"].items() if info["state"] == "merged"} >= {

@@ -104,3 +104,23 @@ def test_the_live_view_fits_the_terminal_and_keeps_the_event_timeline(tmp_path: 
     timeline = [line for line in lines if line.lstrip().startswith("[")]
     assert len(timeline) == LiveProgress.TIMELINE and "run finished: partial" in timeline[-1]
     assert timeline[-1].endswith("…"), "a long event is cut with an ellipsis, not wrapped"
+
+
+def test_plain_lines_show_each_warning_on_a_line_of_its_own() -> None:
+    import io
+
+    from orchestrator.progress import PlainProgress
+
+    out = io.StringIO()
+    view = PlainProgress(out)
+    view({"type": "merge.committed", "message": "researcher: attempt 1 merged as commit 4", "data": {"warnings": [
+        {"file": "artifacts/researcher/claims.json", "pointer": "/claims/0/sub_question_id",
+         "message": "names sub-question 'Q9',\n which is not in any plan.json", "severity": "warning"},
+        {"file": "artifacts/researcher/claims.json", "pointer": "/claims/1",
+         "message": "has only one source", "severity": "warning"}]}})
+    view({"type": "research.stopped", "message": "research stopped: iteration limit reached", "data": {}})
+    lines = out.getvalue().splitlines()
+    assert lines[1] == ("  warning: artifacts/researcher/claims.json /claims/0/sub_question_id: names sub-question "
+                        "'Q9', which is not in any plan.json")
+    assert lines[2] == "  warning: artifacts/researcher/claims.json /claims/1: has only one source"
+    assert lines[3].endswith("research stopped: iteration limit reached")

@@ -82,6 +82,8 @@ def _finish(result: dict[str, Any], mode: str) -> None:
             )
         )
     else:
+        if result.get("research_stopped"):
+            click.echo(f"research stopped: {result['research_stopped']}")
         click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
         click.echo(f"session: {root}")
         if report.exists():
