@@ -6,6 +6,7 @@ events, so a lock can only be found in time by the observer (or by the scan at s
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -250,3 +251,26 @@ def test_cconductor_watch_polling_in_a_subprocess_merges_and_stops_cleanly_on_ct
     printed = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert {"watch.started", "merge.committed", "watch.stopped"} <= {e["type"] for e in printed}
     assert graph(session)["via-cli"]["claims"][0]["id"] == "C1"
+
+
+def test_a_failing_batch_backs_off_and_says_what_failed(
+    session: SessionPaths, processor: Processor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attempts: list[float] = []
+    said: list[str] = []
+
+    def always_failing(only: Any = None) -> Any:
+        attempts.append(time.monotonic())
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(processor, "process_pending", always_failing)
+    with running_watcher(processor, rescan_interval=0.05, report=said.append) as (_, thread):
+        wait_for(lambda: len(attempts) >= 4, "four failed batches")
+        assert thread.is_alive()
+    gaps = [b - a for a, b in itertools.pairwise(attempts)][:3]
+    # 0.2 s, then 0.4 s, then 0.8 s: not a retry every rescan (0.05 s) for ever
+    assert gaps[1] > 1.5 * 0.2 and gaps[2] > 1.5 * 0.4, gaps
+    assert said[0].startswith(
+        "watch: processing failed (OSError: [Errno 28] No space left on device); retrying in 0.2 s")
+    assert "details in .cconductor/internal-errors.log" in said[0]
+    assert "Traceback" in (session.state / "internal-errors.log").read_text()
