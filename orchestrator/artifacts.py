@@ -109,6 +109,9 @@ def read_artifact_set(
 
     if folder.is_symlink() or paths.artifacts.is_symlink():
         return fail("path.symlink", f"{rel_folder} is a symbolic link", "make it a real folder inside the session")
+    if folder.exists() and not folder.is_dir():
+        return fail("path.not_folder", f"{rel_folder} is a file, not a folder",
+                    f"remove the file {rel_folder} and write the agent's JSON files into a folder of that name")
     if not folder.is_dir():
         return fail(
             "artifacts.missing_folder",

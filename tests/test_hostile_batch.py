@@ -151,6 +151,8 @@ EXTRA: list[Case] = [
                 "/relationships/0/subject", "'X1' is ambiguous: this agent has it as an entity and as a claim",
                 AMBIGUOUS),
     Case("artifact-folder-is-a-symlink", (), "path.symlink", "{dir}", "", "is a symbolic link", _artifacts_symlink),
+    Case("artifact-folder-is-a-file", (), "path.not_folder", "{dir}", "", "is a file, not a folder",
+         lambda s, folder, t: (folder.rmdir(), folder.write_text("{}"))),
 ]
 ALL = CASES + EXTRA
 
