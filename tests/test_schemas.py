@@ -533,3 +533,14 @@ def test_every_problem_points_into_the_document(claims: list[dict[str, Any]]) ->
     for problem in SchemaRegistry.default().validate_artifact("claims.json", data, FILE):
         _resolve(data, problem.pointer)
         assert problem.rule.startswith("schema.") and problem.message and problem.hint
+
+
+def test_validation_does_not_build_the_iri_grammar_at_import() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, orchestrator.schemas as s; r = s.SchemaRegistry.default(); "
+            "bad = r.validate_artifact('sources.json', {'sources': [{'id': 'S1', 'type': 'web-page', 'title': 't', "
+            "'url': 'not a uri'}]}, 'x'); print(sys.modules.get('rfc3987_syntax'), [p.rule for p in bad])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "None ['schema.format']", out.stderr  # uri is still checked
