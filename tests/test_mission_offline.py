@@ -135,3 +135,29 @@ def test_the_fact_checker_assessed_every_research_claim(mission_run: dict[str, A
     research_claims = [c for c in mission_run["graph"]["claims"] if c["id"].startswith("academic-researcher")]
     assert research_claims
     assert all(any(a["by"] == "fact-checker" for a in c.get("assessments", [])) for c in research_claims)
+
+
+def test_the_bib_file_formats_with_pybtex_plain_style(mission_run: dict[str, Any]) -> None:
+    from pybtex.database import parse_string
+    from pybtex.plugin import find_plugin
+
+    bib = parse_string((mission_run["root"] / "bibliography.bib").read_text(), "bibtex")
+    style = find_plugin("pybtex.style.formatting", "plain")()
+    rendered = [entry.text.render_as("text") for entry in style.format_bibliography(bib)]
+    assert len(rendered) == len(bib.entries) >= 3
+    assert all(len(text) > 20 for text in rendered)
+
+
+def test_the_csl_json_renders_with_citeproc(mission_run: dict[str, Any]) -> None:
+    from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
+    from citeproc.source.json import CiteProcJSON
+
+    items = json.loads((mission_run["root"] / "references.json").read_text())
+    bibliography = CitationStylesBibliography(
+        CitationStylesStyle("harvard-cite-them-right", validate=False), CiteProcJSON(items), formatter.plain)
+    for item in items:
+        bibliography.register(Citation([CitationItem(item["id"])]))
+    rendered = [str(entry) for entry in bibliography.bibliography()]
+    assert len(rendered) == len(items) >= 3
+    titles = [str(item["title"]).split(":")[0][:20].lower() for item in items]
+    assert all(any(t in r.lower() for r in rendered) for t in titles)

@@ -27,6 +27,19 @@ BIBTEX_TYPES = {
 VENUE_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
 #: Which BibTeX field holds the publisher, per entry type.
 PUBLISHER_FIELD = {"phdthesis": "school", "techreport": "institution", "manual": "organization"}
+#: Fields BibTeX's standard styles require per entry type; an entry that lacks one is written as @misc
+#: (with what is known), so the .bib formats without errors in every style.
+REQUIRED_FIELDS = {
+    "article": ("author", "title", "journal", "year"),
+    "inproceedings": ("author", "title", "booktitle", "year"),
+    "incollection": ("author", "title", "booktitle", "publisher", "year"),
+    "book": ("author", "title", "publisher", "year"),
+    "phdthesis": ("author", "title", "school", "year"),
+    "techreport": ("author", "title", "institution", "year"),
+    "manual": ("title",),
+}
+_TYPE_NOTES = {"journal-article": "Journal article", "conference-paper": "Conference paper", "book": "Book",
+               "book-chapter": "Book chapter", "thesis": "Thesis", "report": "Report", "news-article": "News article"}
 CSL_TYPES = {
     "journal-article": "article-journal", "conference-paper": "paper-conference", "preprint": "article",
     "book": "book", "book-chapter": "chapter", "thesis": "thesis", "report": "report", "dataset": "dataset",
@@ -148,6 +161,30 @@ def _verbatim(value: str) -> str:
     return value.replace("{", "%7B").replace("}", "%7D").replace("\\", "%5C")
 
 
+def _bibtex_fields(source: Mapping[str, Any], kind: str) -> list[tuple[str, str]]:
+    fields: list[tuple[str, str]] = []
+    if source.get("authors"):
+        fields.append(("author", " and ".join(_bib_name(a) for a in source["authors"])))
+    fields.append(("title", _protect_title(str(source.get("title", "")))))
+    if source.get("venue"):
+        fields.append((VENUE_FIELD.get(kind, "howpublished"), latex_escape(source["venue"])))
+    if _year(source):
+        fields.append(("year", str(_year(source))))
+    if source.get("publisher"):
+        fields.append((PUBLISHER_FIELD.get(kind, "publisher"), latex_escape(source["publisher"])))
+    if source.get("doi"):
+        fields.append(("doi", _verbatim(source["doi"])))
+    if source.get("arxiv_id"):
+        fields += [("eprint", _verbatim(source["arxiv_id"])), ("archiveprefix", "arXiv")]
+    if source.get("url") or source.get("pdf_url"):
+        fields.append(("url", _verbatim(source.get("url") or source["pdf_url"])))
+    if isinstance(source.get("accessed_at"), str):
+        fields.append(("urldate", source["accessed_at"][:10]))
+    if source.get("type") == "preprint":
+        fields.append(("note", "Preprint"))
+    return fields
+
+
 def to_bibtex(sources: Iterable[Mapping[str, Any]]) -> str:
     """One BibTeX entry per source, in the given order."""
     sources = list(sources)
@@ -155,26 +192,12 @@ def to_bibtex(sources: Iterable[Mapping[str, Any]]) -> str:
     entries = []
     for source in sources:
         kind = BIBTEX_TYPES.get(str(source.get("type")), "misc")
-        fields: list[tuple[str, str]] = []
-        if source.get("authors"):
-            fields.append(("author", " and ".join(_bib_name(a) for a in source["authors"])))
-        fields.append(("title", _protect_title(str(source.get("title", "")))))
-        if source.get("venue"):
-            fields.append((VENUE_FIELD.get(kind, "howpublished"), latex_escape(source["venue"])))
-        if _year(source):
-            fields.append(("year", str(_year(source))))
-        if source.get("publisher"):
-            fields.append((PUBLISHER_FIELD.get(kind, "publisher"), latex_escape(source["publisher"])))
-        if source.get("doi"):
-            fields.append(("doi", _verbatim(source["doi"])))
-        if source.get("arxiv_id"):
-            fields += [("eprint", _verbatim(source["arxiv_id"])), ("archiveprefix", "arXiv")]
-        if source.get("url") or source.get("pdf_url"):
-            fields.append(("url", _verbatim(source.get("url") or source["pdf_url"])))
-        if isinstance(source.get("accessed_at"), str):
-            fields.append(("urldate", source["accessed_at"][:10]))
-        if source.get("type") == "preprint":
-            fields.append(("note", "Preprint"))
+        fields = _bibtex_fields(source, kind)
+        if not {name for name, _ in fields} >= set(REQUIRED_FIELDS.get(kind, ())):
+            kind = "misc"
+            fields = _bibtex_fields(source, kind)
+            if str(source.get("type")) in _TYPE_NOTES:
+                fields.append(("note", _TYPE_NOTES[str(source.get("type"))]))
         body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
         entries.append(f"@{kind}{{{keys[str(source['id'])]},\n{body}\n}}\n")
     return "\n".join(entries)
