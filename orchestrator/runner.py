@@ -65,8 +65,7 @@ class MissionRunner(InstanceRunner):
             status, reason = self._advance()
         except BudgetExhausted as exc:
             self.executor.cancel_all()
-            status, reason = "budget_exhausted", str(exc)
-            self._finish_report()
+            status, reason = self._finish_report(("budget_exhausted", str(exc)))
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop every agent's process group, then record it
             return self._interrupted()
         finally:
@@ -185,7 +184,7 @@ class MissionRunner(InstanceRunner):
         return ": " + "; ".join(found) if found else ""
 
     def _finish_failed(self, reason: str) -> tuple[str, str]:
-        self._finish_report()
+        self._finish_report(("failed", reason))
         return "failed", reason
 
     # -- instances ----------------------------------------------------------------------
@@ -255,7 +254,12 @@ class MissionRunner(InstanceRunner):
         self.run_state["research_stopped"] = why
         self.events.emit("research.stopped", f"research stopped: {why}", reason=why)
 
-    def _finish_report(self) -> tuple[str, str | None]:
+    def _finish_report(self, final: tuple[str, str | None] | None = None) -> tuple[str, str | None]:
+        """Validate, score, record the final status and iteration in session.json, then write the report.
+
+        The report is rendered from session.json, so it is saved first: its footer, ``status`` and
+        session.json then say the same (``final`` overrides the status the quality gate gives).
+        """
         from orchestrator.reporting import evaluate_quality, write_report
 
         graph = self._graph()
@@ -267,7 +271,9 @@ class MissionRunner(InstanceRunner):
             problems=[p.to_dict() for p in violations[:50]],
         )
         quality = evaluate_quality(self.paths, graph, self.mission)
+        status, reason = final or final_status(quality, len(violations))
+        self._save(status=status, status_reason=reason, iteration=self.run_state.get("iteration", 1))
         written = write_report(self.paths, graph, self.mission, quality)
         self.events.emit("report.written", f"report written: {', '.join(written)}", files=written)
-        self.run_state["phase"] = "done"
-        return final_status(quality, len(violations))
+        self.run_state["phase"] = "done"  # only now: a crash before the report is written resumes here
+        return status, reason

@@ -161,3 +161,16 @@ def test_the_csl_json_renders_with_citeproc(mission_run: dict[str, Any]) -> None
     assert len(rendered) == len(items) >= 3
     titles = [str(item["title"]).split(":")[0][:20].lower() for item in items]
     assert all(any(t in r.lower() for r in rendered) for t in titles)
+
+
+def test_the_report_footer_agrees_with_session_json_and_status(mission_run: dict[str, Any]) -> None:
+    session = json.loads((mission_run["root"] / "session.json").read_text())
+    report = (mission_run["root"] / "mission-report.md").read_text()
+    assert session["iteration"] == session["run"]["iteration"] >= 1
+    expected = (f"Run: {session['iteration']} iterations, cost ${session['cost_usd']:.2f}, "
+                f"final status {session['status']}.")
+    assert expected in report
+    status = subprocess.run([sys.executable, "-m", "orchestrator.cli", "status", str(mission_run["root"]), "--json"],
+                            capture_output=True, text=True, env=mission_run["env"], timeout=60)
+    shown = json.loads(status.stdout)
+    assert (shown["status"], shown["iteration"]) == (session["status"], session["iteration"])

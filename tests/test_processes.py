@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.processes import group_alive, still_running, stop_group, write_record
-from tests.test_runner import _definitions, _mission
+from tests.test_runner import _definitions, _docs, _mission
 
 SPAWNER = """#!/usr/bin/env bash
 # an agent that starts a helper process of its own, then works for a long time
@@ -60,8 +60,8 @@ def test_interrupting_a_run_stops_every_agent_process_and_marks_the_session_inte
     sessions = tmp_path / "sessions"
     env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(sessions)}
     cmd = [sys.executable, "-m", "orchestrator.cli", "run", "How fast is the cache?", "--mission",
-           str(_mission(tmp_path)), "--agents-dir", str(defs), "--backend", "offline", "--input-dir", str(tmp_path),
-           "--quiet"]
+           str(_mission(tmp_path)), "--agents-dir", str(defs), "--backend", "offline",
+           "--input-dir", str(_docs(tmp_path)), "--quiet"]
     process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         agent_pids = _wait_for_files(pids, 2)

@@ -97,6 +97,14 @@ def _run(tmp_path: Path, defs: Path, mission: Path) -> tuple[dict[str, Any], Pat
     return runner.run(), paths.root
 
 
+def _docs(tmp_path: Path) -> Path:
+    """A folder with one document, so the run's input check passes (these agents read none)."""
+    folder = tmp_path / "docs"
+    folder.mkdir(exist_ok=True)
+    (folder / "notes.md").write_text("# Cache notes\n\nThe cache is fast.")
+    return folder
+
+
 def _events(root: Path, kind: str) -> list[dict[str, Any]]:
     return [e for e in read_events(root / "events.jsonl") if e["type"] == kind]
 
@@ -170,7 +178,7 @@ def test_resume_after_kill_finishes_the_run_and_a_second_resume_is_harmless(tmp_
         "--backend",
         "offline",
         "--input-dir",
-        str(tmp_path),
+        str(_docs(tmp_path)),
         "--quiet",
     ]
     process = subprocess.Popen(cmd, env=env, start_new_session=True)

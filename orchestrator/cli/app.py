@@ -7,7 +7,9 @@ commands so that ``cconductor --help`` starts fast.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -36,9 +38,13 @@ def friendly(func: F) -> F:
             sys.exit(exc.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:  # the reader went away (`| head`): nothing more to say
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the interpreter's flush at exit
+            sys.exit(1)
         except OSError as exc:
-            where = f" {exc.filename}" if exc.filename else ""
-            click.echo(f"Error:{where}: {exc.strerror or exc}; check that path (a file where a folder belongs, "
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"Error: {where}{exc.strerror or exc}; check that path (a file where a folder belongs, "
                        "or the reverse, permissions, free space) and run the command again", err=True)
             sys.exit(1)
         except Exception as exc:
