@@ -82,7 +82,7 @@ def _finish(result: dict[str, Any], mode: str) -> None:
             )
         )
     else:
-        if result.get("research_stopped"):
+        if result.get("research_stopped") and mode != "quiet":
             click.echo(f"research stopped: {result['research_stopped']}")
         click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
         click.echo(f"session: {root}")
