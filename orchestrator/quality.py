@@ -347,8 +347,8 @@ def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str,
     g = _Gate()
     sources = [s for s in graph.get("sources") or () if isinstance(s, dict)]
     idle = [s for s in sources if s.get("id") not in report.cited_sources]
-    unused = _ids(str(s["id"]) for s in idle)
-    unused_reviewed = _ids(str(s["id"]) for s in idle if s.get("peer_reviewed") is True)
+    unused = _ids(_title(s) for s in idle)
+    unused_reviewed = _ids(_title(s) for s in idle if s.get("peer_reviewed") is True)
     if "confidence_threshold" in criteria:
         need, mean = criteria["confidence_threshold"], report.mean_confidence
         shown = "n/a (no claims)" if mean is None else f"{mean:.2f}"
@@ -396,12 +396,40 @@ def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str,
                 "Quote snippets verbatim from stored source texts (content_sha256) so they verify; "
                 f"unverified: {_ids(report.unverified_evidence) or 'none, there is no evidence at all'}.")
     skip_uncited = any(c["criterion"] == "all_claims_cited" and not c["passed"] for c in g.checks)
-    g.recommendations.extend(_flag_recommendations(report, skip_uncited=skip_uncited))
+    g.recommendations.extend(_flag_recommendations(report, graph, skip_uncited=skip_uncited))
     return GateResult(passed=all(c["passed"] for c in g.checks), checks=g.checks,
                       recommendations=g.recommendations)
 
 
-def _flag_recommendations(report: QualityReport, *, skip_uncited: bool) -> list[str]:
+def _title(source: Mapping[str, Any]) -> str:
+    """How a person knows a paper: its title, quoted (the internal id only when it has none)."""
+    title = " ".join(str(source.get("title") or "").split())
+    if not title:
+        return str(source.get("id"))
+    return f"\u201c{title if len(title) <= 90 else title[:89] + chr(0x2026)}\u201d"
+
+
+def _named(ids: Iterable[str], graph: Mapping[str, Any], collection: str, field: str) -> list[str]:
+    """Items of ``collection`` named by their ``field`` (a title, a description) instead of their ids."""
+    index: dict[str, Mapping[str, Any]] = {}
+    for item in graph.get(collection) or ():
+        if isinstance(item, dict):
+            for key in (item.get("id"), *(item.get("aliases") or ())):
+                index[str(key)] = item
+    names = []
+    for gid in ids:
+        item = index.get(gid)
+        if item is None:
+            names.append(gid)
+        elif collection == "sources":
+            names.append(_title(item))
+        else:
+            text = " ".join(str(item.get(field) or gid).split())
+            names.append(text if len(text) <= 90 else text[:89] + "\u2026")
+    return names
+
+
+def _flag_recommendations(report: QualityReport, graph: Mapping[str, Any], *, skip_uncited: bool) -> list[str]:
     """Advice for what is flagged, even when no criterion fails."""
     advice = []
     if not report.counts["claims"]:
@@ -420,9 +448,9 @@ def _flag_recommendations(report: QualityReport, *, skip_uncited: bool) -> list[
         advice.append(f"Verify the {len(report.unverified_high_priority_claims)} high-priority claims "
                       f"without verified support ({_ids(report.unverified_high_priority_claims)}).")
     if report.open_high_priority_gaps:
-        advice.append(f"Close the {len(report.open_high_priority_gaps)} high-priority gaps "
-                      f"({_ids(report.open_high_priority_gaps)}).")
+        advice.append(f"Close the {len(report.open_high_priority_gaps)} high-priority gaps: "
+                      f"{_ids(_named(report.open_high_priority_gaps, graph, 'gaps', 'description'))}.")
     if report.sources_without_identifier:
         advice.append(f"Add a DOI, arXiv id or URL to the {len(report.sources_without_identifier)} sources "
-                      f"without one ({_ids(report.sources_without_identifier)}).")
+                      f"without one: {_ids(_named(report.sources_without_identifier, graph, 'sources', 'title'))}.")
     return advice

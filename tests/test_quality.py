@@ -190,7 +190,7 @@ def _unverified(g: dict[str, Any]) -> None:
             _few_sources,
             {},
             "min_sources",
-            "1 more distinct sources in claim evidence; already in the graph but uncited: a:S10",
+            "1 more distinct sources in claim evidence; already in the graph but uncited: \u201cPaper 10\u201d",
         ),
         (_not_peer_reviewed, {}, "min_peer_reviewed_sources", "at least 3 more peer-reviewed sources"),
         (_uncited, {}, "all_claims_cited", "uncited claims (a:C1, a:C2)"),
@@ -230,7 +230,7 @@ def test_flags_give_recommendations_even_when_the_gate_passes() -> None:
         {"id": "a:X1", "claim_ids": ["a:C1", "a:C2"], "description": "d", "status": "open"},
         {"id": "a:X2", "claim_ids": ["a:C1", "a:C3"], "description": "d", "status": "resolved"},
     ]
-    graph["gaps"] = [{"id": "a:G1", "description": "g", "priority": "high"}]
+    graph["gaps"] = [{"id": "a:G1", "description": "No passage says how the engine was built", "priority": "high"}]
     graph["claims"][0].update(priority="high", assessments=[{"confidence": 0.9, "status": "unverified"}])
     report = score_graph(graph, now=NOW)
     assert report.counts["open_contradictions"] == 1
@@ -238,7 +238,9 @@ def test_flags_give_recommendations_even_when_the_gate_passes() -> None:
     result = gate(report, graph, CRITERIA)
     assert result.passed
     text = " ".join(result.recommendations)
-    assert "open contradictions (a:X1)" in text and "high-priority claims" in text and "a:G1" in text
+    assert "open contradictions (a:X1)" in text and "high-priority claims" in text
+    # people read gaps and papers by what they say, not by internal ids
+    assert "Close the 1 high-priority gaps: No passage says how the engine was built." in text and "a:G1" not in text
 
 
 def test_sub_question_ids_match_plain_or_global() -> None:
