@@ -8,7 +8,7 @@ from filelock import FileLock
 
 from orchestrator.ids import iso_timestamp
 from orchestrator.paths import SessionPaths
-from orchestrator.session import update_session
+from orchestrator.session import load_session, update_session
 
 
 def rollback_session(paths: SessionPaths, target: int) -> dict[str, int | None]:
@@ -22,6 +22,7 @@ def rollback_session(paths: SessionPaths, target: int) -> dict[str, int | None]:
             processor.refresh()
             _record_in_session(paths, changed)
         flush_views(processor, force=True)
+        _recompute_quality(paths, processor.rdf.validate_full)
         processor.events.emit("graph.rolled_back", f"graph rolled back to ledger entry {target}",
                               to=target, changed=changed)
         return changed
@@ -42,5 +43,31 @@ def _record_in_session(paths: SessionPaths, changed: dict[str, int | None]) -> N
             entry["state"] = "merged" if record_seq is not None else "rolled_back"
             entry["last_commit_seq"] = record_seq
             entry["updated_at"] = now
+
+    update_session(paths, apply)
+
+
+def _recompute_quality(paths: SessionPaths, validate: Any) -> None:
+    """A finished run's quality.json, status reason and recommendations describe the graph as it now is."""
+    import json
+
+    from orchestrator.errors import CconductorError
+    from orchestrator.iteration import final_status
+    from orchestrator.missions import load_mission
+    from orchestrator.reporting import evaluate_quality
+
+    session = load_session(paths)
+    if session.get("status") not in ("completed", "partial") or not session.get("mission"):
+        return  # a run still going (or one that failed) keeps its own account
+    try:
+        mission = load_mission(str(session["mission"]))
+    except CconductorError:
+        return
+    graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
+    quality = evaluate_quality(paths, graph, mission)
+    status, reason = final_status(quality, len([p for p in validate() if p.is_error]))
+
+    def apply(data: dict[str, Any]) -> None:
+        data["status"], data["status_reason"] = status, reason
 
     update_session(paths, apply)

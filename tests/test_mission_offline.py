@@ -174,3 +174,23 @@ def test_the_report_footer_agrees_with_session_json_and_status(mission_run: dict
                             capture_output=True, text=True, env=mission_run["env"], timeout=60)
     shown = json.loads(status.stdout)
     assert (shown["status"], shown["iteration"]) == (session["status"], session["iteration"])
+
+
+def test_rollback_recomputes_the_quality_status_and_recommendations(mission_run: dict[str, Any],
+                                                                   tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / mission_run["root"].name
+    shutil.copytree(mission_run["root"], root)  # the module's session stays as it was for the other tests
+    env = mission_run["env"]
+    ledger = json.loads(subprocess.run([sys.executable, "-m", "orchestrator.cli", "rollback", str(root), "--list",
+                                        "--json"], capture_output=True, text=True, env=env, timeout=60).stdout)
+    first_merge = min(e["seq"] for e in ledger if e["action"] == "merge")
+    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "rollback", str(root), "--to", str(first_merge)],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    quality = json.loads((root / "quality.json").read_text())
+    graph = json.loads((root / "knowledge-graph.json").read_text())
+    assert quality["counts"]["claims"] == len(graph["claims"]) == 0  # scored on the rolled-back graph
+    session = json.loads((root / "session.json").read_text())
+    assert session["status"] == "partial" and "success criteria not met" in session["status_reason"]
