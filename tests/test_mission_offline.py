@@ -194,3 +194,12 @@ def test_rollback_recomputes_the_quality_status_and_recommendations(mission_run:
     assert quality["counts"]["claims"] == len(graph["claims"]) == 0  # scored on the rolled-back graph
     session = json.loads((root / "session.json").read_text())
     assert session["status"] == "partial" and "success criteria not met" in session["status_reason"]
+
+
+def test_the_research_gaps_section_never_claims_completeness_with_open_gaps(mission_run: dict[str, Any]) -> None:
+    graph = mission_run["graph"]
+    report = (mission_run["root"] / "mission-report.md").read_text()
+    section = report.split("## Research Gaps", 1)[1].split("\n## ", 1)[0]
+    assert any(g.get("priority") == "high" for g in graph.get("gaps") or ()), "this run leaves high-priority gaps"
+    assert "answer every sub-question" not in section
+    assert "high-priority gap(s) reported by the research agents remain open" in section

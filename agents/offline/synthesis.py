@@ -209,6 +209,10 @@ class Synthesis:
             pair = [claims[i] for i in item.get("claim_ids", [])[:2] if i in claims]
             if item.get("status") == "open" and len(pair) == 2:
                 out.append(f"Open contradiction: {self.cite(pair[:1])} By contrast: {self.cite(pair[1:])}")
+        open_gaps = [g for g in self.graph.get("gaps") or () if isinstance(g, dict) and g.get("priority") == "high"]
+        if open_gaps:  # never claim completeness while the graph records open high-priority gaps
+            out.append(f"{len(open_gaps)} high-priority gap(s) reported by the research agents remain open "
+                       "(listed below).")
         return out or ["Two or more verified claims answer every sub-question; no contradiction is open."]
 
     def _quality(self, heading: str) -> list[str]:
