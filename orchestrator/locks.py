@@ -64,10 +64,23 @@ def claim(paths: SessionPaths, agent: str) -> bool:
     if target.exists():
         return True
     target.parent.mkdir(parents=True, exist_ok=True)
+    source = paths.lock(agent)
+    # A hard link and an unlink, not a rename: a rename out of the watched folder is an unpaired
+    # IN_MOVED_FROM, which watchdog holds back for half a second (to pair it with a move in), and
+    # every later event, the next lock included, waits behind it. Under the merge mutex this is as
+    # safe as a rename; a crash between the two steps leaves both, and the repeat is a no-op.
     try:
-        os.replace(paths.lock(agent), target)
+        os.link(source, target, follow_symlinks=False)
     except FileNotFoundError:
         return False
+    except OSError:  # no hard links here (or the lock is a folder): a rename does the same job
+        try:
+            os.replace(source, target)
+        except FileNotFoundError:
+            return False
+        return True
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(source)
     return True
 
 
