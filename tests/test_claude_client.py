@@ -688,3 +688,16 @@ def test_large_answers_are_streamed(tmp_path: Path) -> None:
     message = client.create(purpose="long", messages=[{"role": "user", "content": "hi"}], max_tokens=64_000)
     assert fake.requests[0]["stream"] is True and message.content[0].text == "a long answer"
     assert cost_lines(tmp_path)[0]["output_tokens"] == 30_000
+
+
+@pytest.mark.parametrize(("status", "kind"), [(401, "authentication"), (403, "authentication"),
+                                              (400, "request_rejected"), (404, "unknown_model")])
+def test_requests_the_api_refuses_fail_at_once_with_a_kind_and_the_fix(tmp_path: Path, status: int, kind: str) -> None:
+    from agents.claude.client import ModelRequestRejected
+
+    fake = fa.FakeAnthropic(fa.error(status, "error", "refused", {"request-id": "req_no"}))
+    with pytest.raises(ModelRequestRejected) as failed:
+        make_client(tmp_path, fake).create(purpose="plan", messages=[{"role": "user", "content": "hi"}])
+    assert failed.value.kind == kind and f"HTTP {status}" in str(failed.value) and "req_no" in str(failed.value)
+    assert len(fake.requests) == 1 and cost_lines(tmp_path) == []  # not retried, nothing paid
+    assert KEY not in str(failed.value)

@@ -325,13 +325,17 @@ class ClaudeClient:
             return Transient(kind, f"HTTP {status} for {purpose} (request id {exc.request_id}): {detail}",
                              retry_after_seconds(headers))
         lowered = detail.lower()
-        if status in (400, 413) and ("context" in lowered or "too long" in lowered or "too many tokens" in lowered):
+        if status in (401, 403):
+            kind = "authentication"
+        elif status in (400, 413) and ("context" in lowered or "too long" in lowered or "too many tokens" in lowered):
             kind = "context_overflow"
         elif status == 404 or ("model" in lowered and status == 400 and "not" in lowered):
             kind = "unknown_model"
         else:
             kind = "request_rejected"
         hint = {
+            "authentication": "the API key was refused or lacks permission for this model; check ANTHROPIC_API_KEY "
+                              "(and the organisation's access to the model and its server tools in the Console)",
             "context_overflow": "the conversation is longer than the model's context window; ask for fewer or "
                                 "shorter sources, or choose a model with a larger window",
             "unknown_model": f"the model id {self.settings.model!r} is not served to this account; choose a current "
