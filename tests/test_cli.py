@@ -327,3 +327,13 @@ def test_the_cli_imports_no_heavy_library_until_a_command_needs_it() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_status_of_a_session_imports_no_heavy_library(paths: SessionPaths) -> None:
+    code = ("import sys; from orchestrator.cli import main\n"
+            "try:\n    main(['status', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('anthropic', 'rdflib', 'pyshacl', 'jsonschema', 'rfc3987_syntax') "
+            "if sys.modules.get(m) is not None))")
+    out = subprocess.run([sys.executable, "-c", code, str(paths.root)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
