@@ -24,6 +24,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from orchestrator.errors import CconductorError
+from orchestrator.fs_detect import polling_reason
 from orchestrator.internal_errors import log_internal_error
 from orchestrator.paths import LOCK_SUFFIX
 from orchestrator.pipeline import Outcome, Processor
@@ -125,6 +126,15 @@ class Watcher:
         observer.start()
         return observer
 
+    def _poll_if_remote(self, root: Path) -> None:
+        """On NFS, SMB, FUSE ... inotify misses other machines' writes: poll there, and say so."""
+        fstype = None if self.polling else polling_reason(root)
+        if fstype:
+            self.polling = True
+            message = f"{root} is on {fstype}, where inotify misses other machines' writes: polling instead"
+            self.report(f"cconductor: {message}")
+            self.processor.events.emit("watch.polling", message, fstype=fstype)
+
     def run(self) -> None:
         """Process until :meth:`stop` (or KeyboardInterrupt); views are flushed on exit.
 
@@ -136,6 +146,7 @@ class Watcher:
         self._identity = _identity(root)
         overflow = _OverflowSignal(self._wake)
         logging.getLogger("watchdog").addHandler(overflow)
+        self._poll_if_remote(root)
         observer = self._observer()
         self.flusher.start()
         events.emit("watch.started", f"watching {root}", polling=self.polling)
