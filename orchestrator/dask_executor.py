@@ -13,6 +13,8 @@ Dask is wanted: it imports ``distributed``.
 
 from __future__ import annotations
 
+import contextlib
+from concurrent.futures import CancelledError
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ import distributed
 from orchestrator.executor import Job, JobResult
 from orchestrator.job_sink import land
 from orchestrator.job_worker import run_agent_job
-from orchestrator.jobs import AgentJob, BlobIndex, pack_job
+from orchestrator.jobs import AgentJob, AgentResult, BlobIndex, pack_job
 from orchestrator.paths import SessionPaths
 
 #: A job's future is given up on this long after its own timeout (the worker enforces the timeout).
@@ -85,8 +87,8 @@ class DaskExecutor:
             try:
                 distributed.wait([f.future for f in self._running.values()], timeout=timeout,
                                  return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                pass
+            except (TimeoutError, CancelledError):
+                pass  # a cancelled future is handled below like any lost one
         self._collect()
         self._start_queued()
         done, self._done = self._done, []
@@ -97,8 +99,8 @@ class DaskExecutor:
         flights = list(self._running.values())
         self._running.clear()
         self._used.clear()
-        if flights:
-            self.client.cancel([f.future for f in flights])
+        for flight in flights:
+            self._stop(flight)
         return [JobResult(f.job.job_id, f.job.agent, "cancelled", None, round(time.monotonic() - f.started, 3),
                           f.job.log_path, "cancelled") for f in flights]
 
@@ -132,8 +134,8 @@ class DaskExecutor:
                                         f"could not prepare the job's inputs: {exc}"))
             return
         blobs = {sha: self._blob(sha) for sha in set(packed.inputs.values())}
-        future = self.client.submit(run_agent_job, packed, blobs, key=f"agent-{packed.agent}-{packed.job_id}-{tries}",
-                                    pure=False)
+        key = f"agent-{packed.agent}-{packed.job_id}-{tries}"
+        future = self.client.submit(run_on_worker, packed, blobs, cancel_event_name(key), key=key, pure=False)
         self._running[future.key] = _Flight(job, packed, future, tries)
         for r, amount in self.resources.items():
             self._used[r] = self._used.get(r, 0.0) + amount
@@ -155,8 +157,14 @@ class DaskExecutor:
                 self._done.append(land(paths, flight.job, flight.future.result()))
             elif status in ("error", "cancelled", "lost") or overdue:
                 self._release(key)
-                self.client.cancel([flight.future])
+                self._stop(flight)
                 self._lost(flight, _why(flight.future, overdue))
+
+    def _stop(self, flight: _Flight) -> None:
+        """Cancel the future and tell the worker to stop the agent's process (cancelling alone leaves it running)."""
+        with contextlib.suppress(Exception):
+            distributed.Event(cancel_event_name(str(flight.future.key)), client=self.client).set()
+        self.client.cancel([flight.future])
 
     def _lost(self, flight: _Flight, why: str) -> None:
         """Infrastructure failed (not the agent): run the same job again, up to ``resubmits`` times."""
@@ -170,6 +178,17 @@ class DaskExecutor:
         self._done.append(JobResult(flight.job.job_id, flight.job.agent, "failed", None,
                                     round(time.monotonic() - flight.started, 3), flight.job.log_path,
                                     f"the job was lost on the cluster {flight.tries + 1} time(s): {why}"))
+
+
+def cancel_event_name(key: str) -> str:
+    """One event per submission: a re-submitted job must not see its lost predecessor's cancellation."""
+    return f"cconductor-cancel-{key}"
+
+
+def run_on_worker(job: AgentJob, blobs: dict[str, bytes], cancel_event: str) -> AgentResult:
+    """:func:`run_agent_job` on a Dask worker, stopping the agent when the orchestrator cancels the job."""
+    cancelled = distributed.Event(cancel_event)
+    return run_agent_job(job, blobs, should_stop=cancelled.is_set)
 
 
 def _why(future: distributed.Future, overdue: bool) -> str:

@@ -14,7 +14,7 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from orchestrator.executor import Job, LocalExecutor
@@ -64,8 +64,15 @@ def _collect(job: AgentJob, scratch: Path) -> tuple[dict[str, bytes], dict[str, 
     return files, appends
 
 
-def run_agent_job(job: AgentJob, blobs: Mapping[str, bytes], poll_interval: float = 0.05) -> AgentResult:
-    """Run ``job`` to the end in a scratch folder of this machine and return what it produced."""
+def run_agent_job(
+    job: AgentJob, blobs: Mapping[str, bytes], poll_interval: float = 0.05,
+    should_stop: Callable[[], bool] | None = None,
+) -> AgentResult:
+    """Run ``job`` to the end in a scratch folder of this machine and return what it produced.
+
+    ``should_stop`` is asked about once a second; when it says yes (the job was cancelled),
+    the agent's process group is stopped as the local executor stops it.
+    """
     scratch = Path(tempfile.mkdtemp(prefix=f"cconductor-{job.agent}-"))
     started = time.monotonic()
     try:
@@ -90,6 +97,8 @@ def run_agent_job(job: AgentJob, blobs: Mapping[str, bytes], poll_interval: floa
         results = []
         while not results:
             results = executor.wait(timeout=1.0)
+            if not results and should_stop is not None and should_stop():
+                results = executor.cancel_all()
         outcome = results[0]
         files, appends = _collect(job, scratch)
         size = sum(map(len, files.values())) + sum(map(len, appends.values()))

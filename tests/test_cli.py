@@ -322,7 +322,8 @@ def test_knowledge_graph_json_conforms_to_its_schema(cli: Any, paths: SessionPat
 
 def test_the_cli_imports_no_heavy_library_until_a_command_needs_it() -> None:
     code = ("import sys; from orchestrator.cli import main; "
-            "print(sorted(m for m in ('anthropic', 'rdflib', 'pyshacl', 'jsonschema', 'watchdog', 'httpx2') "
+            "print(sorted(m for m in ('anthropic', 'rdflib', 'pyshacl', 'jsonschema', 'watchdog', 'httpx2', "
+            "'dask', 'distributed', 'rich') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
+from orchestrator.cli.executor_options import bind_events, executor_options, opened_executor
 from orchestrator.errors import UsageError
 
 EXIT_BUDGET_EXHAUSTED = 3
@@ -154,6 +155,7 @@ def _mode(quiet: bool, as_json: bool) -> str:
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan and an estimated cost range, then stop.")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
+@executor_options
 @json_option
 @pass_ctx
 @friendly
@@ -174,6 +176,8 @@ def run(
     evidence_threshold: float,
     dry_run: bool,
     quiet: bool,
+    executor_spec: str | None,
+    caps: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Research QUERY with a mission and write a cited report."""
@@ -219,17 +223,21 @@ def run(
     )
     if not as_json and not quiet:
         click.echo(f"session: {paths.root}")
-    runner = MissionRunner(paths, loaded, options)
-    _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
+    with opened_executor(executor_spec, caps, max_parallel) as executor:
+        runner = MissionRunner(paths, loaded, options, executor=executor)
+        bind_events(executor, runner.events)
+        _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
 
 
 @main.command()
 @click.argument("session")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
+@executor_options
 @json_option
 @pass_ctx
 @friendly
-def resume(ctx: Context, session: str, quiet: bool, as_json: bool) -> None:
+def resume(ctx: Context, session: str, quiet: bool, executor_spec: str | None, caps: tuple[str, ...],
+           as_json: bool) -> None:
     """Continue an interrupted run from session.json and the files (harmless to repeat)."""
     from orchestrator.missions import load_mission
     from orchestrator.runner import MissionRunner, RunOptions
@@ -241,8 +249,11 @@ def resume(ctx: Context, session: str, quiet: bool, as_json: bool) -> None:
         raise UsageError(f"session {paths.root.name} was not started by `cconductor run`; nothing to resume")
     stored = data.get("options", {})
     loaded = load_mission(stored.get("mission_source") or data["mission"])
-    runner = MissionRunner(paths, loaded, RunOptions.from_dict(stored))
-    _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
+    options = RunOptions.from_dict(stored)
+    with opened_executor(executor_spec, caps, options.max_parallel) as executor:
+        runner = MissionRunner(paths, loaded, options, executor=executor)
+        bind_events(executor, runner.events)
+        _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
 
 
 @main.command()

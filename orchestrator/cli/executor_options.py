@@ -1,0 +1,44 @@
+"""``--executor`` and ``--cap``, shared by ``run``, ``resume`` and ``batch``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from orchestrator.executor import Executor
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def executor_options(func: F) -> F:
+    func = click.option(
+        "--cap", "caps", multiple=True, metavar="RESOURCE=N",
+        help="At most N jobs holding RESOURCE at once, e.g. --cap llm=4 (API rate limits); repeatable.",
+    )(func)
+    return click.option(
+        "--executor", "executor_spec", default=None, metavar="SPEC",
+        help="Where agents run: local (default), dask-local, or dask://HOST:PORT (a running Dask "
+             "scheduler); default from \"executor\" in the user config.json. See docs/scale-out.md.",
+    )(func)  # type: ignore[no-any-return]
+
+
+@contextmanager
+def opened_executor(spec: str | None, caps: tuple[str, ...], max_parallel: int) -> Iterator[Executor]:
+    """The chosen executor, closed (cluster connection, in-process cluster) when the run ends."""
+    from orchestrator.executor_choice import close_executor, make_executor, resolve
+
+    chosen, limits = resolve(spec, caps)
+    executor = make_executor(chosen, max_parallel, limits)
+    try:
+        yield executor
+    finally:
+        close_executor(executor)
+
+
+def bind_events(executor: Executor, events: Any) -> None:
+    """Let an executor that re-submits lost jobs say so in the run's event log."""
+    if hasattr(executor, "notify"):
+        executor.notify = events.emit

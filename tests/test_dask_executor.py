@@ -1,0 +1,207 @@
+"""Dask-specific guarantees: jobs are plain data, landing is idempotent and confined, lost jobs are re-run,
+and whole offline sessions end with each agent merged exactly once, even when a worker is killed mid-job."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import distributed
+import pytest
+
+from orchestrator.dask_executor import DaskExecutor
+from orchestrator.events import read_events
+from orchestrator.job_sink import UnsafeResultPath, land
+from orchestrator.job_worker import run_agent_job
+from orchestrator.jobs import SCRATCH, AgentJob, AgentResult, BlobIndex, pack_job
+from orchestrator.missions import load_mission
+from orchestrator.paths import SessionPaths
+from orchestrator.runner import MissionRunner, RunOptions
+from orchestrator.session import create_session
+from tests.test_executor_contract import agent_job, drain
+
+QUESTION = "How does sleep affect memory in adults?"
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[distributed.Client]:
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=3, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "doc.md").write_text("Sleep improves recall in adults.\n")
+    return folder
+
+
+def test_a_job_is_plain_data_naming_its_inputs_by_hash(session: SessionPaths, docs: Path) -> None:
+    job = agent_job(session, "alpha", docs)
+    blobs = BlobIndex()
+    packed = pack_job(job, session.root, blobs, {"llm": 1})
+    assert AgentJob.from_dict(json.loads(json.dumps(packed.to_dict()))) == packed
+    assert pickle.loads(pickle.dumps(packed)) == packed
+    text = json.dumps(packed.to_dict())
+    assert str(session.root) not in text and str(docs) not in text  # no path of this machine
+    assert set(packed.inputs) == {"inputs/0/doc.md", "tasks/alpha-1.json", "knowledge-graph.json"}
+    assert blobs.read(packed.inputs["inputs/0/doc.md"]) == b"Sleep improves recall in adults.\n"
+    task = json.loads(blobs.read(packed.inputs["tasks/alpha-1.json"]))
+    assert task["session"] == SCRATCH and task["inputs"]["input_dirs"] == [f"{SCRATCH}/inputs/0"]
+    assert packed.resources == {"llm": 1} and packed.timeout_seconds == 60
+    assert pack_job(job, session.root, BlobIndex()).job_id == packed.job_id  # same inputs, same id
+    (docs / "doc.md").write_text("Different text.\n")
+    assert pack_job(job, session.root, BlobIndex()).job_id != packed.job_id
+
+
+def _worker_result(session: SessionPaths, docs: Path, agent: str = "alpha") -> tuple[Any, AgentResult]:
+    job = agent_job(session, agent, docs)
+    blobs = BlobIndex()
+    packed = pack_job(job, session.root, blobs)
+    return job, run_agent_job(packed, {sha: blobs.read(sha) for sha in set(packed.inputs.values())})
+
+
+def test_landing_the_same_result_twice_changes_nothing(session: SessionPaths, docs: Path) -> None:
+    job, result = _worker_result(session, docs)
+    assert result.locked and set(result.files) == {"artifacts/alpha/finding.json", "artifacts/alpha/completion.json"}
+    assert not session.lock("alpha").exists() and not session.agent_artifacts("alpha").exists()  # worker wrote nothing
+    land(session, job, result)
+    (session.agent_artifacts("alpha") / "finding.json").write_text('{"edited": true}')
+    before = _snapshot(session.root)
+    land(session, job, result)  # the lock still waits: a second copy of the job is ignored
+    assert _snapshot(session.root) == before
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("rel", ["../escape.json", "artifacts/other/x.json", "/etc/passwd", "session.json",
+                                 "artifacts/alpha", ".cconductor/failures/other-1.json"])
+def test_a_result_cannot_write_outside_the_agents_places(session: SessionPaths, docs: Path, rel: str) -> None:
+    job, result = _worker_result(session, docs)
+    bad = AgentResult(**{**result.__dict__, "files": {**result.files, rel: b"{}"}})
+    with pytest.raises(UnsafeResultPath):
+        land(session, job, bad)
+    assert not session.lock("alpha").exists() and not session.agent_artifacts("alpha").exists()
+
+
+def test_a_lost_job_is_submitted_again_and_lands_once(client: distributed.Client, session: SessionPaths,
+                                                     docs: Path) -> None:
+    executor = DaskExecutor(client, 2)
+    seen: list[str] = []
+    executor.notify = lambda type, message, **data: seen.append(type)
+    executor.submit(agent_job(session, "lost", docs, env={"AGENT_SLEEP": "1.5"}))
+    flight = next(iter(executor._running.values()))
+    deadline = time.monotonic() + 30
+    while flight.future.key not in {k for keys in client.processing().values() for k in keys}:
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.05)
+    client.cancel([flight.future])  # as when the scheduler forgets a job (restart, lost worker)
+    result = drain(executor)["lost"]
+    assert result.ok and executor.resubmitted == 1 and seen == ["agent.resubmitted"]
+    assert session.lock("lost").exists()
+    assert sorted(p.name for p in session.agent_artifacts("lost").iterdir()) == ["completion.json", "finding.json"]
+
+
+def _ledger(paths: SessionPaths) -> list[tuple[str, str]]:
+    with sqlite3.connect(paths.store_db, timeout=30) as db:
+        return db.execute("SELECT agent, action FROM ledger ORDER BY seq").fetchall()
+
+
+def _run(sessions: Path, docs: Path, executor: Any, agent_dirs: tuple[str, ...] = ()) -> tuple[dict[str, Any],
+                                                                                                 SessionPaths]:
+    mission = load_mission("academic-research")
+    options = RunOptions(backend="offline", input_dirs=(str(docs),), agent_dirs=agent_dirs)
+    paths = create_session(sessions, QUESTION, mission.name, options.to_dict())
+    return MissionRunner(paths, mission, options, executor=executor).run(), paths
+
+
+def _merged_once(paths: SessionPaths) -> list[str]:
+    merges = [agent for agent, action in _ledger(paths) if action == "merge"]
+    assert len(merges) == len(set(merges)), f"an agent merged twice: {merges}"
+    return sorted(merges)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "sleep.md").write_text(
+        "# Sleep and memory\n\nSleep deprivation reduces working memory performance in adults, according to "
+        "several controlled studies of young volunteers.\n\nEight hours of sleep improved recall by a large "
+        "margin compared with four hours of sleep in the same participants.\n")
+    return folder
+
+
+def test_a_session_on_dask_matches_the_same_session_run_locally(client: distributed.Client, tmp_path: Path,
+                                                               corpus: Path) -> None:
+    from orchestrator.executor import LocalExecutor
+
+    local, local_paths = _run(tmp_path / "local", corpus, LocalExecutor(2))
+    remote, remote_paths = _run(tmp_path / "dask", corpus, DaskExecutor(client, 2))
+    assert remote["status"] == local["status"]
+    assert _merged_once(remote_paths) == _merged_once(local_paths)
+    graphs = [json.loads(p.kg_json.read_text()) for p in (local_paths, remote_paths)]
+    assert [len(g["claims"]) for g in graphs][0] == [len(g["claims"]) for g in graphs][1] > 0
+    assert sorted(s["content_sha256"] for s in graphs[1]["sources"] if s.get("content_sha256")) == sorted(
+        s["content_sha256"] for s in graphs[0]["sources"] if s.get("content_sha256"))
+    assert "ran on" in (remote_paths.logs / "research-planner-1.log").read_text()
+
+
+def _slow_planner(folder: Path) -> Path:
+    """The built-in planner, started 2 s late so that its worker can be killed while it runs."""
+    import sys
+
+    from agents.definitions import BUILTIN_DIR
+
+    data = json.loads((BUILTIN_DIR / "research-planner.json").read_text())
+    data["command"] = [sys.executable, "-c", "import subprocess, sys, time; time.sleep(2); "
+                       "sys.exit(subprocess.call([sys.executable, '-m', 'agents', '--task', sys.argv[1]]))", "{task}"]
+    data.pop("prompt", None)
+    folder.mkdir()
+    (folder / "research-planner.json").write_text(json.dumps(data))
+    return folder
+
+
+def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path: Path, corpus: Path) -> None:
+    agents = _slow_planner(tmp_path / "agents")
+    killed: list[int] = []
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+
+        def kill_the_planners_worker() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                busy = [w for w, keys in client.processing().items() if any("research-planner" in k for k in keys)]
+                if busy:
+                    time.sleep(0.8)  # the agent is running (it sleeps 2 s before doing anything)
+                    pid = client.run(os.getpid, workers=busy)[busy[0]]
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    return
+                time.sleep(0.05)
+
+        killer = threading.Thread(target=kill_the_planners_worker, daemon=True)
+        killer.start()
+        result, paths = _run(tmp_path / "sessions", corpus, DaskExecutor(client, 2), (str(agents),))
+        killer.join(5)
+    assert killed, "the planner's worker was never found running it"
+    assert result["status"] in ("partial", "completed"), result
+    merged = _merged_once(paths)
+    assert "research-planner" in merged and "synthesis-agent" in merged
+    session = json.loads(paths.session_json.read_text())
+    assert session["run"]["instances"]["research-planner"]["attempts"] == 1  # an engine retry is not an attempt
+    finished = [e for e in read_events(paths.events) if e["type"] == "agent.finished"
+                and e["data"]["agent"] == "research-planner"]
+    assert len(finished) == 1 and finished[0]["data"]["status"] == "succeeded"
