@@ -79,27 +79,31 @@ def make_executor(spec: str, max_parallel: int, caps: dict[str, int]) -> Executo
     if spec == "local":
         llm = caps.get("llm")
         return LocalExecutor(min(max_parallel, llm) if llm else max_parallel)
+    client, owned = connect(spec, max_parallel)
+    from orchestrator.dask_executor import DaskExecutor
+
+    return DaskExecutor(client, max_parallel, caps=caps, owned=owned)
+
+
+def connect(spec: str, threads: int) -> tuple[Any, tuple[Any, ...]]:
+    """A Dask client for ``spec`` and what must be closed with it (an in-process cluster)."""
     try:
         import distributed
-
-        from orchestrator.dask_executor import DaskExecutor
     except ImportError as exc:
         raise ConfigError(f"--executor {spec} needs Dask: pip install 'cconductor[dask]' ({exc})") from exc
     if spec == "dask-local":
-        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=max(1, max_parallel), processes=False,
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=max(1, threads), processes=False,
                                            dashboard_address=None)
-        client = distributed.Client(cluster)
-        return DaskExecutor(client, max_parallel, caps=caps, owned=(cluster,))
+        return distributed.Client(cluster), (cluster,)
     address = scheduler_address(spec)
     try:
-        client = distributed.Client(address, timeout=CONNECT_TIMEOUT_SECONDS)
+        return distributed.Client(address, timeout=CONNECT_TIMEOUT_SECONDS), ()
     except (OSError, TimeoutError) as exc:
         raise ConfigError(
             f"could not reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_SECONDS:g} s ({exc}); "
             "start it with `dask scheduler` and its workers with `dask worker "
             f"{address}` (docs/scale-out.md), or run with --executor local"
         ) from exc
-    return DaskExecutor(client, max_parallel, caps=caps)
 
 
 def close_executor(executor: Executor) -> None:
