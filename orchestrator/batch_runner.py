@@ -8,6 +8,7 @@ finished ones stay, and ``--resume`` runs the rest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -92,14 +93,10 @@ def _row(question: Question, result: SessionResult, sessions_dir: Path, input_di
         return row
     folder = publish(result, sessions_dir, input_dirs)
     row["session"] = folder.name
-    try:
+    with contextlib.suppress(OSError, ValueError):
         row["score"] = json.loads((folder / "quality.json").read_text(encoding="utf-8")).get("score")
-    except (OSError, ValueError):
-        pass
-    try:
+    with contextlib.suppress(OSError, ValueError):
         row["cost_usd"] = json.loads((folder / "session.json").read_text(encoding="utf-8")).get("cost_usd")
-    except (OSError, ValueError):
-        pass
     return row
 
 

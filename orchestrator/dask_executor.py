@@ -14,9 +14,9 @@ Dask is wanted: it imports ``distributed``.
 from __future__ import annotations
 
 import contextlib
-from concurrent.futures import CancelledError
 import time
 from collections.abc import Callable
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,11 +84,9 @@ class DaskExecutor:
 
     def wait(self, timeout: float | None = None) -> list[JobResult]:
         if self._running and not self._done:
-            try:
+            with contextlib.suppress(TimeoutError, CancelledError):  # a cancelled one is handled below as lost
                 distributed.wait([f.future for f in self._running.values()], timeout=timeout,
                                  return_when="FIRST_COMPLETED")
-            except (TimeoutError, CancelledError):
-                pass  # a cancelled future is handled below like any lost one
         self._collect()
         self._start_queued()
         done, self._done = self._done, []
@@ -136,7 +134,7 @@ class DaskExecutor:
         blobs = {sha: self._blob(sha) for sha in set(packed.inputs.values())}
         key = f"agent-{packed.agent}-{packed.job_id}-{tries}"
         future = self.client.submit(run_on_worker, packed, blobs, cancel_event_name(key), key=key, pure=False)
-        self._running[future.key] = _Flight(job, packed, future, tries)
+        self._running[key] = _Flight(job, packed, future, tries)
         for r, amount in self.resources.items():
             self._used[r] = self._used.get(r, 0.0) + amount
 

@@ -29,7 +29,7 @@ def _destination(paths: SessionPaths, agent: str, rel: str) -> Path:
     if rel.startswith("/") or ".." in parts or not parts:
         raise UnsafeResultPath(f"{agent}: returned file {rel!r} is not a relative path inside the session")
     allowed = (
-        parts[:2] == ("artifacts", agent) and len(parts) > 2
+        (parts[:2] == ("artifacts", agent) and len(parts) > 2)
         or (parts[0] == "sources" and len(parts) == 2 and parts[1].endswith(".txt"))
         or (parts[:2] == (STATE_DIR_NAME, "failures") and len(parts) == 3 and parts[2].startswith(f"{agent}-"))
     )

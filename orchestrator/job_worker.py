@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from orchestrator.executor import Job, LocalExecutor
+from orchestrator.executor import Job, JobResult, LocalExecutor
 from orchestrator.jobs import AgentJob, AgentResult, scratch_path, sha256_bytes, worker_pythonpath
 from orchestrator.paths import LOCK_SUFFIX, STATE_DIR_NAME
 
@@ -94,7 +94,7 @@ def run_agent_job(
         )
         executor = LocalExecutor(max_parallel=1, poll_interval=poll_interval)
         executor.submit(local)
-        results = []
+        results: list[JobResult] = []
         while not results:
             results = executor.wait(timeout=1.0)
             if not results and should_stop is not None and should_stop():

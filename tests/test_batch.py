@@ -141,7 +141,7 @@ def test_ctrl_c_keeps_finished_sessions_and_resume_runs_the_rest(tmp_path: Path,
         assert process.poll() is None and time.monotonic() < deadline, "no question finished"
         time.sleep(0.1)
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr[-2000:]
     assert "--resume" in stderr and "Traceback" not in stderr
     rows, _ = summary(out_dir)

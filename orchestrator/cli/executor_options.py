@@ -22,7 +22,7 @@ def executor_options(func: F) -> F:
         "--executor", "executor_spec", default=None, metavar="SPEC",
         help="Where agents run: local (default), dask-local, or dask://HOST:PORT (a running Dask "
              "scheduler); default from \"executor\" in the user config.json. See docs/scale-out.md.",
-    )(func)  # type: ignore[no-any-return]
+    )(func)
 
 
 @contextmanager
