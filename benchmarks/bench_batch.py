@@ -59,7 +59,7 @@ def run_mode(mode: str, n: int, papers: Path) -> dict[str, float]:
 
         from orchestrator.dask_batch import DaskSessionPool
 
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
         pool = DaskSessionPool(distributed.Client(cluster), 2, owned=(cluster,))
     ready = time.perf_counter() - started
     rows = run_batch(state, pool, jobs, work / "sessions", dirs, live=False, stream=sys.stderr)
@@ -106,7 +106,7 @@ def trivial_overhead() -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix="bench-overhead-"))
     local = timed(LocalExecutor(2), work / "local")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         timed(DaskExecutor(client, 2), work / "warm")  # workers import orchestrator once
         dask = timed(DaskExecutor(client, 2), work / "dask")
     return {"local_s": local, "dask_s": dask}

@@ -157,6 +157,14 @@ class DaskExecutor:
                 self._release(key)
                 self._stop(flight)
                 self._lost(flight, _why(flight.future, overdue))
+        self._forget_unused()
+
+    def _forget_unused(self) -> None:
+        """Drop blobs held as bytes (graph versions, tasks) that no job in flight needs any more."""
+        used = {sha for f in self._running.values() for sha in f.packed.inputs.values()}
+        for sha in [s for s, source in self._blobs.sources.items() if isinstance(source, bytes) and s not in used]:
+            del self._blobs.sources[sha]
+            self._blob_futures.pop(sha, None)
 
     def _stop(self, flight: _Flight) -> None:
         """Cancel the future and tell the worker to stop the agent's process (cancelling alone leaves it running)."""

@@ -93,7 +93,7 @@ def connect(spec: str, threads: int) -> tuple[Any, tuple[Any, ...]]:
         raise ConfigError(f"--executor {spec} needs Dask: pip install 'cconductor[dask]' ({exc})") from exc
     if spec == "dask-local":
         cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=max(1, threads), processes=False,
-                                           dashboard_address=None)
+                                           dashboard_address=":0")
         return distributed.Client(cluster), (cluster,)
     address = scheduler_address(spec)
     try:

@@ -44,7 +44,8 @@ def _materialise(job: AgentJob, blobs: Mapping[str, bytes], scratch: Path) -> No
         target.write_bytes(data)
 
 
-def _collect(job: AgentJob, scratch: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
+def _collect(job: AgentJob, scratch: Path, blobs_given: Mapping[str, bytes]) -> tuple[dict[str, bytes],
+                                                                                    dict[str, bytes]]:
     files: dict[str, bytes] = {}
     folder = scratch / "artifacts" / job.agent
     if folder.is_dir():
@@ -60,7 +61,11 @@ def _collect(job: AgentJob, scratch: Path) -> tuple[dict[str, bytes], dict[str, 
     failure = scratch / STATE_DIR_NAME / "failures" / f"{job.agent}-{job.attempt}.json"
     if failure.is_file():
         files[failure.relative_to(scratch).as_posix()] = failure.read_bytes()
-    appends = {name: (scratch / name).read_bytes() for name in APPENDED if (scratch / name).is_file()}
+    appends = {}
+    for name in APPENDED:  # only what the agent added to what it was given
+        if (scratch / name).is_file():
+            given = len(blobs_given[name]) if name in blobs_given else 0
+            appends[name] = (scratch / name).read_bytes()[given:]
     return files, appends
 
 
@@ -100,7 +105,7 @@ def run_agent_job(
             if not results and should_stop is not None and should_stop():
                 results = executor.cancel_all()
         outcome = results[0]
-        files, appends = _collect(job, scratch)
+        files, appends = _collect(job, scratch, {n: blobs[job.inputs[n]] for n in APPENDED if n in job.inputs})
         size = sum(map(len, files.values())) + sum(map(len, appends.values()))
         locked = (scratch / f"{job.agent}{LOCK_SUFFIX}").exists()
         status, message = outcome.status, outcome.message

@@ -141,9 +141,9 @@ def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str
         task["heartbeat_path"] = f"{SCRATCH}/{STATE_DIR_NAME}/heartbeats/{job.agent}.heartbeat"
     task_rel = task_file.relative_to(session_root).as_posix()
     inputs[task_rel] = blobs.add_bytes(json.dumps(task, ensure_ascii=False, indent=2).encode("utf-8"))
-    graph = session_root / "knowledge-graph.json"
-    if graph.is_file():
-        inputs["knowledge-graph.json"] = blobs.add_file(graph)
+    for name in ("knowledge-graph.json", "costs.jsonl"):  # the plan and claims; what the run has spent so far
+        if (session_root / name).is_file():
+            inputs[name] = blobs.add_bytes((session_root / name).read_bytes())
     sources = session_root / "sources"
     if sources.is_dir():
         for text in sorted(sources.glob("*.txt")):

@@ -34,7 +34,7 @@ QUESTION = "How does sleep affect memory in adults?"
 @pytest.fixture(scope="module")
 def client() -> Iterator[distributed.Client]:
     with distributed.LocalCluster(n_workers=1, threads_per_worker=3, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         yield c
 
 
@@ -178,7 +178,7 @@ def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path
     agents = _slow_planner(tmp_path / "agents")
     killed: list[int] = []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
 
         def kill_the_planners_worker() -> None:
             deadline = time.monotonic() + 60

@@ -128,6 +128,7 @@ class _Recorder(FileSystemEventHandler):
 
 def test_artifacts_land_atomically_and_the_lock_comes_last(make: Any, session: SessionPaths, docs: Path) -> None:
     recorder = _Recorder()
+    session.agent_artifacts("beta").mkdir(parents=True)  # watched from the start (a new subfolder's watch lags)
     observer = Observer()
     observer.schedule(recorder, str(session.root), recursive=True)
     observer.start()
