@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def run_mode(mode: str, n: int, papers: Path) -> dict[str, float]:
     rows = run_batch(state, pool, jobs, work / "sessions", dirs, live=False, stream=sys.stderr)
     wall = time.perf_counter() - started
     ok = sum(1 for r in rows if r["status"] in ("completed", "partial"))
-    return {"wall_s": wall, "startup_s": ready, "ok": ok, "n": n,
+    inside = [float(r["wall_seconds"]) for r in rows if r.get("wall_seconds")]
+    return {"wall_s": wall, "startup_s": ready, "ok": ok, "n": n, "session_s": sum(inside) / max(1, len(inside)),
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -135,9 +137,11 @@ def main() -> None:
         r = results[mode] = json.loads(out.stdout.strip().splitlines()[-1])
         label = "local executor (2 threads)" if mode == "local" else "Dask LocalCluster(n_workers=2)"
         print(f"{label:34s} wall {r['wall_s']:7.1f} s  {60 * r['n'] / r['wall_s']:6.2f} questions/min  "
-              f"driver peak {r['peak_mib']:6.1f} MiB  ok {r['ok']}/{r['n']}  (start-up {r['startup_s']:.2f} s)")
+              f"driver peak {r['peak_mib']:6.1f} MiB  ok {r['ok']}/{r['n']}  (start-up {r['startup_s']:.2f} s, "
+              f"one session {r['session_s']:.1f} s on average inside its job)")
     per_question = (results["dask"]["wall_s"] - results["local"]["wall_s"]) / args.questions
-    print(f"Dask minus local, per question (whole session): {per_question:+.2f} s")
+    print(f"Dask minus local, per question (whole session): {per_question:+.2f} s; the machine's load average "
+          f"is {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s), so part of it may be contention")
     over = json.loads(subprocess.run([sys.executable, __file__, "--mode", "overhead"], capture_output=True, text=True,
                                      check=True).stdout.strip().splitlines()[-1])
     print(f"trivial agent job, {TRIVIAL_JOBS} jobs 2 at a time: local process {1000 * over['local_s']:.0f} ms/job, "
