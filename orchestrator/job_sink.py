@@ -39,12 +39,17 @@ def _destination(paths: SessionPaths, agent: str, rel: str) -> Path:
     return paths.root.joinpath(*parts)
 
 
+def _mutex(paths: SessionPaths, name: str) -> Path:
+    """The mutex the agents' own writers take for that file."""
+    return paths.events_mutex if name == "events.jsonl" else paths.state / "costs.mutex"
+
+
 def _append(paths: SessionPaths, name: str, data: bytes) -> None:
     if not data:
         return
     if not data.endswith(b"\n"):
         data += b"\n"
-    with FileLock(paths.events_mutex):
+    with FileLock(_mutex(paths, name)):
         fd = os.open(paths.root / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             os.write(fd, data)

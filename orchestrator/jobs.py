@@ -144,6 +144,11 @@ def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str
     for name in ("knowledge-graph.json", "costs.jsonl"):  # the plan and claims; what the run has spent so far
         if (session_root / name).is_file():
             inputs[name] = blobs.add_bytes((session_root / name).read_bytes())
+    attempt = int(task.get("attempt", 1))
+    previous = session_root / STATE_DIR_NAME / "attempts" / f"{job.agent}-{attempt - 1}"
+    if attempt > 1 and previous.is_dir():  # a retry reads what its rejected attempt wrote
+        for path in _visible_files(previous):
+            inputs[path.relative_to(session_root).as_posix()] = blobs.add_bytes(path.read_bytes())
     sources = session_root / "sources"
     if sources.is_dir():
         for text in sorted(sources.glob("*.txt")):
@@ -155,7 +160,7 @@ def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str
         job_id=sha256_bytes(identity.encode("utf-8"))[:32],
         session_id=session_root.name,
         agent=job.agent,
-        attempt=int(task.get("attempt", 1)),
+        attempt=attempt,
         argv=argv,
         inputs=inputs,
         env=env,

@@ -64,6 +64,29 @@ def test_a_job_is_plain_data_naming_its_inputs_by_hash(session: SessionPaths, do
     assert pack_job(job, session.root, BlobIndex()).job_id != packed.job_id
 
 
+def test_a_retry_gets_its_rejected_attempts_files_and_the_costs_so_far(session: SessionPaths, docs: Path) -> None:
+    job = agent_job(session, "alpha", docs, code=(
+        "import json, os, sys; t = json.load(open(sys.argv[1])); r = t['session']; "
+        "d = os.path.join(r, 'artifacts', 'alpha'); os.makedirs(d, exist_ok=True); "
+        "old = open(os.path.join(r, '.cconductor', 'attempts', 'alpha-1', 'claims.json')).read(); "
+        "open(os.path.join(d, 'seen.json'), 'w').write(json.dumps({'old': old})); "
+        "open(os.path.join(r, 'costs.jsonl'), 'a').write('{\"cost_usd\": 0.5}\\n')"))
+    task = json.loads(Path(job.env["CCONDUCTOR_TASK"]).read_text())
+    Path(job.env["CCONDUCTOR_TASK"]).write_text(json.dumps({**task, "attempt": 2}))
+    previous = session.state / "attempts" / "alpha-1"
+    previous.mkdir(parents=True)
+    (previous / "claims.json").write_text('{"claims": []}')
+    (session.root / "costs.jsonl").write_text('{"cost_usd": 0.25}\n')
+    blobs = BlobIndex()
+    packed = pack_job(job, session.root, blobs)
+    assert {".cconductor/attempts/alpha-1/claims.json", "costs.jsonl"} <= set(packed.inputs)
+    result = run_agent_job(packed, {sha: blobs.read(sha) for sha in set(packed.inputs.values())})
+    assert json.loads(result.files["artifacts/alpha/seen.json"]) == {"old": '{"claims": []}'}
+    assert result.appends["costs.jsonl"] == b'{"cost_usd": 0.5}\n'  # only the new line comes back
+    land(session, job, result)
+    assert (session.root / "costs.jsonl").read_text().splitlines() == ['{"cost_usd": 0.25}', '{"cost_usd": 0.5}']
+
+
 def _worker_result(session: SessionPaths, docs: Path, agent: str = "alpha") -> tuple[Any, AgentResult]:
     job = agent_job(session, agent, docs)
     blobs = BlobIndex()
