@@ -173,3 +173,24 @@ def test_batch_help_imports_neither_dask_nor_rich() -> None:
             "    pass\nprint(sorted(m for m in ('dask', 'distributed', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "[]" and "--resume" in out.stdout
+
+
+def test_a_stopped_session_job_ends_interrupted_and_is_not_published(tmp_path: Path, corpus: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from orchestrator.session_jobs import SessionJob, run_session_job
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    started = time.monotonic()
+    job = SessionJob("q0001-test", "How does sleep affect memory?", "academic-research", ("--backend", "offline"),
+                     (str(corpus),))
+    running = lambda: bool(list(scratch.glob("*/sessions/*/events.jsonl")))  # noqa: E731 - the run has begun
+    result = run_session_job(job, None, should_stop=running)
+    assert result.status == "interrupted", result.output_tail  # SIGTERM: the run stopped its agents and said so
+    assert time.monotonic() - started < 60
+    from orchestrator.batch import FINISHED
+
+    assert result.status not in FINISHED  # so the batch does not publish it, and runs it again on --resume
