@@ -24,7 +24,7 @@ from typing import Any
 import distributed
 
 from orchestrator.executor import Job, JobResult
-from orchestrator.job_sink import land
+from orchestrator.job_sink import UnsafeResultPath, land
 from orchestrator.job_worker import run_agent_job
 from orchestrator.jobs import AgentJob, AgentResult, BlobIndex, pack_job
 from orchestrator.paths import SessionPaths
@@ -151,8 +151,7 @@ class DaskExecutor:
             overdue = now - flight.started > flight.job.timeout_seconds + LOST_GRACE_SECONDS
             if status == "finished":
                 self._release(key)
-                paths = SessionPaths(Path(flight.job.cwd))
-                self._done.append(land(paths, flight.job, flight.future.result()))
+                self._done.append(self._land(flight))
             elif status in ("error", "cancelled", "lost") or overdue:
                 self._release(key)
                 self._stop(flight)
@@ -165,6 +164,13 @@ class DaskExecutor:
         for sha in [s for s, source in self._blobs.sources.items() if isinstance(source, bytes) and s not in used]:
             del self._blobs.sources[sha]
             self._blob_futures.pop(sha, None)
+
+    def _land(self, flight: _Flight) -> JobResult:
+        try:
+            return land(SessionPaths(Path(flight.job.cwd)), flight.job, flight.future.result())
+        except UnsafeResultPath as exc:  # nothing was written: the result is refused as a whole
+            return JobResult(flight.job.job_id, flight.job.agent, "failed", None,
+                             round(time.monotonic() - flight.started, 3), flight.job.log_path, str(exc))
 
     def _stop(self, flight: _Flight) -> None:
         """Cancel the future and tell the worker to stop the agent's process (cancelling alone leaves it running)."""
