@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,8 +64,11 @@ def run_mode(mode: str, n: int, papers: Path) -> dict[str, float]:
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
         pool = DaskSessionPool(distributed.Client(cluster), 2, owned=(cluster,))
     ready = time.perf_counter() - started
-    rows = run_batch(state, pool, jobs, work / "sessions", dirs, live=False, stream=sys.stderr)
-    wall = time.perf_counter() - started
+    try:
+        rows = run_batch(state, pool, jobs, work / "sessions", dirs, live=False, stream=sys.stderr)
+    finally:
+        wall = time.perf_counter() - started
+        shutil.rmtree(work, ignore_errors=True)
     ok = sum(1 for r in rows if r["status"] in ("completed", "partial"))
     inside = [float(r["wall_seconds"]) for r in rows if r.get("wall_seconds")]
     return {"wall_s": wall, "startup_s": ready, "ok": ok, "n": n, "session_s": sum(inside) / max(1, len(inside)),
@@ -106,11 +110,14 @@ def trivial_overhead() -> dict[str, float]:
         return (time.perf_counter() - started) / TRIVIAL_JOBS
 
     work = Path(tempfile.mkdtemp(prefix="bench-overhead-"))
-    local = timed(LocalExecutor(2), work / "local")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
-        timed(DaskExecutor(client, 2), work / "warm")  # workers import orchestrator once
-        dask = timed(DaskExecutor(client, 2), work / "dask")
+    try:
+        local = timed(LocalExecutor(2), work / "local")
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+            timed(DaskExecutor(client, 2), work / "warm")  # workers import orchestrator once
+            dask = timed(DaskExecutor(client, 2), work / "dask")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return {"local_s": local, "dask_s": dask}
 
 
