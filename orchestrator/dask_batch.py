@@ -44,7 +44,7 @@ class DaskSessionPool:
     def _blob(self, sha: str) -> distributed.Future:
         future = self._scattered.get(sha)
         if future is None or future.status in ("error", "cancelled", "lost"):
-            future = self.client.scatter(self._blobs.read(sha))
+            future = self.client.scatter(self._blobs.read(sha), hash=False)  # a fresh key: never one being released
             self._scattered[sha] = future
         return future
 

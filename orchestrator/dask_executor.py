@@ -120,7 +120,7 @@ class DaskExecutor:
     def _blob(self, sha: str) -> distributed.Future:
         future = self._blob_futures.get(sha)
         if future is None or future.status in ("error", "cancelled", "lost"):
-            future = self.client.scatter(self._blobs.read(sha))
+            future = self.client.scatter(self._blobs.read(sha), hash=False)  # a fresh key: never one being released
             self._blob_futures[sha] = future
         return future
 
