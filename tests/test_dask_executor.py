@@ -205,8 +205,12 @@ def _slow_planner(folder: Path) -> Path:
     return folder
 
 
-def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path: Path, corpus: Path) -> None:
+def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path: Path, corpus: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     agents = _slow_planner(tmp_path / "agents")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # the killed worker never removes its scratch folder: keep it here
     killed: list[int] = []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
@@ -228,6 +232,7 @@ def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path
         result, paths = _run(tmp_path / "sessions", corpus, DaskExecutor(client, 2), (str(agents),))
         killer.join(5)
     assert killed, "the planner's worker was never found running it"
+    assert len(list(scratch.glob("cconductor-*"))) == 1  # only the killed run's; the retry cleaned up after itself
     assert result["status"] in ("partial", "completed"), result
     merged = _merged_once(paths)
     assert "research-planner" in merged and "synthesis-agent" in merged
