@@ -24,10 +24,10 @@ from agents.claude.structured import (
 )
 from agents.claude.tools import SourceLibrary, Toolbox
 from agents.runtime import AgentContext
-from orchestrator.costs import total_cost_usd
-from orchestrator.errors import ConfigError
-from orchestrator.events import read_events
-from orchestrator.schemas import SchemaRegistry
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.model.errors import ConfigError
+from orchestrator.session.costs import total_cost_usd
+from orchestrator.session.events import read_events
 from tests import fake_anthropic as fa
 
 KEY = "sk-ant-test-SECRET123"
@@ -414,7 +414,7 @@ def test_providers_backend_adapts_the_scholarly_registry(tmp_path: Path) -> None
     from agents.claude.tools import ProvidersBackend
     from agents.providers.http import HttpClient
     from agents.providers.pdf_fetch import PdfFetchError
-    from agents.providers.registry import Provider
+    from agents.providers.records import Provider
 
     class OneProvider(Provider):
         name, label = "fake", "Fake index"

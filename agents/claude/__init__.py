@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 from agents.claude.client import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ClaudeClient, ModelCallError, ModelFailure
 from agents.claude.structured import Check, OutputSpec, Result, ToolRunner, converse
-from agents.definitions import AgentDefinition, definition_for, load_definitions
 from agents.runtime import AgentContext
-from orchestrator.agent_failures import EXIT_AGENT_FAILED, AgentFailure, write_failure
-from orchestrator.errors import ConfigError
+from orchestrator.model.errors import ConfigError
+from orchestrator.run.definitions import AgentDefinition, definition_for, load_definitions
+from orchestrator.session.agent_failures import EXIT_AGENT_FAILED, AgentFailure, write_failure
 
 __all__ = [
     "agent_client",

@@ -33,11 +33,11 @@ from agents.claude.retrying import (
     describe,
     retry_after_seconds,
 )
-from orchestrator.costs import costs_path, total_cost_usd
-from orchestrator.events import EventLog
-from orchestrator.ids import iso_timestamp
-from orchestrator.paths import SessionPaths
-from orchestrator.redact import redact
+from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.layout import SessionPaths
+from orchestrator.model.redact import redact
+from orchestrator.session.costs import costs_path, total_cost_usd
+from orchestrator.session.events import EventLog
 
 if TYPE_CHECKING:
     from agents.runtime import AgentContext

@@ -26,7 +26,7 @@ from agents.claude.structured import OutputSpec
 from agents.claude.tools import ScholarlyBackend, SourceLibrary, Toolbox
 from agents.offline.text import sentence_spans
 from agents.runtime import AgentContext
-from orchestrator.evidence import DEFAULT_THRESHOLD, verify_snippet
+from orchestrator.graph.evidence import DEFAULT_THRESHOLD, verify_snippet
 
 SPEC = OutputSpec(
     "submit_research",

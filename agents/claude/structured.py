@@ -5,7 +5,7 @@ An :class:`OutputSpec` turns one or more artifact files into ONE output tool who
 inlined, so the API gets a self-contained schema; each file owns distinct top-level keys, so
 a JSON pointer means the same in the tool input and in the file). :func:`converse` runs the
 conversation: an optional agentic tool loop (``tool_choice`` auto), then the output tool is
-forced; its input is validated with :class:`~orchestrator.schemas.SchemaRegistry` plus the
+forced; its input is validated with :class:`~orchestrator.contract.schemas.SchemaRegistry` plus the
 agent's own checks, and re-asked within the attempt with the problems listed (bounded).
 Every ``stop_reason`` is handled explicitly.
 """
@@ -20,8 +20,8 @@ from functools import cache
 from typing import Any, Protocol
 
 from agents.claude.client import ClaudeClient, ModelFailure
-from orchestrator.paths import resource_dir
-from orchestrator.schemas import SchemaRegistry
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.model.layout import resource_dir
 
 __all__ = [
     "InvalidOutputError",

@@ -24,8 +24,9 @@ from agents.claude.config import ClaudeConfig
 from agents.offline.ingest import Document
 from agents.offline.text import normalize_page, normalize_ws
 from agents.offline.textindex import Hit, PassageIndex
-from orchestrator.ids import iso_timestamp
-from orchestrator.redact import redact
+from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.redact import redact
+from orchestrator.model.scholarly_ids import clean_arxiv_id, clean_doi
 
 if TYPE_CHECKING:
     from agents.offline.corpus import Corpus
@@ -69,7 +70,7 @@ class ProvidersBackend:
     def resolve(self, identifier: str) -> dict[str, Any] | None:
         from agents.providers import registry
 
-        doi, arxiv_id = registry.clean_doi(identifier), registry.clean_arxiv_id(identifier)
+        doi, arxiv_id = clean_doi(identifier), clean_arxiv_id(identifier)
         if not doi and not arxiv_id:
             return None
         found = registry.resolve(doi=doi, arxiv_id=arxiv_id, providers=self.providers)

@@ -34,20 +34,16 @@ from agents.providers.pdf_fetch import (
     check_url,
     fetch_pdf,
 )
-from agents.providers.registry import (
+from agents.providers.records import (
     PROVIDER_NAMES,
     Provider,
-    SearchResults,
     Source,
     clean_arxiv_id,
     clean_doi,
-    default_providers,
     finish_source,
-    merge_sources,
-    resolve,
-    search_all,
     source_id,
 )
+from agents.providers.registry import SearchResults, default_providers, merge_sources, resolve, search_all
 from agents.providers.semanticscholar import SemanticScholarProvider
 
 __all__ = [

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.providers.http import ProviderResponseError
-from agents.providers.registry import Provider, Source, clean_arxiv_id, clean_doi, clean_text
+from agents.providers.records import Provider, Source, clean_arxiv_id, clean_doi, clean_text
 
 API_URL = "https://export.arxiv.org/api/query"
 _NS = {"atom": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom",

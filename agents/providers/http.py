@@ -29,9 +29,9 @@ import httpx2
 import platformdirs
 
 from orchestrator import __version__
-from orchestrator.atomic import atomic_write_bytes
-from orchestrator.errors import CconductorError, ConfigError
-from orchestrator.redact import redact
+from orchestrator.model.errors import CconductorError, ConfigError
+from orchestrator.model.redact import redact
+from orchestrator.session.atomic import atomic_write_bytes
 
 log = logging.getLogger("cconductor.providers")
 
