@@ -24,7 +24,7 @@ from orchestrator.run.iteration import (
     planned_questions,
     source_questions,
 )
-from orchestrator.run.state import (
+from orchestrator.run.checkpoint import (
     add_research_instances,
     current_research_instances,
     ensure_phase_instances,
