@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from agents.claude import factchecker, planner, researcher, synthesis
-from agents.claude.client import EXIT_BUDGET_EXCEEDED, ClaudeClient
+from agents.claude.client import ClaudeClient
 from agents.claude.config import ClaudeConfig
+from agents.claude.errors import EXIT_BUDGET_EXCEEDED
 from agents.runtime import AgentContext
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import SessionPaths

@@ -17,8 +17,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agents.claude.client import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ClaudeClient, ModelCallError, ModelFailure
-from agents.claude.structured import Check, OutputSpec, Result, ToolRunner, converse
+from agents.claude.client import ClaudeClient
+from agents.claude.conversation import Check, Result, ToolRunner, converse
+from agents.claude.errors import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ModelCallError, ModelFailure
+from agents.claude.output_spec import OutputSpec
 from agents.runtime import AgentContext
 from orchestrator.model.errors import ConfigError
 from orchestrator.run.definitions import AgentDefinition, definition_for, load_definitions

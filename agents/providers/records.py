@@ -15,7 +15,8 @@ from datetime import date
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
-from agents.providers.http import HttpClient, ProviderError, shared_client
+from agents.providers.errors import ProviderError
+from agents.providers.http import HttpClient, shared_client
 from orchestrator.model.scholarly_ids import clean_arxiv_id, clean_doi
 
 Source = dict[str, Any]

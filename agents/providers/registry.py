@@ -14,7 +14,8 @@ from typing import Any
 
 from agents.providers.arxiv import ArxivProvider
 from agents.providers.crossref import CrossrefProvider
-from agents.providers.http import HttpClient, HttpConfig, shared_client
+from agents.providers.http import HttpClient, shared_client
+from agents.providers.http_config import HttpConfig
 from agents.providers.openalex import OpenAlexProvider
 from agents.providers.records import PROVIDER_NAMES, Provider, Source, finish_source, hard_dois, title_key
 from agents.providers.semanticscholar import SemanticScholarProvider

@@ -1,179 +1,26 @@
-"""Artifacts from Claude through a forced tool call, validated by our own schemas.
+"""The conversation that turns a task into artifact files: research with tools, then one answer.
 
-An :class:`OutputSpec` turns one or more artifact files into ONE output tool whose
-``input_schema`` is the union of the files' JSON Schemas (``$ref``s to common.schema.json
-inlined, so the API gets a self-contained schema; each file owns distinct top-level keys, so
-a JSON pointer means the same in the tool input and in the file). :func:`converse` runs the
-conversation: an optional agentic tool loop (``tool_choice`` auto), then the output tool is
-forced; its input is validated with :class:`~orchestrator.contract.schemas.SchemaRegistry` plus the
-agent's own checks, and re-asked within the attempt with the problems listed (bounded).
-Every ``stop_reason`` is handled explicitly.
+:func:`converse` runs an optional agentic tool loop (``tool_choice`` auto), then forces the output
+tool of an :class:`~agents.claude.output_spec.OutputSpec` (or, where the model refuses forced tool
+use, asks for the same input as JSON text). The answer is validated with our schemas plus the
+agent's own checks and re-asked within the attempt with the problems listed (bounded), so most
+mistakes cost a turn, not an orchestrator retry. Every ``stop_reason`` is handled explicitly, and
+tool output is always quoted to the model as untrusted data.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, Protocol
 
-from agents.claude.client import ClaudeClient, ModelFailure
-from orchestrator.contract.schemas import SchemaRegistry
-from orchestrator.model.layout import resource_dir
+from agents.claude.client import ClaudeClient
+from agents.claude.errors import InvalidOutputError, RefusalError, StructuredOutputError
+from agents.claude.json_answer import json_answer, json_problems_text, json_schema
+from agents.claude.output_spec import OutputSpec
 
-__all__ = [
-    "InvalidOutputError",
-    "OutputSpec",
-    "RefusalError",
-    "Result",
-    "StructuredOutputError",
-    "ToolRunner",
-    "converse",
-    "inlined_schema",
-    "untrusted",
-]
-
-_DROP_KEYS = frozenset({"$schema", "$id", "$defs", "examples"})
-
-
-class StructuredOutputError(ModelFailure):
-    """The model did not produce a usable artifact within the attempt (another attempt would repeat it)."""
-
-    kind = "no_output"
-
-
-class RefusalError(StructuredOutputError):
-    kind = "refusal"
-
-
-class InvalidOutputError(StructuredOutputError):
-    kind = "invalid_output"
-
-
-# -- schemas ----------------------------------------------------------------------------------
-
-
-@cache
-def _schema_file(name: str) -> dict[str, Any]:
-    path = resource_dir("schemas") / name
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
-
-
-def _pointer_get(document: Any, pointer: str) -> Any:
-    for part in pointer.lstrip("/").split("/") if pointer.strip("/") else []:
-        document = document[part.replace("~1", "/").replace("~0", "~")]
-    return document
-
-
-def _inline(node: Any, base: str, seen: tuple[str, ...]) -> Any:
-    if isinstance(node, list):
-        return [_inline(item, base, seen) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        file, _, pointer = ref.partition("#")
-        file = file or base
-        key = f"{file}#{pointer}"
-        if key in seen:
-            raise ValueError(f"recursive $ref {key} cannot be inlined")
-        out.update(_inline(_pointer_get(_schema_file(file), pointer), file, (*seen, key)))
-    for key, value in node.items():
-        if key != "$ref" and key not in _DROP_KEYS:
-            out[key] = _inline(value, base, seen)
-    return out
-
-
-@cache
-def _inlined(name: str) -> str:
-    return json.dumps(_inline(_schema_file(f"{name}.schema.json"), f"{name}.schema.json", ()))
-
-
-def inlined_schema(name: str) -> dict[str, Any]:
-    """``schemas/<name>.schema.json`` with every ``$ref`` replaced by its target (a fresh copy)."""
-    data: dict[str, Any] = json.loads(_inlined(name))
-    return data
-
-
-# -- the output tool ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    """Artifact files obtained together through one output tool."""
-
-    tool_name: str
-    files: tuple[str, ...]
-    description: str
-    required: tuple[str, ...] | None = None  # top-level keys the model must give (default: the schemas')
-
-    def _schemas(self) -> list[tuple[str, dict[str, Any]]]:
-        return [(f, inlined_schema(f.removesuffix(".json"))) for f in self.files]
-
-    def keys_of(self, file: str) -> list[str]:
-        schema = inlined_schema(file.removesuffix(".json"))
-        return [k for k in schema.get("properties", {}) if k != "extra"]
-
-    def input_schema(self) -> dict[str, Any]:
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        for file, schema in self._schemas():
-            for key, value in schema.get("properties", {}).items():
-                if key != "extra":
-                    properties[key] = {
-                        **value,
-                        "description": f"({file}) {value.get('description', '')}".strip(),
-                    }
-            required += [k for k in schema.get("required", []) if k not in required]
-        if self.required is not None:
-            required = list(self.required)
-        return {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": properties,
-            "required": required,
-        }
-
-    def tool(self, *, strict: bool = False) -> dict[str, Any]:
-        tool: dict[str, Any] = {
-            "name": self.tool_name,
-            "description": self.description,
-            "input_schema": self.input_schema(),
-        }
-        if strict:
-            tool["strict"] = True
-        return tool
-
-    def split(self, data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        """The tool input as artifact files; a file none of whose keys was given is left out."""
-        out = {}
-        for file in self.files:
-            part = {k: data[k] for k in self.keys_of(file) if k in data}
-            if part:
-                out[file] = part
-        return out
-
-    def validate(self, data: Any) -> list[str]:
-        if not isinstance(data, dict):
-            return [f"the input must be a JSON object, not {type(data).__name__}"]
-        known = {k for f in self.files for k in self.keys_of(f)}
-        problems = [
-            f"the top-level key '{k}' is not allowed; use only: {', '.join(sorted(known))}"
-            for k in sorted(set(data) - known)
-        ]
-        required = self.required if self.required is not None else self.input_schema()["required"]
-        problems += [f"the required top-level key '{k}' is missing" for k in required if k not in data]
-        registry = SchemaRegistry.default()
-        for file, part in self.split(data).items():
-            problems += [p.render() for p in registry.validate_artifact(file, part, file) if p.is_error]
-        return problems
-
-
-# -- the conversation ---------------------------------------------------------------------------
+__all__ = ["Check", "Result", "ToolRunner", "converse", "untrusted"]
 
 
 class ToolRunner(Protocol):
@@ -260,7 +107,7 @@ def converse(
     # output tool's schema instead (structured outputs), and validate it exactly the same way.
     can_force = client.capabilities.forced_tool_choice
     json_format = None if can_force or not client.capabilities.structured_outputs else {
-        "type": "json_schema", "schema": _json_schema(spec)}
+        "type": "json_schema", "schema": json_schema(spec)}
     turns = tool_calls = reasks = truncations = 0
     max_tokens = client.settings.max_tokens
     paused = False
@@ -335,7 +182,7 @@ def converse(
         uses = [b for b in blocks if b.get("type") == "tool_use"]
         output = next((u for u in uses if u.get("name") == spec.tool_name), None)
         if output is None and as_json:
-            output = _json_answer(blocks)
+            output = json_answer(blocks)
         if output is not None:
             raw = output.get("input")
             problems = spec.validate(raw)
@@ -361,10 +208,7 @@ def converse(
             if output.get("id"):
                 results.append(_result(output["id"], _problems_text(spec.tool_name, problems), True))
             else:  # a JSON answer: the problems go back as text, and the answer is asked for again
-                listed = "\n".join(f"{n}. {p}" for n, p in enumerate(problems, 1))
-                results.append({"type": "text", "text": (
-                    f"Your JSON answer was not accepted. {len(problems)} problem(s):\n{listed}\nAnswer again with "
-                    "the complete, corrected JSON. Fix exactly these problems and keep everything else as it was.")})
+                results.append({"type": "text", "text": json_problems_text(problems)})
             messages.append({"role": "user", "content": results + _notes(tools)})
             force = True
             continue
@@ -401,26 +245,6 @@ def converse(
             }
         )
         force = True
-
-
-def _json_schema(spec: OutputSpec) -> dict[str, Any]:
-    """The output tool's schema in the subset structured outputs accept (constraints become descriptions;
-    our own validation still checks them all)."""
-    from anthropic import transform_schema
-
-    return transform_schema(spec.input_schema())
-
-
-def _json_answer(blocks: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """A structured-output answer: the JSON text of the message, shaped like an output tool call."""
-    text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text").strip()
-    if not text:
-        return None
-    try:
-        data: Any = json.loads(text)
-    except ValueError:
-        data = text  # not JSON: validation reports it and the answer is asked for again
-    return {"id": None, "input": data}
 
 
 def _result(tool_use_id: str, text: str, is_error: bool) -> dict[str, Any]:
