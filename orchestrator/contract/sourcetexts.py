@@ -8,6 +8,7 @@ the session, at most :data:`MAX_SOURCE_TEXT_BYTES`), and kept in a cache bounded
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -22,8 +23,11 @@ from orchestrator.model.problems import Problem, pointer_join
 MAX_SOURCE_TEXT_BYTES = 8 * 1024 * 1024
 #: Texts kept decoded in memory at most (least recently used go first).
 CACHE_BUDGET_BYTES = 128 * 1024 * 1024
-#: A text being rewritten by another agent (``cp`` truncates, then writes) is read again after these waits.
-REREAD_WAITS_S = (0.05, 0.2, 0.5)
+#: A text being rewritten by another agent (``cp`` truncates, then writes) is read again while it is
+#: younger than ``SETTLE_S`` or still changing, waiting these steps, for ``REREAD_LIMIT_S`` at most.
+REREAD_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8)
+SETTLE_S = 2.0
+REREAD_LIMIT_S = 6.0
 
 _Key = tuple[int, int, int]
 
@@ -41,12 +45,14 @@ class TextStore:
         """Return (text, None) or (None, reason)."""
         if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
             return None, f"{sha!r} is not a sha256 (64 lowercase hex digits)"
-        for wait in (*REREAD_WAITS_S, None):
+        deadline = time.monotonic() + REREAD_LIMIT_S
+        attempt = 0
+        while True:
             text, reason, settled = self._read(sha)
-            if text is not None or settled or wait is None:
+            if text is not None or settled or time.monotonic() >= deadline:
                 return text, reason
-            time.sleep(wait)
-        return None, "unreachable"  # pragma: no cover
+            time.sleep(REREAD_WAITS_S[min(attempt, len(REREAD_WAITS_S) - 1)])
+            attempt += 1
 
     def _read(self, sha: str) -> tuple[str | None, str | None, bool]:
         """(text, reason, settled): unsettled reasons may change when a writer finishes."""
@@ -71,6 +77,11 @@ class TextStore:
             return None, (f"{shown} is larger than {MAX_SOURCE_TEXT_BYTES // (1024 * 1024)} MiB; store the part "
                           "of the source that is cited, or split it into several texts"), True
         if hashlib.sha256(data).hexdigest() != sha:
+            # A writer may still be at work: only a text that stopped changing a while ago is judged.
+            with contextlib.suppress(OSError):
+                now = os.lstat(path)
+                stable = (now.st_size, now.st_mtime_ns, now.st_ino) == key and time.time() - now.st_mtime > SETTLE_S
+                return None, f"{shown} does not match its name: its content's sha256 differs", stable
             return None, f"{shown} does not match its name: its content's sha256 differs", False
         text = data.decode("utf-8", "replace")
         self._remember(sha, key, text)

@@ -20,11 +20,11 @@ from orchestrator.commit.views import flush_views
 from orchestrator.model.errors import ConfigError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.run import dispatch
+from orchestrator.run.checkpoint import settle_running
 from orchestrator.run.config import RunLimits, RunOptions
 from orchestrator.run.definitions import AgentDefinition, definition_for, load_definitions
 from orchestrator.run.executor import Executor, JobResult, LocalExecutor
 from orchestrator.run.missions import Mission
-from orchestrator.run.checkpoint import settle_running
 from orchestrator.session.agent_failures import EXIT_AGENT_FAILED, read_failure
 from orchestrator.session.costs import costs_path, total_cost_usd
 from orchestrator.session.events import read_events

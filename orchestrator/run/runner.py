@@ -14,6 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.commit.views import flush_views
+from orchestrator.run.checkpoint import (
+    add_research_instances,
+    current_research_instances,
+    ensure_phase_instances,
+    new_run_state,
+)
 from orchestrator.run.config import RunOptions
 from orchestrator.run.instances import EXIT_BUDGET_EXCEEDED, BudgetExhausted, InstanceRunner
 from orchestrator.run.iteration import (
@@ -23,12 +29,6 @@ from orchestrator.run.iteration import (
     iteration_blocker,
     planned_questions,
     source_questions,
-)
-from orchestrator.run.checkpoint import (
-    add_research_instances,
-    current_research_instances,
-    ensure_phase_instances,
-    new_run_state,
 )
 from orchestrator.session.costs import total_cost_usd
 
