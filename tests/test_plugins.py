@@ -49,7 +49,7 @@ def _entry_points(*points: EntryPoint) -> Any:
 def test_a_broken_plugin_is_named_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     broken = EntryPoint("broken", "no_such_module_for_cconductor", plugins.GROUP)
     monkeypatch.setattr(plugins, "entry_points", _entry_points(broken))
-    with pytest.raises(ConfigError, match="plugin 'broken'.*reinstall"):
+    with pytest.raises(ConfigError, match=r"plugin 'broken'.*reinstall"):
         plugins.plugins()
 
 
