@@ -21,7 +21,7 @@ from orchestrator.pipeline import Processor
 from orchestrator.problems import Problem
 from orchestrator.schemas import SchemaRegistry
 from orchestrator.session import create_session
-from tests.conftest import merge_pending, sample_claim, sample_source, write_artifacts
+from tests.conftest import merge_pending, sample_source, write_artifacts
 
 
 def new_session(root: Path) -> SessionPaths:
@@ -112,6 +112,7 @@ def test_general_path_drops_indices_and_unescapes() -> None:
     ("latency was 40 ms", "latency was 12 ms", "replaced"),
     ("a long sentence here", "long sentence", "shortened to a part"),
     (True, False, "flipped"),
+    ("", "Untitled", "filled in"),
 ])
 def test_scalar_edits_are_named_by_kind_without_values(old: Any, new: Any, kind: str) -> None:
     (change,) = diff({"sources": [{"id": "S1", "v": old}]}, {"sources": [{"id": "S1", "v": new}]})
@@ -132,7 +133,8 @@ def test_repair_for_keeps_the_edits_at_the_problem_and_leaves_others_out() -> No
     old = {"claims": [{"id": "C1", "evidence": [{"snippet": "wrong", "page": 1}]}, {"id": "C2", "confidence": 0.2}]}
     new = {"claims": [{"id": "C1", "evidence": [{"snippet": "right"}]}, {"id": "C2", "confidence": 0.3}]}
     changes = diff(old, new)
-    assert repair_for(changes, "/claims/0") == "claims[].evidence[].page: removed; claims[].evidence[].snippet: replaced"
+    both = "claims[].evidence[].page: removed; claims[].evidence[].snippet: replaced"
+    assert repair_for(changes, "/claims/0") == both
     assert repair_for(changes, "/claims/1/confidence") == "claims[].confidence: value raised"
     assert repair_for(changes, "/claims/0/evidence/0/snippet") == "claims[].evidence[].snippet: replaced"
     removed = diff(old, {"claims": [old["claims"][1]]})
@@ -179,7 +181,7 @@ def test_a_different_repair_of_the_same_signature_counts_against_the_first(tmp_p
         assert resubmit(paths, "web", fixed) == "merged"
     items = {i.repair: (i.successes, i.uses) for i in MemoryStore().items()}
     assert items == {"sources[].doi: prefix removed": (2, 3), "sources[].doi: removed": (1, 1)}
-    assert [i.repair for i in MemoryStore().items()][0] == "sources[].doi: prefix removed"
+    assert next(i.repair for i in MemoryStore().items()) == "sources[].doi: prefix removed"
 
 
 def test_a_defect_fixed_after_two_rejections_is_learnt_from_its_last_rejected_copy(tmp_path: Path) -> None:
@@ -194,7 +196,8 @@ def test_a_defect_fixed_after_two_rejections_is_learnt_from_its_last_rejected_co
 
 
 # -- location, CLI, concurrency, damage ------------------------------------------------------
-def test_the_memory_lives_in_the_user_data_folder_or_the_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_memory_lives_in_the_user_data_folder_or_the_override(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(MEMORY_DIR_ENV, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert memory_dir() == tmp_path / "data" / "cconductor" / "memory"

@@ -46,6 +46,8 @@ def json_type(value: Any) -> str:
 
 
 def _string_edit(old: str, new: str) -> str:
+    if not old or not new:
+        return "filled in" if new else "emptied"
     if new == old.strip():
         return "whitespace trimmed"
     if new.lower() == old.lower():
@@ -90,7 +92,7 @@ def diff(old: Any, new: Any, pointer: str = "") -> list[Change]:
 
 
 def _walk(old: Any, new: Any, pointer: str, out: list[Change]) -> None:
-    if len(out) >= MAX_CHANGES or old == new and json_type(old) == json_type(new):
+    if len(out) >= MAX_CHANGES or (old == new and json_type(old) == json_type(new)):
         return
     if isinstance(old, dict) and isinstance(new, dict):
         for key in old:

@@ -55,7 +55,7 @@ def on_rejection(paths: SessionPaths, events: EventLog, agent: str, problems: li
         from orchestrator.memory.store import MemoryStore
 
         best = MemoryStore().best({sig.id for _, sig in pairs}, PER_PROBLEM)
-        known = []
+        known: list[dict[str, Any]] = []
         for problem, sig in pairs:
             if sig.id in best and len(known) < MAX_ANNOTATED:
                 known.append({"file": problem.file, "pointer": problem.pointer, "rule": problem.rule,

@@ -90,8 +90,8 @@ def signature_of(problem: Problem, constraint: ConstraintLookup | None = None) -
             parts.append(("constraint", constraint(shape)))
         return Signature("shacl", file, problem.rule, tuple(parts))
     if problem.rule.startswith("schema."):
-        parts = [("keyword", problem.rule.removeprefix("schema.")), ("schema_path", str(details.get("schema_path") or "")),
-                 ("at", general_path(problem.pointer))]
+        parts = [("keyword", problem.rule.removeprefix("schema.")),
+                 ("schema_path", str(details.get("schema_path") or "")), ("at", general_path(problem.pointer))]
         if problem.rule == "schema.required" and details.get("field"):
             parts.append(("field", str(details["field"])))
         return Signature("schema", file, problem.rule, tuple(parts))
