@@ -98,7 +98,9 @@ def test_problems_without_parsed_content_have_no_signature() -> None:
 # -- diffs --------------------------------------------------------------------------------
 def test_general_path_drops_indices_and_unescapes() -> None:
     assert general_path("/claims/3/evidence/0/snippet") == "claims[].evidence[].snippet"
-    assert general_path("/extra/a~1b") == "extra.a/b"
+    assert general_path("/extra/a~1b/key_2") == "extra.*.key_2"  # only plain field names are kept
+    assert general_path("/extra/sk-ant-secret value") == "extra.*"
+    assert general_path("/extra/sk-ant-abcdefgh12345") == "extra.*"
     assert general_path("") == ""
 
 

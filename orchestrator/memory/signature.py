@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.problems import Problem
+from orchestrator.redact import redact
 
 #: Rule prefixes whose problems can be learnt from: the artifact parsed, so a diff is possible.
 _GENERIC_PREFIXES = ("reference.", "source_text.", "merge.", "citation.", "report.")
@@ -54,6 +55,8 @@ class Signature:
 
 
 _INDEX = re.compile(r"^\d+$")
+#: A field name kept as written; any other key (free-form ``extra`` keys may hold anything) is ``*``.
+_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 
 
 def general_path(pointer: str) -> str:
@@ -64,7 +67,7 @@ def general_path(pointer: str) -> str:
         if _INDEX.match(part):
             out += "[]"
         else:
-            out += ("." if out else "") + part
+            out += ("." if out else "") + (part if _FIELD.match(part) and redact(part) == part else "*")
     return out
 
 
