@@ -148,7 +148,8 @@ def test_repair_for_keeps_the_edits_at_the_problem_and_leaves_others_out() -> No
 def test_a_fix_in_session_a_is_offered_in_session_b_with_counts(tmp_path: Path) -> None:
     a = new_session(tmp_path / "a")
     rejected_problems(a, "web", bad_doi("S1", "One"))
-    assert "known_repairs" not in retry(a, "web")  # the memory starts empty
+    first_doc = retry(a, "web")
+    assert "known_repairs" not in first_doc  # the memory starts empty
     assert (a.state / "memory" / "web.pending.json").is_file()  # the rejected copy is kept
     assert resubmit(a, "web", good_doi("S1", "One")) == "merged"
     assert not (a.state / "memory" / "web.pending.json").exists()
@@ -165,6 +166,12 @@ def test_a_fix_in_session_a_is_offered_in_session_b_with_counts(tmp_path: Path) 
     assert repair["repair"] == "sources[].doi: prefix removed"
     assert (repair["uses"], repair["successes"]) == (1, 1)
     assert repair["text"] == "this was fixed before by sources[].doi: prefix removed, 1 of 1 times"
+    from agents.claude import known_repair_lines
+
+    said = known_repair_lines(doc)  # what a Claude agent's retry prompt shows
+    assert said[-1] == ("- artifacts/scholar/sources.json at /sources/0/doi: this was fixed before by "
+                        "sources[].doi: prefix removed, 1 of 1 times")
+    assert known_repair_lines(first_doc) == []
     assert resubmit(b, "scholar", good_doi("P7", "Other")) == "merged"
 
     (item,) = MemoryStore().items()
