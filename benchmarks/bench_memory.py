@@ -17,7 +17,8 @@ Figures printed:
 * memory filled - a training set (other ids and values, same defect classes) is replayed
   first, then the same test set with the memory it left.
 Retries per successful merge = resubmissions after rejections / merges (1.0 is the minimum:
-the recorded defect is always rejected once).
+the recorded defect is always rejected once). Last, the cost of the memory itself with
+``--items`` items: a lookup by signature, recording one repair, reading the file cold.
 """
 
 from __future__ import annotations
@@ -228,6 +229,29 @@ def replay(workdir: Path, label: str, cases: list[tuple[str, Files]], fresh_memo
     return tallies
 
 
+def store_costs(folder: Path, items: int, repeat: int = 9) -> tuple[float, float, float]:
+    """Median seconds of a lookup (SPARQL by signature), of one recorded repair, and of a cold parse."""
+    import statistics
+
+    from orchestrator.memory.signature import Signature
+
+    store = MemoryStore(folder)
+    sigs = [Signature("rule", "claims.json", f"reference.r{n}", (("at", f"claims[].f{n}"),)) for n in range(items)]
+    store.record([(sig, f"claims[].f{n}: added") for n, sig in enumerate(sigs)], "bench", "2026-01-01T00:00:00Z")
+    lookups, records = [], []
+    for n in range(repeat):
+        started = time.perf_counter()
+        store.best([sigs[n].id, sigs[-n - 1].id])
+        lookups.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        store.record([(sigs[n], "claims[].x: removed")], "bench", "2026-01-01T00:00:01Z")
+        records.append(time.perf_counter() - started)
+    MemoryStore._cache.clear()
+    started = time.perf_counter()
+    store.graph()
+    return statistics.median(lookups), statistics.median(records), time.perf_counter() - started
+
+
 def _ratio(tallies: dict[str, Tally]) -> tuple[float, int, int, int]:
     merges = sum(t.merges for t in tallies.values())
     retries = sum(t.retries for t in tallies.values())
@@ -247,6 +271,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-class", type=int, default=4, help="instances per defect class (default 4)")
     parser.add_argument("--seed", type=int, default=12, help="seed of the test set; training uses seed+1")
+    parser.add_argument("--items", type=int, default=1000, help="items of the memory whose costs are timed")
     parser.add_argument("--keep", action="store_true", help="keep the temporary sessions and memories")
     args = parser.parse_args()
     test = recorded_set(args.seed, args.per_class)
@@ -258,6 +283,7 @@ def main() -> None:
         replay(workdir, "training", training, fresh_memory=False)
         items = len(MemoryStore().items())
         filled = replay(workdir, "filled", test, fresh_memory=False)
+        lookup, record, parse = store_costs(workdir / "memories" / "large", args.items)
         if args.keep:
             print(f"kept {workdir}")
     print(f"recorded set: {len(DEFECTS)} defect classes x {args.per_class} instances = {len(test)} agents "
@@ -269,6 +295,9 @@ def main() -> None:
         ratio, retries, merges, failures = _ratio(tallies)
         print(f"{label:<14}: {ratio:.2f} retries per successful merge ({retries} retries, {merges} merges, "
               f"{failures} gave up)")
+    print(f"memory of {args.items} items: lookup {lookup * 1000:.0f} ms, record one repair {record * 1000:.0f} ms "
+          f"(median), first read {parse * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs")
     print(f"elapsed {time.perf_counter() - started:.1f} s")
 
 

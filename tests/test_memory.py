@@ -179,7 +179,7 @@ def test_a_fix_in_session_a_is_offered_in_session_b_with_counts(tmp_path: Path) 
     assert sorted(item.sessions) == sorted([json.loads(a.session_json.read_text())["id"],
                                            json.loads(b.session_json.read_text())["id"]])
     text = MemoryStore().path.read_text()
-    assert "prov:wasDerivedFrom" in text and "doi.org" not in text and "Other" not in text
+    assert "<http://www.w3.org/ns/prov#wasDerivedFrom>" in text and "doi.org" not in text and "Other" not in text
 
 
 def test_a_different_repair_of_the_same_signature_counts_against_the_first(tmp_path: Path) -> None:
