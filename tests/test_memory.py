@@ -276,3 +276,17 @@ def test_a_damaged_memory_is_reported_and_never_breaks_a_merge(tmp_path: Path) -
     assert "Traceback" not in result.output
     assert CliRunner().invoke(main, ["memory", "forget", "--all"]).exit_code == 0
     assert MemoryStore().items() == []
+
+
+def test_an_unusable_memory_folder_is_a_warning_not_a_failed_merge(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the memory folder belongs")
+    monkeypatch.setenv(MEMORY_DIR_ENV, str(blocker / "memory"))
+    paths = new_session(tmp_path)
+    rejected_problems(paths, "web", bad_doi("S1", "One"))
+    assert resubmit(paths, "web", good_doi("S1", "One")) == "merged"
+    reading, recording = [e["message"] for e in read_events(paths.events) if e["type"] == "memory.failed"]
+    assert "reading the repair memory" in reading and "recording the repair" in recording
+    assert "merge proceeds" in recording and "not-a-folder" in recording
+    assert not (paths.state / "memory" / "web.pending.json").exists()

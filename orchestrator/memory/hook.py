@@ -49,21 +49,29 @@ def on_rejection(paths: SessionPaths, events: EventLog, agent: str, problems: li
     """
     try:
         pairs = _signatures(problems)
-        if not pairs:
-            return
+    except Exception as exc:
+        _warn(events, agent, "computing the signatures of the problems", exc)
+        return
+    if not pairs:
+        return
+    try:
         _remember_pending(paths, agent, pairs, files)
+    except Exception as exc:  # the lesson is lost, the advice below still helps
+        _warn(events, agent, "keeping a copy of the rejected files", exc)
+    try:
         from orchestrator.memory.store import MemoryStore
 
         best = MemoryStore().best({sig.id for _, sig in pairs}, PER_PROBLEM)
-        known: list[dict[str, Any]] = []
+        known: dict[tuple[str | None, str, str], dict[str, Any]] = {}
         for problem, sig in pairs:
-            if sig.id in best and len(known) < MAX_ANNOTATED:
-                known.append({"file": problem.file, "pointer": problem.pointer, "rule": problem.rule,
-                              "signature": sig.describe(),
-                              "repairs": [{"id": i.id, "repair": i.repair, "uses": i.uses,
-                                           "successes": i.successes, "text": i.sentence()} for i in best[sig.id]]})
+            where = (problem.file, problem.pointer, problem.rule)
+            if sig.id in best and where not in known and len(known) < MAX_ANNOTATED:
+                known[where] = {"file": problem.file, "pointer": problem.pointer, "rule": problem.rule,
+                                "signature": sig.describe(),
+                                "repairs": [{"id": i.id, "repair": i.repair, "uses": i.uses, "successes": i.successes,
+                                             "text": i.sentence()} for i in best[sig.id]]}
         if known:
-            instructions["known_repairs"] = known
+            instructions["known_repairs"] = list(known.values())
     except Exception as exc:
         _warn(events, agent, "reading the repair memory for the retry instructions", exc)
 
