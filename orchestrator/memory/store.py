@@ -127,6 +127,8 @@ class MemoryStore:
         from rdflib import Literal
 
         graph = self.graph()
+        if not len(graph):
+            return []  # no query to compile: an empty memory costs nothing
         if signature_ids is None:
             values = ""
         else:
