@@ -41,11 +41,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from orchestrator.commit.processor import Processor  # noqa: E402
 from orchestrator.memory import MEMORY_DIR_ENV  # noqa: E402
 from orchestrator.memory.store import MemoryStore  # noqa: E402
-from orchestrator.paths import SessionPaths  # noqa: E402
-from orchestrator.pipeline import Processor  # noqa: E402
-from orchestrator.session import create_session  # noqa: E402
+from orchestrator.model.layout import SessionPaths  # noqa: E402
+from orchestrator.session.record import create_session  # noqa: E402
 
 Files = dict[str, Any]
 MISSING = object()

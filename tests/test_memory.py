@@ -11,16 +11,16 @@ import pytest
 from click.testing import CliRunner
 
 from orchestrator.cli import main
-from orchestrator.events import read_events
+from orchestrator.commit.processor import Processor
+from orchestrator.contract.schemas import SchemaRegistry
 from orchestrator.memory import MEMORY_DIR_ENV, memory_dir
 from orchestrator.memory.diff import Change, diff, repair_for
 from orchestrator.memory.signature import Signature, general_path, shapes_constraint_lookup, signature_of
 from orchestrator.memory.store import MemoryStore
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.problems import Problem
-from orchestrator.schemas import SchemaRegistry
-from orchestrator.session import create_session
+from orchestrator.model.layout import SessionPaths
+from orchestrator.model.problems import Problem
+from orchestrator.session.events import read_events
+from orchestrator.session.record import create_session
 from tests.conftest import merge_pending, sample_source, write_artifacts
 
 

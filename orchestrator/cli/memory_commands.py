@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from orchestrator.cli.app import emit_json, friendly, json_option, main
-from orchestrator.errors import UsageError
+from orchestrator.model.errors import UsageError
 
 if TYPE_CHECKING:
     from orchestrator.memory.store import MemoryStore, RepairItem

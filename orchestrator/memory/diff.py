@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.memory.signature import general_path
-from orchestrator.problems import pointer_join
+from orchestrator.model.problems import pointer_join
 
 #: Stop describing after this many changes: a rewrite of the whole file teaches nothing precise.
 MAX_CHANGES = 200

@@ -20,13 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.atomic import atomic_write_json
-from orchestrator.events import EventLog
-from orchestrator.ids import iso_timestamp
 from orchestrator.memory.diff import diff, repair_for
 from orchestrator.memory.signature import Signature, signature_of
-from orchestrator.paths import SessionPaths
-from orchestrator.problems import Problem
+from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.layout import SessionPaths
+from orchestrator.model.problems import Problem
+from orchestrator.session.atomic import atomic_write_json
+from orchestrator.session.events import EventLog
 
 #: Bounds on what one agent's pending record keeps.
 MAX_ENTRIES = 100
@@ -86,7 +86,7 @@ def on_merge(paths: SessionPaths, events: EventLog, agent: str, raw: Mapping[str
         resolved = _resolve(data, raw)
         if resolved:
             from orchestrator.memory.store import MemoryStore
-            from orchestrator.session import load_session
+            from orchestrator.session.record import load_session
 
             session_id = str(load_session(paths).get("id", paths.root.name))
             learned = MemoryStore().record(resolved, session_id, iso_timestamp())

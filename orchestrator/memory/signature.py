@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.problems import Problem
-from orchestrator.redact import redact
+from orchestrator.model.problems import Problem
+from orchestrator.model.redact import redact
 
 #: Rule prefixes whose problems can be learnt from: the artifact parsed, so a diff is possible.
 _GENERIC_PREFIXES = ("reference.", "source_text.", "merge.", "citation.", "report.")
@@ -105,7 +105,7 @@ def signature_of(problem: Problem, constraint: ConstraintLookup | None = None) -
 
 def shapes_constraint_lookup() -> ConstraintLookup:
     """Read sh:datatype / sh:class / sh:nodeKind of a shape from the packaged shapes graph."""
-    from orchestrator.shacl import SH, shapes
+    from orchestrator.rdf.shacl import SH, shapes
 
     graph = shapes().graph
     cache: dict[str, str] = {}

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
-from orchestrator.atomic import atomic_write_bytes
-from orchestrator.errors import StoreError
 from orchestrator.memory import memory_dir
 from orchestrator.memory.signature import Signature
+from orchestrator.model.errors import StoreError
+from orchestrator.session.atomic import atomic_write_bytes
 
 if TYPE_CHECKING:
     from rdflib import Graph
