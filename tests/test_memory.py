@@ -21,7 +21,7 @@ from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
 from orchestrator.session.events import read_events
 from orchestrator.session.record import create_session
-from tests.conftest import merge_pending, sample_source, write_artifacts
+from tests.conftest import merge_pending, sample_claim, sample_source, store_text, write_artifacts
 
 
 def new_session(root: Path) -> SessionPaths:
@@ -180,6 +180,25 @@ def test_a_fix_in_session_a_is_offered_in_session_b_with_counts(tmp_path: Path) 
                                            json.loads(b.session_json.read_text())["id"]])
     text = MemoryStore().path.read_text()
     assert "<http://www.w3.org/ns/prov#wasDerivedFrom>" in text and "doi.org" not in text and "Other" not in text
+
+
+def test_a_requoted_snippet_is_remembered_as_an_edit_kind_without_the_text(tmp_path: Path) -> None:
+    def claims(sha: str, snippet: str) -> dict[str, Any]:
+        return {"sources.json": {"sources": [sample_source(content_sha256=sha)]},
+                "claims.json": {"claims": [sample_claim(priority="high", evidence=[
+                    {"source_id": "S1", "snippet": snippet, "locator": {"page": 2}}])]}}
+
+    text = "Page one.\fThe measured latency was 12 ms on average across runs."
+    for n in range(2):
+        paths = new_session(tmp_path / str(n))
+        sha = store_text(paths, text)
+        problems = rejected_problems(paths, "web", claims(sha, "latency was 40 ms at the median"))
+        assert problems[0].rule.startswith("shacl.")
+        assert resubmit(paths, "web", claims(sha, "latency was 12 ms on average")) == "merged"
+    (item,) = MemoryStore().items()
+    assert item.repair == "claims[].evidence[].snippet: replaced" and (item.uses, item.successes) == (2, 2)
+    stored = MemoryStore().path.read_text()
+    assert "latency" not in stored and "12 ms" not in stored and "HighPriorityClaimShape" in stored
 
 
 def test_a_different_repair_of_the_same_signature_counts_against_the_first(tmp_path: Path) -> None:
