@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("run",),
     ("report", "commit"),
+    ("memory",),
     ("session",),
     ("rdf",),
     ("graph", "contract"),

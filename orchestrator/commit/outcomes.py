@@ -18,6 +18,7 @@ from typing import Any
 from orchestrator.commit import locks
 from orchestrator.commit.retry import build_retry_instructions
 from orchestrator.contract.artifacts import ArtifactSet
+from orchestrator.memory.hook import on_merge, on_rejection
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import AGENT_NAME_RE, SessionPaths
 from orchestrator.model.problems import Problem, errors
@@ -62,6 +63,8 @@ def apply_outcome(
         except OSError as exc:  # the archive is a readable copy of the ledger: its failure must not wedge the lock
             events.emit("archive.failed", f"{agent}: the readable copy in .cconductor/archive/ could not be "
                         f"written ({exc.strerror or exc}); the ledger holds the merge", agent=agent)
+        if outcome.status == "merged" and record is not None:
+            on_merge(paths, events, agent, record["raw"])  # never raises: a failure is a warning event
         locks.consume(paths, agent)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(paths.retry_instructions(agent))
@@ -78,6 +81,8 @@ def apply_outcome(
             agent, outcome.attempt or 1, max_attempts, outcome.problems,
             artifact_set.sizes if artifact_set else {},
         )
+        on_rejection(paths, events, agent, outcome.problems,  # never raises: adds known_repairs if any
+                     {f.rel: f.data for f in artifact_set.files} if artifact_set else {}, instructions)
         try:
             atomic_write_json(paths.retry_instructions(agent), instructions)
         finally:  # even if the instructions cannot be written, the rejection is final: never re-judged for ever
