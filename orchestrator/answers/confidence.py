@@ -2,7 +2,9 @@
 
 * Support of a sentence by a passage: exact (the sentence occurs in the passage on word boundaries,
   in the normal form of :mod:`orchestrator.textnorm`, as :func:`orchestrator.evidence.verify_snippet`
-  checks evidence) is 1.0; approximate is 0.5-0.9, linear in the similarity from 60 to 100; below 60,
+  checks evidence) is 1.0; approximate is 0.5-0.9, linear in the similarity from 60 to 100
+  (:func:`similarity_of`: 60% the share of the sentence's stemmed content terms found in the passage,
+  40% rapidfuzz's partial alignment); below 60,
   or when the sentence has a number or a negation the passage lacks, it is not found: 0.0.
 * An inferred relation over ``L`` steps (alias / same-as links and relationships, at most
   :data:`MAX_STEPS`): a direct relationship (``L = 1``) is 1.0; ``L >= 2`` scores
@@ -20,8 +22,9 @@ from collections.abc import Iterable, Sequence
 from rapidfuzz import fuzz
 
 from orchestrator.answers.model import Part, Passage
+from orchestrator.answers.terms import coverage
 from orchestrator.evidence import verify_snippet
-from orchestrator.textnorm import NEGATIONS, critical_tokens, normalize, words
+from orchestrator.textnorm import critical_tokens, normalize, words
 
 EXACT = 1.0
 APPROX_MIN, APPROX_MAX = 0.5, 0.9
@@ -30,6 +33,8 @@ MIN_SIMILARITY = 60.0
 FLAG_BELOW = 0.5
 DROP_BELOW = 0.3
 MAX_STEPS = 5
+#: Weight of content-term coverage in the similarity (the rest is rapidfuzz's partial alignment).
+COVERAGE_WEIGHT = 0.6
 FIRST_INFERRED, STEP_DECAY = 0.9, 0.8
 _TRAILING = re.compile(r"[\s.;:!?,]+$")
 
@@ -48,14 +53,31 @@ def inferred(steps: int) -> float:
 
 
 def _missing_critical(sentence: str, passage: str) -> list[str]:
-    """Numbers and negations of the sentence that the passage never uses (they flip what it says)."""
-    numbers, _, _ = critical_tokens(sentence)
+    """Numbers of the sentence the passage never uses, or a negation only one side of the aligned text has.
+
+    Either flips what the sentence says: "40 megawatts" is not "90 megawatts", "does not require" is
+    not "does require". Both texts are in normal form.
+    """
+    numbers, _, negations = critical_tokens(sentence)
     have_numbers, _, _ = critical_tokens(passage)
-    missing = [n for n in numbers if n not in have_numbers]
-    passage_words = set(words(passage))
-    negated = {w for w in words(sentence) if w in NEGATIONS} | ({"not"} if "n't" in sentence else set())
-    has_negation = bool(passage_words & NEGATIONS) or "n't" in passage
-    return missing + (sorted(negated) if negated and not has_negation else [])
+    missing = [f"the number {n}" for n in numbers if n not in have_numbers]
+    alignment = fuzz.partial_ratio_alignment(sentence, passage)
+    if alignment is not None:
+        start, end = alignment.dest_start, alignment.dest_end
+        while start > 0 and passage[start - 1] != " ":
+            start -= 1
+        while end < len(passage) and passage[end] != " ":
+            end += 1
+        aligned = critical_tokens(passage[start:end])[2]
+        if bool(aligned) != bool(negations):
+            missing.append("a negation (" + ", ".join(sorted(set(aligned or negations))) + ")")
+    return missing
+
+
+def similarity_of(sentence: str, passage: str) -> float:
+    """0-100: mostly the share of the sentence's content terms the passage uses, partly their alignment."""
+    return COVERAGE_WEIGHT * 100 * coverage(sentence, passage) + (1 - COVERAGE_WEIGHT) * fuzz.partial_ratio(
+        sentence, passage)
 
 
 def _where(passage: Passage) -> str:
@@ -75,9 +97,9 @@ def support(sentence: str, passages: Sequence[Passage]) -> tuple[Part, Passage |
         other = normalize(passage.text)
         missing = _missing_critical(norm, other)
         if missing:
-            part = Part("support", 0.0, f"not found: {', '.join(missing)} of the sentence is not in {_where(passage)}")
+            part = Part("support", 0.0, f"not found: {'; '.join(missing)} differs from {_where(passage)}")
         else:
-            similarity = 0.5 * fuzz.token_set_ratio(norm, other) + 0.5 * fuzz.partial_ratio(norm, other)
+            similarity = similarity_of(norm, other)
             if check.verified:
                 similarity = max(similarity, check.score)
             if similarity >= MIN_SIMILARITY:

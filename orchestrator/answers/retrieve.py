@@ -1,6 +1,6 @@
 """What the graph holds about a question: BM25 over claims and their verified passages, then SPARQL.
 
-1. BM25 (``bm25s`` with the Snowball stemmer) ranks every claim (statement and verified passages),
+1. BM25 (``bm25s``, terms of :mod:`orchestrator.answers.terms`) ranks every claim (statement and verified passages),
    entity (names, description) and relationship (its ends and predicate). An item counts only when
    it matches enough of the question's content terms (:data:`MIN_COVERAGE`), so a question the
    session never researched finds nothing rather than the least bad match.
@@ -14,37 +14,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from orchestrator.answers import sparql
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.model import ContextItem, Retrieved
+from orchestrator.answers.terms import STOPWORDS, content_terms
 from orchestrator.paths import SessionPaths
 
 #: Share of the question's content terms an item must contain to be relevant.
 MIN_COVERAGE = 0.4
 MAX_CLAIMS, MAX_ENTITIES, MAX_RELATIONSHIPS = 8, 4, 4
-_QUESTION_WORDS = frozenset(
-    "how what which why when where who whom whose does do did is are was were can could should would "
-    "have has had there their about tell me explain describe session".split()
-)
-
-
-@cache
-def _stemmer() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
 
 
 def terms(texts: list[str]) -> list[list[str]]:
     """Stemmed content terms of each text (the tokenisation of the BM25 index)."""
-    import bm25s
-
-    stem = _stemmer()
-    plain = bm25s.tokenize(texts, stopwords="en", show_progress=False, return_ids=False)
-    return [[stem.stemWord(t) for t in tokens if t not in _QUESTION_WORDS] for tokens in plain]
+    return [content_terms(text) for text in texts]
 
 
 @dataclass
@@ -167,6 +152,6 @@ def _raw_words(question: str) -> list[str]:
     out = []
     for word in question.lower().replace("-", " ").split():
         word = "".join(ch for ch in word if ch.isalnum())
-        if len(word) >= 4 and word not in _QUESTION_WORDS:
+        if len(word) >= 4 and word not in STOPWORDS:
             out.append(word)
     return list(dict.fromkeys(out))

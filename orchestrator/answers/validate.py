@@ -3,8 +3,8 @@
 For each ``[@node]``: the node exists (directly or as a merged duplicate's id); its evidence is
 verified; the sentence is supported by the node's passage (claims), names the node (entities),
 or names both ends of it (relationships). Entities cited together in one sentence are taken to be
-related: the shortest chain of verified relationships between them is the relation part, with its
-trace. Confidence arithmetic is in :mod:`orchestrator.answers.confidence`.
+related: the shortest chain of verified relationships between consecutive ones is a part of both
+citations, and its steps are the trace of the later one. Confidence arithmetic is in :mod:`orchestrator.answers.confidence`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ class Citation:
             return "unknown-node"
         if self.confidence == 0.0:
             return "not-found"
-        if len(self.trace) > 1 or any(s.relation == "same-as" for s in self.trace):
+        if any(s.relation == "same-as" for s in self.trace) or any(
+                p.check == "relation" and p.confidence < conf.EXACT for p in self.parts):
             return "inferred"
         return "exact" if self.confidence == conf.EXACT else "approximate"
 
@@ -160,12 +161,14 @@ class Validator:
         steps = self.relations.path(before.node_id, after.node_id)
         a, b = self.index.name(before.node_id), self.index.name(after.node_id)
         if steps is None:
-            after.parts.append(Part("relation", 0.0, f"no chain of at most {conf.MAX_STEPS} verified relationships "
-                                                     f"links {a!r} and {b!r}"))
-            return
-        after.trace.extend(steps)
-        how = "stated directly" if len(steps) == 1 else f"inferred over {len(steps)} steps"
-        after.parts.append(Part("relation", conf.inferred(len(steps)), f"{a!r} to {b!r}: {how}"))
+            part = Part("relation", 0.0, f"no chain of at most {conf.MAX_STEPS} verified relationships links {a!r} "
+                                         f"and {b!r}")
+        else:
+            how = "stated directly" if len(steps) == 1 else f"inferred over {len(steps)} steps"
+            part = Part("relation", conf.inferred(len(steps)), f"{a!r} to {b!r}: {how}")
+            after.trace.extend(steps)
+        before.parts.append(part)  # the sentence asserts the relation: both ends rest on it
+        after.parts.append(part)
 
 
 def _evidence(count: int, what: str) -> Part:
