@@ -13,9 +13,12 @@ from orchestrator.answers.sentences import split_sentences
 
 MAX_SENTENCES = 3
 MIN_WORDS = 4
+#: A claim joins the answer when its sentence shares this share of the best sentence's question terms.
+RELATIVE_OVERLAP = 0.75
 
 
-def _best_sentence(item: ContextItem, wanted: set[str]) -> str | None:
+def _best_sentence(item: ContextItem, wanted: set[str]) -> tuple[int, str] | None:
+    """The passage sentence sharing most question terms (the shorter on a tie), with that count."""
     best: tuple[int, int, str] | None = None
     for passage in item.passages:
         for sentence in split_sentences(" ".join(passage.text.split())):
@@ -24,7 +27,7 @@ def _best_sentence(item: ContextItem, wanted: set[str]) -> str | None:
             overlap = len(wanted & set(terms([sentence])[0]))
             if best is None or (overlap, -len(sentence)) > (best[0], best[1]):
                 best = (overlap, -len(sentence), sentence)
-    return best[2] if best else None
+    return (best[0], best[2]) if best else None
 
 
 class OfflineComposer:
@@ -34,9 +37,11 @@ class OfflineComposer:
         wanted = set(terms([retrieved.question])[0])
         lines: list[str] = []
         seen: set[str] = set()
-        for item in (i for i in retrieved.items if i.kind == "claim"):
-            sentence = _best_sentence(item, wanted)
-            if sentence and sentence not in seen:
+        candidates = [(found, item) for item in retrieved.items if item.kind == "claim"
+                      for found in [_best_sentence(item, wanted)] if found]
+        top = max((found[0] for found, _ in candidates), default=0)
+        for (overlap, sentence), item in candidates:
+            if overlap >= RELATIVE_OVERLAP * top and sentence not in seen:
                 seen.add(sentence)
                 lines.append(f"{sentence.rstrip('.')} [@{item.id}].")
             if len(lines) >= MAX_SENTENCES:
