@@ -3,12 +3,12 @@
 The context (claims with their verified passages, entities, relationships) is quoted to the model
 as untrusted data; the model must end every sentence with markers naming the items it rests on.
 Whatever it writes is validated afterwards by the orchestrator, marker by marker, so an invented
-id or an unsupported sentence is dropped, not trusted. The call is priced into ``costs.jsonl``.
+id or an unsupported sentence is dropped, not trusted. The call is priced into ``costs.jsonl``
+and logged (redacted) in ``logs/ask.log``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from agents.claude.client import ClaudeClient, ClaudeError
 from agents.claude.config import ClaudeConfig, load_config
 from agents.claude.structured import untrusted
 from orchestrator.answers.model import AnswerError, Draft, Retrieved
+from orchestrator.paths import SessionPaths
 
 AGENT = "ask"
 NOT_FOUND_REPLY = "NOT FOUND"
@@ -52,17 +53,21 @@ class ClaudeComposer:
         self.api_key = api_key
 
     def compose(self, retrieved: Retrieved) -> Draft:
-        client = ClaudeClient(
-            config=self.config, settings=self.config.settings_for("research", AGENT), session_root=self.session_root,
-            agent=AGENT, attempt=1, http_client=self.http_client, api_key=self.api_key, log=sys.stderr,
-        )
-        user = f"Question: {retrieved.question}\n\nContext items:\n" + untrusted("graph", context_text(retrieved))
-        try:
-            message = client.create(purpose="answer", system=SYSTEM, messages=[{"role": "user", "content": user}])
-        except ClaudeError as exc:
-            raise AnswerError(f"Claude could not answer: {exc}") from None
-        finally:
-            client.close()
+        logs = SessionPaths(self.session_root).logs
+        logs.mkdir(exist_ok=True)
+        with open(logs / f"{AGENT}.log", "a", encoding="utf-8") as log:  # the client's request log, redacted
+            client = ClaudeClient(
+                config=self.config, settings=self.config.settings_for("research", AGENT),
+                session_root=self.session_root, agent=AGENT, attempt=1, http_client=self.http_client,
+                api_key=self.api_key, log=log,
+            )
+            user = f"Question: {retrieved.question}\n\nContext items:\n" + untrusted("graph", context_text(retrieved))
+            try:
+                message = client.create(purpose="answer", system=SYSTEM, messages=[{"role": "user", "content": user}])
+            except ClaudeError as exc:
+                raise AnswerError(f"Claude could not answer: {exc}") from None
+            finally:
+                client.close()
         stop = getattr(message, "stop_reason", None)
         if stop == "refusal":
             raise AnswerError("Claude refused to answer this question (stop_reason 'refusal'); rephrase it, "
