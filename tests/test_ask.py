@@ -20,10 +20,10 @@ from orchestrator.answers.validate import Validator
 from orchestrator.cli import main
 from orchestrator.paths import SessionPaths
 from orchestrator.schemas import SchemaRegistry
-from tests.helpers.agent_writer import artifact_files, source_text
-from tests.helpers.ask_session import A, B, PAGE_2, reactor_session
-from tests.conftest import merge_pending, store_text, write_artifacts
 from orchestrator.session import create_session
+from tests.conftest import merge_pending, store_text, write_artifacts
+from tests.helpers.agent_writer import artifact_files, source_text
+from tests.helpers.ask_session import PAGE_2, A, B, reactor_session
 
 COOLED = "How is the Lumen reactor cooled?"
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")

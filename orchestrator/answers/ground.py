@@ -12,7 +12,7 @@ from typing import Any
 from orchestrator.answers.confidence import weighted_mean
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.model import Draft, Retrieved
-from orchestrator.answers.validate import Citation, CheckedSentence
+from orchestrator.answers.validate import CheckedSentence, Citation
 from orchestrator.ids import iso_timestamp
 
 NOT_FOUND = "Not found in this session."

@@ -47,7 +47,8 @@ def _documents(index: NodeIndex) -> list[_Doc]:
             docs.append(_Doc(claim_id, "claim", " ".join([str(claim.get("statement") or "")]
                                                          + [p.text for p in passages])))
     for entity_id, entity in index.entities.items():
-        docs.append(_Doc(entity_id, "entity", " ".join([*index.names(entity_id), str(entity.get("description") or "")])))
+        names = " ".join([*index.names(entity_id), str(entity.get("description") or "")])
+        docs.append(_Doc(entity_id, "entity", names))
     for rel_id, rel in index.relationships.items():
         text = f"{index.name(str(rel.get('subject')))} {rel.get('predicate')} {index.name(str(rel.get('object')))}"
         docs.append(_Doc(rel_id, "relationship", text))
@@ -109,7 +110,8 @@ class Retriever:
             seeds += self._canonical(self.store().select(sparql.entities_named(_raw_words(question))))
             seeds = list(dict.fromkeys(seeds))
             floor = min(s for _, s in picked.values()) * 0.5
-            for query, kind in ((sparql.claims_about(seeds), "claim"), (sparql.relationships_of(seeds), "relationship")):
+            queries = ((sparql.claims_about(seeds), "claim"), (sparql.relationships_of(seeds), "relationship"))
+            for query, kind in queries:
                 for node_id in self._canonical(self.store().select(query)) if seeds else []:
                     if node_id not in picked and (kind != "claim" or self.index.passages(node_id)):
                         picked[node_id] = (kind, floor)

@@ -12,10 +12,11 @@ from typing import Any
 from orchestrator.textnorm import normalize, words
 
 STOPWORDS = frozenset(
-    "a an and are as at be been being but by can could did do does for from had has have how i if in into is it "
-    "its me of on or our should so such than that the their them then there these they this those to was we "
-    "were what when where which who whom whose why will with would you your about explain describe tell "
-    "session also".split()
+    {"a", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can", "could", "did", "do", "does",
+     "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "of", "on",
+     "or", "our", "should", "so", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+     "this", "those", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "whose", "why",
+     "will", "with", "would", "you", "your", "about", "explain", "describe", "tell", "session", "also"}
 )
 
 

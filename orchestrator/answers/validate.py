@@ -4,13 +4,15 @@ For each ``[@node]``: the node exists (directly or as a merged duplicate's id); 
 verified; the sentence is supported by the node's passage (claims), names the node (entities),
 or names both ends of it (relationships). Entities cited together in one sentence are taken to be
 related: the shortest chain of verified relationships between consecutive ones is a part of both
-citations, and its steps are the trace of the later one. Confidence arithmetic is in :mod:`orchestrator.answers.confidence`.
+citations, and its steps are the trace of the later one. Confidence arithmetic is in
+:mod:`orchestrator.answers.confidence`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import pairwise
 
 from rapidfuzz import fuzz
 
@@ -87,7 +89,7 @@ class Validator:
         citations += [Citation(bad, None, None, [Part("exists", 0.0, f"{bad} is not a node marker ([@node-id])")])
                       for bad in sentence.malformed]
         entities = [c for c in citations if c.kind == "entity" and c.node_id]
-        for before, after in zip(entities, entities[1:], strict=False):
+        for before, after in pairwise(entities):
             self._relate(before, after)
         return CheckedSentence(sentence.text, citations)
 
@@ -147,7 +149,8 @@ class Validator:
             citation.parts.append(Part("mention", conf.EXACT, f"names {label!r}"))
         elif position is not None:
             citation.trace.append(Step(names[position], "same-as", label, entity_id))
-            citation.parts.append(Part("mention", conf.inferred(2), f"names {label!r} by its alias {names[position]!r}"))
+            alias = names[position]
+            citation.parts.append(Part("mention", conf.inferred(2), f"names {label!r} by its alias {alias!r}"))
         else:
             similarity = max((fuzz.partial_ratio(normalize(n), normalize(sentence)) for n in names), default=0.0)
             if similarity >= conf.MIN_SIMILARITY and names:
