@@ -203,9 +203,13 @@ def test_all_asks_every_session(sessions: Path, reactor: SessionPaths) -> None:
     assert by_session[reactor.root.name]["found"] is True
     assert by_session[other.root.name]["found"] is False
     assert all(schema_problems(d) == [] for d in doc["answers"])
+    empty = create_session(sessions, "nothing merged yet")
     code, out, _ = ask(sessions, "--all", "Is fact 2 about fact-agent true?", "--json")
-    assert {d["session"]: d["found"] for d in json.loads(out)["answers"]} == {
-        reactor.root.name: False, other.root.name: True}
+    doc = json.loads(out)
+    assert code == 0
+    assert {d["session"]: d["found"] for d in doc["answers"]} == {reactor.root.name: False, other.root.name: True}
+    assert [s["session"] for s in doc["skipped"]] == [empty.root.name]
+    assert "no knowledge graph yet" in doc["skipped"][0]["reason"]
 
 
 def test_rdflib_and_pyoxigraph_retrieve_the_same_nodes(reactor: SessionPaths) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
-from orchestrator.errors import UsageError
+from orchestrator.errors import SessionDamaged, UsageError
 
 
 def _backend(requested: str) -> str:
@@ -61,13 +61,22 @@ def ask(ctx: Context, session: str | None, question: str | None, all_sessions: b
         raise UsageError('the question is empty: cconductor ask SESSION "question"')
     chosen = _backend(backend)
     documents: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
     for paths in targets:
-        composer = composer_for(chosen, paths.root)
-        documents.append(ask_session(paths, question, composer, engine=engine))  # type: ignore[arg-type]
+        try:
+            composer = composer_for(chosen, paths.root)
+            documents.append(ask_session(paths, question, composer, engine=engine))  # type: ignore[arg-type]
+        except (UsageError, SessionDamaged) as exc:  # with --all, a session without a usable graph is skipped
+            if not all_sessions:
+                raise
+            skipped.append({"session": paths.root.name, "reason": str(exc)})
     if as_json:
         emit_json(documents[0] if not all_sessions else {
-            "question": question, "found": any(d["found"] for d in documents), "answers": documents})
+            "question": question, "found": any(d["found"] for d in documents), "answers": documents,
+            "skipped": skipped})
         return
     if chosen != backend and backend == "auto":
         click.echo(f"backend: {chosen}", err=True)
+    for item in skipped:
+        click.echo(f"skipped {item['session']}: {item['reason']}", err=True)
     click.echo("\n\n".join(render(d) for d in documents))
