@@ -25,6 +25,8 @@ from orchestrator.paths import SessionPaths
 #: Share of the question's content terms an item must contain to be relevant.
 MIN_COVERAGE = 0.4
 MAX_CLAIMS, MAX_ENTITIES, MAX_RELATIONSHIPS = 8, 4, 4
+#: Entities whose graph neighbourhood SPARQL expands (the best BM25 hits first).
+MAX_SEEDS = 12
 
 
 def terms(texts: list[str]) -> list[list[str]]:
@@ -108,7 +110,7 @@ class Retriever:
         seeds = [d.id for d, _ in ranked if d.kind == "entity"]
         if ranked:  # expand through the graph only from a question the session is about
             seeds += self._canonical(self.store().select(sparql.entities_named(_raw_words(question))))
-            seeds = list(dict.fromkeys(seeds))
+            seeds = list(dict.fromkeys(seeds))[:MAX_SEEDS]
             floor = min(s for _, s in picked.values()) * 0.5
             queries = ((sparql.claims_about(seeds), "claim"), (sparql.relationships_of(seeds), "relationship"))
             for query, kind in queries:

@@ -23,8 +23,18 @@ PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
 """
 
 
-def _values(ids: Iterable[str]) -> str:
-    return " ".join('"' + i.replace("\\", "\\\\").replace('"', '\\"') + '"' for i in ids)
+def _literal(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _union(ids: Iterable[str], pattern: str) -> str:
+    """``pattern`` once per id (``{id}`` replaced by the id's literal), joined by UNION.
+
+    One block per id with the id as a constant, rather than a VALUES table: rdflib joins VALUES
+    last, which made "claims about 2 entities" take 21 s at 10,000 triples (0.6 s this way).
+    """
+    blocks = [f"{{ {pattern.replace('{id}', _literal(i))} }}" for i in ids]
+    return " UNION ".join(blocks) or "{ FILTER(false) }"
 
 
 def entities_named(terms: Iterable[str]) -> str:
@@ -39,22 +49,17 @@ def entities_named(terms: Iterable[str]) -> str:
 
 def claims_about(entity_ids: Iterable[str]) -> str:
     """Claims about any of the entities, with at least one verified evidence item."""
-    return PREFIXES + f"""SELECT DISTINCT ?id WHERE {{
-  VALUES ?eid {{ {_values(entity_ids)} }}
-  ?e dcterms:identifier ?eid .
-  ?c a cc:Claim ; dcterms:subject ?e ; dcterms:identifier ?id ; cc:hasEvidence ?ev .
-  ?ev cc:verified true .
-}}"""
+    # (no "?c a cc:Claim": only claims have cc:hasEvidence, and rdflib evaluates the type pattern first)
+    pattern = ("?e dcterms:identifier {id} . ?c dcterms:subject ?e . ?c dcterms:identifier ?id ; "
+               "cc:hasEvidence ?ev . ?ev cc:verified true .")
+    return PREFIXES + f"SELECT DISTINCT ?id WHERE {{ {_union(entity_ids, pattern)} }}"
 
 
 def relationships_of(entity_ids: Iterable[str]) -> str:
     """Relationships with one of the entities as subject or object."""
-    return PREFIXES + f"""SELECT DISTINCT ?id WHERE {{
-  VALUES ?eid {{ {_values(entity_ids)} }}
-  ?e dcterms:identifier ?eid .
-  ?r a cc:Relationship ; dcterms:identifier ?id .
-  {{ ?r cc:subject ?e }} UNION {{ ?r cc:object ?e }}
-}}"""
+    pattern = ("?e dcterms:identifier {id} . ?r a cc:Relationship ; dcterms:identifier ?id . "
+               "{ ?r cc:subject ?e } UNION { ?r cc:object ?e }")
+    return PREFIXES + f"SELECT DISTINCT ?id WHERE {{ {_union(entity_ids, pattern)} }}"
 
 
 class SparqlStore:
