@@ -124,7 +124,7 @@ class Validator:
         assert citation.node_id
         claims = self.index.verified_claims(self.index.claims_of_entity.get(citation.node_id, ()))
         citation.parts.append(_evidence(len(claims), "verified claim(s) about it"))
-        citation.passage = self.index.passages(claims[0])[0] if claims else None
+        citation.passage = self._closest(sentence, claims)
         self._mention(sentence, citation.node_id, citation)
 
     def _relationship(self, sentence: str, citation: Citation) -> None:
@@ -132,7 +132,7 @@ class Validator:
         rel = self.index.relationships[citation.node_id]
         claims = self.index.verified_claims(rel.get("claim_ids"))
         citation.parts.append(_evidence(len(claims), "verified supporting claim(s)"))
-        citation.passage = self.index.passages(claims[0])[0] if claims else None
+        citation.passage = self._closest(sentence, claims)
         ends = []
         for end in (rel.get("subject"), rel.get("object")):
             resolved = self.index.resolve(str(end))
@@ -140,6 +140,11 @@ class Validator:
             if resolved and resolved[0] == "entity":
                 self._mention(sentence, resolved[1], citation)
         citation.trace.append(Step(ends[0], str(rel.get("predicate") or "related-to"), ends[1], citation.node_id))
+
+    def _closest(self, sentence: str, claim_ids: list[str]) -> Passage | None:
+        """The verified passage (of these claims) closest to the sentence, to quote with the citation."""
+        passages = [p for claim_id in claim_ids for p in self.index.passages(claim_id)]
+        return conf.support(sentence, passages)[1] or (passages[0] if passages else None)
 
     def _mention(self, sentence: str, entity_id: str, citation: Citation) -> None:
         names = self.index.names(entity_id)
