@@ -239,3 +239,15 @@ def test_help_imports_no_heavy_library() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_contradictions_are_read_tolerantly() -> None:
+    base = {"session": "s", "claims": [{"id": "a:C1", "statement": "x"}, {"id": "a:C2", "statement": "y"}]}
+    assert NodeIndex.build(base).contradictions_of({"a:C1"}) == []  # no key at all
+    assert NodeIndex.build({**base, "contradictions": None}).contradictions_of({"a:C1"}) == []
+    detected = {"id": "contradiction-1", "kind": "numeric", "sides": [{"claim_id": "a:C1"}, {"claim_id": "a:C2"}],
+                "claim_ids": "not a list"}
+    index = NodeIndex.build({**base, "contradictions": [detected, "junk", {"claim_ids": ["b:C9"]}]})
+    assert index.contradictions_of({"a:C2"}) == [
+        {"claim_ids": ["a:C1", "a:C2"], "id": "contradiction-1", "kind": "numeric"}]
+    assert index.contradictions_of({"a:C3"}) == []

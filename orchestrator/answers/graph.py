@@ -131,14 +131,26 @@ class NodeIndex:
         return out
 
     def contradictions_of(self, claim_ids: set[str]) -> list[dict[str, Any]]:
-        """Recorded contradictions that name any of ``claim_ids`` (tolerant of any shape of the list)."""
+        """Recorded contradictions that name any of ``claim_ids``.
+
+        Tolerant of the list being absent or empty, and of entries naming their claims as
+        ``claim_ids`` or as ``sides``/``claims`` objects with a ``claim_id`` (detected conflicts).
+        """
         out = []
         for item in self.contradictions:
-            named = {c for c in item.get("claim_ids") or () if isinstance(c, str)}
+            named = {c for c in _as_list(item.get("claim_ids")) if isinstance(c, str)}
+            for key in ("sides", "claims"):
+                named |= {str(side["claim_id"]) for side in _as_list(item.get(key))
+                          if isinstance(side, dict) and isinstance(side.get("claim_id"), str)}
             if named & claim_ids:
-                out.append({"id": item.get("id"), "claim_ids": sorted(named),
-                            "description": item.get("description"), "status": item.get("status")})
+                found: dict[str, Any] = {"claim_ids": sorted(named)}
+                found.update({k: item[k] for k in ("id", "kind", "description", "status") if k in item})
+                out.append(found)
         return out
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _items_any(value: Any) -> list[dict[str, Any]]:
