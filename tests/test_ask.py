@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from orchestrator.answers.graph import NodeIndex, load_graph
 from orchestrator.answers.ground import ground
 from orchestrator.answers.model import Draft
+from orchestrator.answers.render import render
 from orchestrator.answers.retrieve import Retriever
 from orchestrator.answers.store import list_answers
 from orchestrator.answers.validate import Validator
@@ -178,6 +179,9 @@ def test_flagged_sentences_are_marked_in_the_answer(reactor: SessionPaths) -> No
     assert doc["flagged"] == 1 and "(low confidence)" in doc["answer"]
     assert doc["confidence"] == pytest.approx(0.461, abs=0.001)
     assert any(len(c["trace"]) == 5 for c in doc["citations"])
+    shown = render(doc)
+    assert f"via Lumen reactor --cooled-by--> molten salt  [{A}:R1]" in shown
+    assert "(low confidence)" in shown and "confidence: 0.46" in shown
     assert schema_problems(doc) == []
 
 

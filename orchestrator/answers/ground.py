@@ -19,7 +19,7 @@ NOT_FOUND = "Not found in this session."
 SCHEMA_VERSION = 1
 
 
-def _citation_dict(number: int | None, citation: Citation) -> dict[str, Any]:
+def _citation_dict(number: int | None, citation: Citation, index: NodeIndex) -> dict[str, Any]:
     passage = citation.passage
     return {
         "number": number,
@@ -30,7 +30,8 @@ def _citation_dict(number: int | None, citation: Citation) -> dict[str, Any]:
         "match": citation.match,
         "status": citation.status,
         "parts": [p.to_dict() for p in citation.parts],
-        "trace": [s.to_dict() for s in citation.trace],
+        "trace": [{**s.to_dict(), "from_name": index.name(s.source), "to_name": index.name(s.target)}
+                  for s in citation.trace],
         "source": None if passage is None else {"id": passage.source_id, "title": passage.title,
                                                 "page": passage.page},
         "passage": None if passage is None else passage.text,
@@ -57,12 +58,12 @@ def ground(session: str, retrieved: Retrieved, draft: Draft | None, checked: lis
                 key = citation.node_id + "|" + "|".join(s.rests_on for s in citation.trace)
                 if key not in numbers:
                     numbers[key] = len(numbers) + 1
-                    citations.append(_citation_dict(numbers[key], citation))
+                    citations.append(_citation_dict(numbers[key], citation, index))
                 number = numbers[key]
                 cited.append(number)
                 weighted.append((citation.confidence, sentence.weight / len(kept)))
             else:
-                citations.append(_citation_dict(None, citation))
+                citations.append(_citation_dict(None, citation, index))
                 if status != "dropped":
                     notes.append(f"citation {citation.ref} dropped from {sentence.text!r}: "
                                  + "; ".join(p.detail for p in citation.parts if p.confidence < 0.3))

@@ -29,7 +29,8 @@ def render(document: dict[str, Any]) -> str:
             quote = quote if len(quote) <= _QUOTE_CHARS else quote[:_QUOTE_CHARS].rsplit(" ", 1)[0] + " ..."
             lines += textwrap.wrap(f'"{quote}"', 96, initial_indent="      ", subsequent_indent="       ")
         for step in citation["trace"]:
-            lines.append(f"      via {step['from']} --{step['relation']}--> {step['to']}  [{step['rests_on']}]")
+            source, target = step.get("from_name") or step["from"], step.get("to_name") or step["to"]
+            lines.append(f"      via {source} --{step['relation']}--> {target}  [{step['rests_on']}]")
     lines += ["", f"confidence: {document['confidence']:.2f} ({document['flagged']} sentence(s) flagged, "
                   f"{document['dropped']} dropped)"]
     for item in document.get("contradictions") or ():
