@@ -41,3 +41,9 @@ class _ClaudePricer:
 
 def pricer() -> _ClaudePricer:
     return _ClaudePricer()
+
+
+def answer_composer(backend: str, session_root: Path) -> Any:
+    from agents.ask import composer_for
+
+    return composer_for(backend, session_root)

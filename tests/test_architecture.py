@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("run",),
+    ("answers",),
     ("report", "commit"),
     ("memory",),
     ("session",),

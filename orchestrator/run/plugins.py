@@ -8,7 +8,8 @@ orchestrator only). An installed package announces itself in its ``pyproject.tom
 
 and the named module may offer any of: ``definitions_dir`` and ``prompts_dir`` (folders of agent
 definitions and their prompts), ``is_document(path, include_notes)`` (could this input file be
-researched?) and ``pricer()`` (model choice and prices for ``run --dry-run``).
+researched?), ``pricer()`` (model choice and prices for ``run --dry-run``) and
+``answer_composer(backend, session_root)`` (the writer of ``cconductor ask`` answers).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol
+from typing import Any, Protocol
 
 from orchestrator.model.errors import ConfigError
 
@@ -73,3 +74,12 @@ def pricer() -> Pricer:
             return made
     raise ConfigError("no installed agent package prices model calls; install cconductor with its agents "
                       "(pip install -e .) or estimate with the offline backend")
+
+
+def answer_composer(backend: str, session_root: Path) -> Any:
+    """The answering backend of ``cconductor ask`` (an ``orchestrator.answers.model.Composer``)."""
+    for plugin in plugins():
+        if hasattr(plugin, "answer_composer"):
+            return plugin.answer_composer(backend, session_root)
+    raise ConfigError("no installed agent package writes answers; install cconductor with its agents "
+                      "(pip install -e .)")
