@@ -41,9 +41,9 @@ def questions(n: int) -> list[str]:
 
 def run_mode(mode: str, n: int, papers: Path) -> dict[str, float]:
     """In the child: run the batch through the same code as `cconductor batch`, measure, print JSON."""
-    from orchestrator.batch import BatchState, read_questions
-    from orchestrator.batch_runner import LocalSessionPool, SessionPool, run_batch
-    from orchestrator.session_jobs import SessionJob
+    from orchestrator.run.batch import BatchState, read_questions
+    from orchestrator.run.batch_runner import LocalSessionPool, SessionPool, run_batch
+    from orchestrator.run.session_jobs import SessionJob
 
     work = Path(tempfile.mkdtemp(prefix=f"bench-batch-{mode}-"))
     qfile = work / "questions.txt"
@@ -59,7 +59,7 @@ def run_mode(mode: str, n: int, papers: Path) -> dict[str, float]:
     else:
         import distributed
 
-        from orchestrator.dask_batch import DaskSessionPool
+        from orchestrator.run.dask_batch import DaskSessionPool
 
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
         pool = DaskSessionPool(distributed.Client(cluster), 2, owned=(cluster,))
@@ -79,9 +79,9 @@ def trivial_overhead() -> dict[str, float]:
     """Seconds per trivial agent job: LocalExecutor (2 at a time) vs DaskExecutor on LocalCluster(n_workers=2)."""
     import distributed
 
-    from orchestrator.dask_executor import DaskExecutor
-    from orchestrator.executor import Executor, Job, LocalExecutor
-    from orchestrator.session import create_session
+    from orchestrator.run.dask_executor import DaskExecutor
+    from orchestrator.run.executor import Executor, Job, LocalExecutor
+    from orchestrator.session.record import create_session
 
     code = ("import json, os, sys; t = json.load(open(sys.argv[1])); d = os.path.join(t['session'], 'artifacts', "
             "t['agent']); os.makedirs(d, exist_ok=True); open(os.path.join(d, 'x.json'), 'w').write('{}'); "

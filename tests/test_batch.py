@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.batch import read_questions
-from orchestrator.errors import UsageError
+from orchestrator.model.errors import UsageError
+from orchestrator.run.batch import read_questions
 
 QUESTIONS = """\
 # sleep questions
@@ -179,7 +179,7 @@ def test_a_stopped_session_job_ends_interrupted_and_is_not_published(tmp_path: P
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    from orchestrator.session_jobs import SessionJob, run_session_job
+    from orchestrator.run.session_jobs import SessionJob, run_session_job
 
     scratch = tmp_path / "scratch"
     scratch.mkdir()
@@ -191,6 +191,6 @@ def test_a_stopped_session_job_ends_interrupted_and_is_not_published(tmp_path: P
     result = run_session_job(job, None, should_stop=running)
     assert result.status == "interrupted", result.output_tail  # SIGTERM: the run stopped its agents and said so
     assert time.monotonic() - started < 60
-    from orchestrator.batch import FINISHED
+    from orchestrator.run.batch import FINISHED
 
     assert result.status not in FINISHED  # so the batch does not publish it, and runs it again on --resume

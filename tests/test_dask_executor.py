@@ -18,15 +18,15 @@ from typing import Any
 import distributed
 import pytest
 
-from orchestrator.dask_executor import DaskExecutor
-from orchestrator.events import read_events
-from orchestrator.job_sink import UnsafeResultPath, land
-from orchestrator.job_worker import run_agent_job
-from orchestrator.jobs import SCRATCH, AgentJob, AgentResult, BlobIndex, pack_job
-from orchestrator.missions import load_mission
-from orchestrator.paths import SessionPaths
-from orchestrator.runner import MissionRunner, RunOptions
-from orchestrator.session import create_session
+from orchestrator.model.layout import SessionPaths
+from orchestrator.run.dask_executor import DaskExecutor
+from orchestrator.run.job_sink import UnsafeResultPath, land
+from orchestrator.run.job_worker import run_agent_job
+from orchestrator.run.jobs import SCRATCH, AgentJob, AgentResult, BlobIndex, pack_job
+from orchestrator.run.missions import load_mission
+from orchestrator.run.runner import MissionRunner, RunOptions
+from orchestrator.session.events import read_events
+from orchestrator.session.record import create_session
 from tests.test_executor_contract import agent_job, drain
 
 QUESTION = "How does sleep affect memory in adults?"
@@ -173,7 +173,7 @@ def corpus(tmp_path: Path) -> Path:
 
 def test_a_session_on_dask_matches_the_same_session_run_locally(client: distributed.Client, tmp_path: Path,
                                                                corpus: Path) -> None:
-    from orchestrator.executor import LocalExecutor
+    from orchestrator.run.executor import LocalExecutor
 
     # one agent at a time: with two, the order of merges (and so whether a second iteration runs) may vary
     local, local_paths = _run(tmp_path / "local", corpus, LocalExecutor(1))

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import executor_choice
-from orchestrator.errors import ConfigError, UsageError
-from orchestrator.executor import LocalExecutor
+from orchestrator.model.errors import ConfigError, UsageError
+from orchestrator.run import executor_choice
+from orchestrator.run.executor import LocalExecutor
 
 
 def write_config(data: object) -> Path:

@@ -20,9 +20,9 @@ import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from orchestrator.executor import Executor, Job, JobResult
-from orchestrator.executor_choice import close_executor, make_executor
-from orchestrator.paths import SessionPaths
+from orchestrator.model.layout import SessionPaths
+from orchestrator.run.executor import Executor, Job, JobResult
+from orchestrator.run.executor_choice import close_executor, make_executor
 
 #: The agent used throughout: reads its task, the graph and an input document, writes atomically, locks last.
 AGENT = r"""

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from watchdog.observers.polling import PollingObserver
 
-from orchestrator import fs_detect
-from orchestrator.events import read_events
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
+from orchestrator.commit import fs_detect
+from orchestrator.commit.processor import Processor
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.events import read_events
 from tests.helpers.agent_writer import write_agent
 from tests.helpers.watching import merged, running_watcher, wait_for
 
@@ -98,7 +98,7 @@ def test_polling_observer_class_is_the_one_used(session: SessionPaths, tmp_path:
     _fake_mounts(tmp_path, monkeypatch, session.root.parent, "fuse.sshfs")
     processor = Processor(session)
     try:
-        from orchestrator.watcher import Watcher
+        from orchestrator.commit.watcher import Watcher
 
         watcher = Watcher(processor, report=lambda line: None)
         watcher._poll_if_remote(session.root)

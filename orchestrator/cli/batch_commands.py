@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
-from orchestrator.errors import UsageError
+from orchestrator.model.errors import UsageError
 
 EXIT_INTERRUPTED = 130
 
@@ -47,11 +47,11 @@ def batch(ctx: Context, questions_file: Path, mission: str, input_dirs: tuple[Pa
     --resume to continue. The summary table (question, session, status, score, cost, wall
     time) is written as summary.csv and summary.json.
     """
-    from orchestrator.batch import BatchState, read_questions
-    from orchestrator.batch_runner import BatchInterrupted, LocalSessionPool, SessionPool, run_batch
-    from orchestrator.executor_choice import resolve
-    from orchestrator.missions import load_mission
-    from orchestrator.session_jobs import SessionJob
+    from orchestrator.run.batch import BatchState, read_questions
+    from orchestrator.run.batch_runner import BatchInterrupted, LocalSessionPool, SessionPool, run_batch
+    from orchestrator.run.executor_choice import resolve
+    from orchestrator.run.missions import load_mission
+    from orchestrator.run.session_jobs import SessionJob
 
     questions = read_questions(questions_file)
     for name in {mission, *(str(q.options["mission"]) for q in questions if "mission" in q.options)}:
@@ -70,7 +70,7 @@ def batch(ctx: Context, questions_file: Path, mission: str, input_dirs: tuple[Pa
     if spec == "local":
         pool = LocalSessionPool(max_parallel or 2)
     else:
-        from orchestrator.dask_batch import open_pool
+        from orchestrator.run.dask_batch import open_pool
 
         pool = open_pool(spec, max_parallel)
     previous = None

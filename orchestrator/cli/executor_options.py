@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from orchestrator.executor import Executor
+from orchestrator.run.executor import Executor
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,7 +28,7 @@ def executor_options(func: F) -> F:
 @contextmanager
 def opened_executor(spec: str | None, caps: tuple[str, ...], max_parallel: int) -> Iterator[Executor]:
     """The chosen executor, closed (cluster connection, in-process cluster) when the run ends."""
-    from orchestrator.executor_choice import close_executor, make_executor, resolve
+    from orchestrator.run.executor_choice import close_executor, make_executor, resolve
 
     chosen, limits = resolve(spec, caps)
     executor = make_executor(chosen, max_parallel, limits)
@@ -38,7 +38,11 @@ def opened_executor(spec: str | None, caps: tuple[str, ...], max_parallel: int) 
         close_executor(executor)
 
 
-def bind_events(executor: Executor, events: Any) -> None:
-    """Let an executor that re-submits lost jobs say so in the run's event log."""
+R = TypeVar("R")
+
+
+def bind_events(executor: Executor, runner: R) -> R:
+    """Let an executor that re-submits lost jobs say so in the run's event log; returns ``runner``."""
     if hasattr(executor, "notify"):
-        executor.notify = events.emit
+        executor.notify = runner.events.emit  # type: ignore[attr-defined]
+    return runner

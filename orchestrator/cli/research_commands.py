@@ -14,7 +14,7 @@ import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.cli.executor_options import bind_events, executor_options, opened_executor
-from orchestrator.errors import UsageError
+from orchestrator.model.errors import UsageError
 
 EXIT_BUDGET_EXHAUSTED = 3
 #: Like a shell: 128 + SIGINT. The session is "interrupted" and `cconductor resume` continues it.
@@ -34,7 +34,7 @@ def _choose_backend(requested: str) -> str:
 
 
 def _execute(runner: Any, mode: str) -> dict[str, Any]:
-    from orchestrator.progress import make_progress
+    from orchestrator.run.progress import make_progress
 
     view = make_progress(mode, runner.paths.root)
     if view is not None:
@@ -53,14 +53,14 @@ def _execute(runner: Any, mode: str) -> dict[str, Any]:
 
 def _check_documents(input_dirs: tuple[Path, ...], include_notes: bool) -> None:
     """Stop before creating a session when no input folder holds a document that could be researched."""
-    from agents.offline.ingest import is_candidate
+    from orchestrator.run.plugins import is_document
 
     seen = 0
     for folder in input_dirs:
         for path in sorted(folder.rglob("*")):
             if path.is_file():
                 seen += 1
-                if is_candidate(path, include_notes) and not any(p.startswith(".") for p in path.parts[-2:-1]):
+                if is_document(path, include_notes):
                     return
     what = f"{seen} file(s), none of them a document to research" if seen else "no files"
     raise UsageError(
@@ -176,14 +176,13 @@ def run(
     evidence_threshold: float,
     dry_run: bool,
     quiet: bool,
-    executor_spec: str | None,
-    caps: tuple[str, ...],
+    executor_spec: str | None, caps: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Research QUERY with a mission and write a cited report."""
-    from orchestrator.missions import load_mission
-    from orchestrator.runner import MissionRunner, RunOptions
-    from orchestrator.session import create_session
+    from orchestrator.run.missions import load_mission
+    from orchestrator.run.runner import MissionRunner, RunOptions
+    from orchestrator.session.record import create_session
 
     if not query.strip():
         raise UsageError('the research question is empty; give it in quotes, e.g. cconductor run "How do ..."')
@@ -192,8 +191,8 @@ def run(
     if chosen == "offline" and backend == "auto" and not as_json and not quiet:
         click.echo("No ANTHROPIC_API_KEY set: using the offline backend (local documents, no network).")
     if dry_run:
-        from agents.definitions import load_definitions
-        from orchestrator.estimate import estimate_run
+        from orchestrator.run.definitions import load_definitions
+        from orchestrator.run.estimate import estimate_run
 
         estimate = estimate_run(loaded, load_definitions(agent_dirs), chosen)
         if as_json:
@@ -224,8 +223,7 @@ def run(
     if not as_json and not quiet:
         click.echo(f"session: {paths.root}")
     with opened_executor(executor_spec, caps, max_parallel) as executor:
-        runner = MissionRunner(paths, loaded, options, executor=executor)
-        bind_events(executor, runner.events)
+        runner = bind_events(executor, MissionRunner(paths, loaded, options, executor=executor))
         _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
 
 
@@ -239,9 +237,9 @@ def run(
 def resume(ctx: Context, session: str, quiet: bool, executor_spec: str | None, caps: tuple[str, ...],
            as_json: bool) -> None:
     """Continue an interrupted run from session.json and the files (harmless to repeat)."""
-    from orchestrator.missions import load_mission
-    from orchestrator.runner import MissionRunner, RunOptions
-    from orchestrator.session import load_session
+    from orchestrator.run.missions import load_mission
+    from orchestrator.run.runner import MissionRunner, RunOptions
+    from orchestrator.session.record import load_session
 
     paths = ctx.session(session)
     data = load_session(paths)
@@ -251,8 +249,7 @@ def resume(ctx: Context, session: str, quiet: bool, executor_spec: str | None, c
     loaded = load_mission(stored.get("mission_source") or data["mission"])
     options = RunOptions.from_dict(stored)
     with opened_executor(executor_spec, caps, options.max_parallel) as executor:
-        runner = MissionRunner(paths, loaded, options, executor=executor)
-        bind_events(executor, runner.events)
+        runner = bind_events(executor, MissionRunner(paths, loaded, options, executor=executor))
         _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
 
 
@@ -264,11 +261,11 @@ def report(ctx: Context, session: str) -> None:
     """Re-render the report files of SESSION from its knowledge graph."""
     import json
 
-    from orchestrator.missions import load_mission
-    from orchestrator.pipeline import Processor
-    from orchestrator.reporting import evaluate_quality, write_report
-    from orchestrator.session import load_session
-    from orchestrator.views import flush_views
+    from orchestrator.commit.processor import Processor
+    from orchestrator.commit.views import flush_views
+    from orchestrator.run.missions import load_mission
+    from orchestrator.run.outputs import evaluate_quality, write_report
+    from orchestrator.session.record import load_session
 
     paths = ctx.session(session)
     data = load_session(paths)
@@ -290,7 +287,7 @@ def missions(ctx: click.Context, as_json: bool) -> None:
     """List missions (shipped and from the user config folder)."""
     if ctx.invoked_subcommand:
         return
-    from orchestrator.missions import list_missions
+    from orchestrator.run.missions import list_missions
 
     found = list_missions()
     if as_json:
@@ -308,7 +305,7 @@ def missions_show(name: str, as_json: bool) -> None:
     """Describe one mission: agents per phase, success criteria, limits."""
     import dataclasses
 
-    from orchestrator.missions import load_mission
+    from orchestrator.run.missions import load_mission
 
     mission = load_mission(name)
     data = dataclasses.asdict(mission)
@@ -332,7 +329,7 @@ def missions_show(name: str, as_json: bool) -> None:
 @friendly
 def agents(agent_dirs: tuple[Path, ...], as_json: bool) -> None:
     """List agent definitions (built-in, user config folder, --agents-dir)."""
-    from agents.definitions import load_definitions
+    from orchestrator.run.definitions import load_definitions
 
     found = load_definitions(agent_dirs)
     if as_json:

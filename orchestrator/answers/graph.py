@@ -1,0 +1,157 @@
+"""The unified graph as an index of citable nodes: claims, entities, relationships, and their aliases.
+
+An answer may cite a node by its global id or by the id of a duplicate that the merge folded
+into it (an entity's ``merged_ids``); both resolve here to one node. Verified passages are the
+source's own words (``verification.matched_text``), never the agent's snippet.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.answers.model import NodeKind, Passage
+from orchestrator.model.errors import SessionDamaged, UsageError
+from orchestrator.model.layout import SessionPaths
+
+
+def load_graph(paths: SessionPaths) -> dict[str, Any]:
+    """``knowledge-graph.json`` of the session, with a clear error when there is none yet or it is damaged."""
+    try:
+        data = json.loads(paths.kg_json.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(
+            f"{paths.root.name} has no knowledge graph yet ({paths.kg_json} is missing): run research into it "
+            "first (`cconductor run` or `cconductor process`)"
+        ) from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SessionDamaged(
+            f"{paths.kg_json} is not valid JSON ({exc}); it is a view of the ledger: rebuild it with "
+            f"`cconductor process {paths.root.name}`"
+        ) from None
+    if not isinstance(data, dict):
+        raise SessionDamaged(f"{paths.kg_json} must hold a JSON object; rebuild it with `cconductor process`")
+    return data
+
+
+def _items(graph: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = graph.get(key)
+    return [item for item in value if isinstance(item, dict) and isinstance(item.get("id"), str)] if isinstance(
+        value, list) else []
+
+
+@dataclass
+class NodeIndex:
+    """Citable nodes by id, with alias resolution and the passages each claim is verified by."""
+
+    session: str
+    claims: dict[str, dict[str, Any]] = field(default_factory=dict)
+    entities: dict[str, dict[str, Any]] = field(default_factory=dict)
+    relationships: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    canonical: dict[str, str] = field(default_factory=dict)  # alias id -> node id
+    claims_of_entity: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    contradictions: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, graph: dict[str, Any]) -> NodeIndex:
+        index = cls(str(graph.get("session") or ""))
+        for source in _items(graph, "sources"):
+            for alias in (source["id"], *(a for a in source.get("aliases") or () if isinstance(a, str))):
+                index.sources.setdefault(alias, source)
+        for kind, store in (("claims", index.claims), ("entities", index.entities),
+                            ("relationships", index.relationships)):
+            for item in _items(graph, kind):
+                store[item["id"]] = item
+                index.canonical[item["id"]] = item["id"]
+        for entity in index.entities.values():
+            for alias in entity.get("merged_ids") or ():
+                if isinstance(alias, str):
+                    index.canonical.setdefault(alias, entity["id"])
+        for claim in index.claims.values():
+            for ref in claim.get("entity_ids") or ():
+                entity_id = index.canonical.get(ref) if isinstance(ref, str) else None
+                if entity_id in index.entities:
+                    index.claims_of_entity[entity_id].append(claim["id"])
+        index.contradictions = _items_any(graph.get("contradictions"))
+        return index
+
+    def resolve(self, ref: str) -> tuple[NodeKind, str] | None:
+        """The kind and canonical id of a cited node, or None when the graph has no such node."""
+        node_id = self.canonical.get(ref)
+        if node_id is None:
+            return None
+        if node_id in self.claims:
+            return "claim", node_id
+        if node_id in self.entities:
+            return "entity", node_id
+        return "relationship", node_id
+
+    def name(self, node_id: str) -> str:
+        entity = self.entities.get(self.canonical.get(node_id, node_id))
+        if entity is not None:
+            return str(entity.get("name") or node_id)
+        claim = self.claims.get(node_id)
+        return str(claim.get("statement") or node_id) if claim else node_id
+
+    def names(self, entity_id: str) -> list[str]:
+        """An entity's name and the alternative names agents gave it."""
+        entity = self.entities.get(entity_id) or {}
+        names = [entity.get("name"), *(entity.get("aliases") or ())]
+        return [n for n in dict.fromkeys(names) if isinstance(n, str) and n.strip()]
+
+    def passages(self, claim_id: str) -> list[Passage]:
+        """The claim's verified passages (source text, not the agent's snippet), best first."""
+        claim = self.claims.get(claim_id) or {}
+        found = []
+        for evidence in claim.get("evidence") or ():
+            if not isinstance(evidence, dict):
+                continue
+            check = evidence.get("verification") or {}
+            if not (isinstance(check, dict) and check.get("verified") is True):
+                continue
+            text = check.get("matched_text") or evidence.get("snippet")
+            if not isinstance(text, str) or not text.strip():
+                continue
+            source_id = str(evidence.get("source_id") or "")
+            source = self.sources.get(source_id) or {}
+            page = check.get("page") if isinstance(check.get("page"), int) else None
+            found.append(Passage(source_id, str(source.get("title") or source_id), page, text))
+        return found
+
+    def verified_claims(self, claim_ids: Any) -> list[str]:
+        """Those of ``claim_ids`` that exist and have at least one verified passage."""
+        out = []
+        for ref in claim_ids or ():
+            claim_id = self.canonical.get(ref) if isinstance(ref, str) else None
+            if claim_id in self.claims and self.passages(claim_id):
+                out.append(claim_id)
+        return out
+
+    def contradictions_of(self, claim_ids: set[str]) -> list[dict[str, Any]]:
+        """Recorded contradictions that name any of ``claim_ids``.
+
+        Tolerant of the list being absent or empty, and of entries naming their claims as
+        ``claim_ids`` or as ``sides``/``claims`` objects with a ``claim_id`` (detected conflicts).
+        """
+        out = []
+        for item in self.contradictions:
+            named = {c for c in _as_list(item.get("claim_ids")) if isinstance(c, str)}
+            for key in ("sides", "claims"):
+                named |= {str(side["claim_id"]) for side in _as_list(item.get(key))
+                          if isinstance(side, dict) and isinstance(side.get("claim_id"), str)}
+            if named & claim_ids:
+                found: dict[str, Any] = {"claim_ids": sorted(named)}
+                found.update({k: item[k] for k in ("id", "kind", "description", "status") if k in item})
+                out.append(found)
+        return out
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _items_any(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

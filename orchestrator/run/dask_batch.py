@@ -1,0 +1,77 @@
+"""Batch sessions on a Dask cluster: input documents by content hash, one session job per question.
+
+Imports ``distributed``; :mod:`orchestrator.run.batch_runner` uses it only for a Dask executor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import distributed
+
+from orchestrator.run.jobs import BlobIndex
+from orchestrator.run.session_jobs import SessionJob, SessionResult, run_session_job
+
+
+class DaskSessionPool:
+    """Whole sessions on the cluster's workers; each input file is scattered once for the whole batch."""
+
+    def __init__(self, client: distributed.Client, workers: int | None = None, owned: tuple[Any, ...] = ()):
+        self.client = client
+        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values())
+        self.workers = max(1, workers or threads or 1)
+        self._owned = owned
+        self._blobs = BlobIndex()
+        self._scattered: dict[str, distributed.Future] = {}
+        self._keys: list[str] = []
+        self._sent: dict[tuple[str, ...], dict[str, str]] = {}
+
+    def prepare(self, job: SessionJob) -> SessionJob:
+        """Name the input folders' files by hash (once per batch: every question shares them)."""
+        if job.input_dirs not in self._sent:
+            inputs: dict[str, str] = {}
+            for n, folder in enumerate(job.input_dirs):
+                root = Path(folder)
+                for path in sorted(p for p in root.rglob("*") if p.is_file()):
+                    if not any(part.startswith(".") for part in path.relative_to(root).parts):
+                        inputs[f"{n}/{path.relative_to(root).as_posix()}"] = self._blobs.add_file(path)
+            self._sent[job.input_dirs] = inputs
+        return dataclasses.replace(job, inputs=self._sent[job.input_dirs])
+
+    def _blob(self, sha: str) -> distributed.Future:
+        future = self._scattered.get(sha)
+        if future is None or future.status in ("error", "cancelled", "lost"):
+            future = self.client.scatter(self._blobs.read(sha), hash=False)  # a fresh key: never one being released
+            self._scattered[sha] = future
+        return future
+
+    def submit(self, job: SessionJob) -> distributed.Future:
+        blobs = {sha: self._blob(sha) for sha in set(job.inputs.values())}
+        key = f"session-{job.qid}-{len(self._keys)}"
+        self._keys.append(key)
+        return self.client.submit(run_session_on_worker, job, blobs, f"cconductor-cancel-{key}", key=key,
+                                  pure=False, retries=1)
+
+    def close(self, cancel: bool = False) -> None:
+        if cancel:
+            for key in self._keys:
+                with contextlib.suppress(Exception):
+                    distributed.Event(f"cconductor-cancel-{key}", client=self.client).set()
+        self.client.close()
+        for thing in self._owned:
+            thing.close()
+
+
+def run_session_on_worker(job: SessionJob, blobs: dict[str, bytes], cancel_event: str) -> SessionResult:
+    """:func:`run_session_job` on a worker; the driver's Ctrl-C reaches it through a Dask event."""
+    return run_session_job(job, blobs, should_stop=distributed.Event(cancel_event).is_set)
+
+
+def open_pool(spec: str, workers: int | None) -> DaskSessionPool:
+    from orchestrator.run.executor_choice import connect
+
+    client, owned = connect(spec, workers or 2)
+    return DaskSessionPool(client, workers, owned=owned)
