@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.claude.client import ClaudeClient
-from agents.claude.errors import ClaudeError
 from agents.claude.config import ClaudeConfig, load_config
 from agents.claude.conversation import untrusted
+from agents.claude.errors import ClaudeError
 from orchestrator.answers.model import AnswerError, Draft, Retrieved
 from orchestrator.model.layout import SessionPaths
 
