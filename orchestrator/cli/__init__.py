@@ -2,6 +2,7 @@
 
 from orchestrator.cli import ask_commands as _ask_commands  # noqa: F401  (registers commands)
 from orchestrator.cli import batch_commands as _batch_commands  # noqa: F401
+from orchestrator.cli import catalog_commands as _catalog_commands  # noqa: F401
 from orchestrator.cli import graph_commands as _graph_commands  # noqa: F401
 from orchestrator.cli import memory_commands as _memory_commands  # noqa: F401
 from orchestrator.cli import research_commands as _research_commands  # noqa: F401
