@@ -228,6 +228,8 @@ def _record(pair: tuple[str, str], entry: dict[str, Any], by_id: Mapping[str, Ma
         "claim_ids": list(pair), "description": entry["reason"],
         "status": "resolved" if resolved_by else "open", "resolved": bool(resolved_by),
         "sides": [_side(by_id[claim_id], text) for claim_id, text in zip(pair, texts, strict=True)],
+        "provenance": {"derived_by": "cconductor", "rule": "contradiction detection", "from": list(pair)
+                       + sorted(str(r["id"]) for r in entry.get("relationships") or () if r.get("id"))},
     }
     if compared:
         record["compared"] = compared
@@ -269,3 +271,32 @@ def contradictions_touching(graph: Mapping[str, Any], node_ids: Iterable[str]) -
         if item.get("id") in wanted or related & wanted:
             found.append(dict(item))
     return found
+
+
+#: Quality-score points each unresolved contradiction costs, and the most they cost together.
+PENALTY_EACH = 3.0
+PENALTY_MAX = 15.0
+
+
+@dataclass(frozen=True)
+class Penalty:
+    """Points taken off the quality score, with the reason shown beside the components."""
+
+    name: str
+    label: str
+    points: float
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "label": self.label, "points": -self.points, "detail": self.detail}
+
+
+def contradiction_penalty(open_ids: Iterable[str]) -> Penalty:
+    """Unresolved contradictions cost points: the graph holds claims that cannot all be true."""
+    ids = list(open_ids)
+    points = min(PENALTY_MAX, PENALTY_EACH * len(ids))
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    detail = (f"{len(ids)} unresolved contradiction{'s' if len(ids) != 1 else ''}"
+              + (f" ({shown})" if ids else "")
+              + f": {PENALTY_EACH:g} points each, at most {PENALTY_MAX:g}")
+    return Penalty("contradictions", "Unresolved contradictions", points, detail)
