@@ -300,3 +300,32 @@ def contradiction_penalty(open_ids: Iterable[str]) -> Penalty:
               + (f" ({shown})" if ids else "")
               + f": {PENALTY_EACH:g} points each, at most {PENALTY_MAX:g}")
     return Penalty("contradictions", "Unresolved contradictions", points, detail)
+
+
+def summary(item: Mapping[str, Any]) -> dict[str, Any]:
+    """One contradiction as ``status`` lists it: id, kind, status, both claims with agent and source."""
+    sides = item.get("sides") or [{"claim_id": c} for c in item.get("claim_ids") or ()]
+    return {
+        "id": item.get("id"), "kind": item.get("kind", "recorded"), "status": item.get("status", "open"),
+        "detected": bool(item.get("detected")), "description": item.get("description"),
+        "counted": bool(list(unresolved([item]))),
+        "sides": [{k: s.get(k) for k in ("claim_id", "agent", "source_ids", "value") if s.get(k) is not None}
+                  for s in sides],
+    }
+
+
+def status_lines(summaries: list[dict[str, Any]], limit: int = 20) -> list[str]:
+    """The lines ``cconductor status`` prints for the contradictions (most important first)."""
+    if not summaries:
+        return []
+    counted = sum(1 for s in summaries if s["counted"])
+    lines = [f"conflicts {len(summaries)} contradiction(s), {counted} unresolved"]
+    ordered = sorted(summaries, key=lambda s: (not s["counted"], s["status"] == "resolved", str(s["id"])))
+    for item in ordered[:limit]:
+        sides = " vs ".join(
+            f"{s.get('claim_id')} ({s.get('agent', '?')}" + (f", {s['value']}" if s.get("value") else "") + ")"
+            for s in item["sides"])
+        lines.append(f"  [{item['status']}] {item['kind']:<9} {item['id']}: {sides}")
+    if len(ordered) > limit:
+        lines.append(f"  ... and {len(ordered) - limit} more (cconductor status --json lists all)")
+    return lines

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from orchestrator import locks
+from orchestrator.contradictions import summary
 from orchestrator.paths import ERROR_SUFFIX, SessionPaths
 from orchestrator.problems import Problem
 from orchestrator.session import load_session
@@ -20,10 +21,12 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
     stats: dict[str, Any] = {}
     commit_seq = None
     skipped: list[dict[str, Any]] = []
+    contradictions: list[dict[str, Any]] = []
     try:
         graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
         stats, commit_seq = graph.get("stats", {}), graph.get("commit_seq")
         skipped = skipped_inputs(graph)
+        contradictions = [summary(c) for c in graph.get("contradictions") or () if isinstance(c, dict)]
     except (FileNotFoundError, json.JSONDecodeError):
         pass
     quality = None
@@ -46,6 +49,7 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
         "quality": quality,
         "cost_usd": session.get("cost_usd"),
         "skipped_inputs": skipped,
+        "contradictions": contradictions,
     }
 
 
@@ -89,8 +93,14 @@ def export_graph(paths: SessionPaths, fmt: str) -> str:
     from orchestrator.pipeline import Processor
     from orchestrator.rdf_write import serialize_graphs
 
+    from orchestrator.contradiction_rdf import contradiction_graph
+    from orchestrator.unified import build_views
+
     processor = Processor(paths)
     try:
-        return serialize_graphs(processor.rdf.agent_graphs().values(), processor.session_id, fmt)
+        graphs = list(processor.rdf.agent_graphs().values())
+        view = build_views(processor.state.records, processor.session_id, processor.state.head_seq, "")
+        derived = contradiction_graph(view["contradictions"])
+        return serialize_graphs([*graphs, *([derived] if derived.triples else [])], processor.session_id, fmt)
     finally:
         processor.close()

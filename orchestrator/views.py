@@ -18,6 +18,7 @@ import orjson
 from filelock import FileLock
 
 from orchestrator.atomic import atomic_write_bytes, atomic_write_json
+from orchestrator.contradiction_rdf import contradiction_graph
 from orchestrator.ids import iso_timestamp
 from orchestrator.rdf_write import TrigCache
 from orchestrator.unified import Recheck, build_views
@@ -94,7 +95,9 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
         body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
-    trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(agent_graphs.values(), processor.session_id).encode()
+    derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
+    named = [*agent_graphs.values(), *([derived] if derived.triples else [])]
+    trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(named, processor.session_id).encode()
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
             return False

@@ -222,11 +222,18 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
             "graph     " + ", ".join(f"{k.removesuffix('_count')} {stats[k]}" for k in stats if k.endswith("_count"))
         )
         click.echo(f"evidence  {stats.get('evidence_verified', 0)}/{stats.get('evidence_items', 0)} verified")
+    from orchestrator.contradictions import status_lines
+
+    for line in status_lines(info.get("contradictions") or []):
+        click.echo(line)
     if info["quality"]:
         q = info["quality"]
         click.echo(
             f"quality   {q.get('score')}/100 " + ", ".join(f"{k} {v}" for k, v in q.get("components", {}).items())
         )
+        for penalty in q.get("penalties") or ():
+            if penalty.get("points"):
+                click.echo(f"penalty   {penalty['points']} {penalty['label'].lower()}: {penalty['detail']}")
         gate = "passed" if q.get("passed") else "not passed"
         click.echo(f"gate      {gate}" + "".join(f"\n  - {r}" for r in q.get("recommendations", [])))
     if info.get("cost_usd") is not None:
