@@ -170,7 +170,7 @@ def detect(
     claims: list[Mapping[str, Any]], relationships: Iterable[Mapping[str, Any]],
     recorded: Iterable[Mapping[str, Any]] = (), *, tolerance: float = TOLERANCE,
 ) -> list[dict[str, Any]]:
-    """The contradictions among ``claims`` (unified, with canonical source and entity ids), sorted by id.
+    """The contradictions among ``claims`` (unified, with canonical source and entity ids), by claim ids.
 
     ``recorded`` are the agents' own contradiction items: one naming both claims marks the
     detected contradiction as recorded, and resolves it when its status is ``resolved``.
@@ -188,18 +188,16 @@ def detect(
         entities_a, entities_b = set(a.get("entity_ids") or ()), set(b.get("entity_ids") or ())
         if entities_a and entities_b and not entities_a & entities_b:
             continue  # about different things
-        conflict = compare(str(a.get("statement", "")), str(b.get("statement", "")),
+        first, second = (a, b) if a["id"] < b["id"] else (b, a)  # the order of the input never matters
+        conflict = compare(str(first.get("statement", "")), str(second.get("statement", "")),
                            shared_entity=bool(entities_a & entities_b), tolerance=tolerance)
         if conflict is None:
             continue
-        first, second = (a, b) if a["id"] < b["id"] else (b, a)
         pair = (first["id"], second["id"])
         entry = findings.setdefault(pair, {"kinds": [], "reason": conflict.reason})
         entry["kinds"].append(conflict.kind)
         if conflict.compared is not None:
-            texts = conflict.compared["texts"] if first is a else conflict.compared["texts"][::-1]
-            values = conflict.compared["values"] if first is a else conflict.compared["values"][::-1]
-            entry["compared"] = {**conflict.compared, "texts": texts, "values": values}
+            entry["compared"] = conflict.compared
         if len(entry["kinds"]) > 1:
             entry["reason"] = f"{entry['reason']}; {conflict.reason}"
     covering = _recorded_pairs(recorded)
