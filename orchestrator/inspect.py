@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from orchestrator import locks
-from orchestrator.contradictions import summary
+from orchestrator.contradiction_summary import summary
 from orchestrator.paths import ERROR_SUFFIX, SessionPaths
 from orchestrator.problems import Problem
 from orchestrator.session import load_session
@@ -90,10 +90,9 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
 
 
 def export_graph(paths: SessionPaths, fmt: str) -> str:
+    from orchestrator.contradiction_rdf import contradiction_graph
     from orchestrator.pipeline import Processor
     from orchestrator.rdf_write import serialize_graphs
-
-    from orchestrator.contradiction_rdf import contradiction_graph
     from orchestrator.unified import build_views
 
     processor = Processor(paths)

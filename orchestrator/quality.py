@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypedDict
 
-from orchestrator.contradictions import Penalty, contradiction_penalty, unresolved
+from orchestrator.contradiction_summary import Penalty, contradiction_penalty
+from orchestrator.contradictions import unresolved
 from orchestrator.ids import iso_timestamp, utc_now
 from orchestrator.paths import RESERVED_KEYS
 

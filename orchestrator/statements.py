@@ -17,8 +17,7 @@ from functools import lru_cache
 
 from orchestrator.textnorm import NEGATIONS, normalize
 
-#: Common English words that say nothing about what a statement is about.
-STOP_WORDS = frozenset("""
+_STOP_TEXT = """
 a about above after again against all also although am among an and any are as at be been before being
 between both but by can could did do does doing done during each either et al etc for from further had has
 have having he her here hers him his how however i if in into is it its itself just may me might more most
@@ -27,7 +26,9 @@ that the their theirs them then there these they this those through thus to too 
 very via was we were what when where which while who whom whose why will with would yet you your
 approximately around roughly nearly almost about some reported reports report found finds showed shows
 show study studies according
-""".split())
+"""
+#: Common English words that say nothing about what a statement is about.
+STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 #: Words that make the number after them a bound, not a value ("more than 10%" does not contradict 15%).
 _BOUND = re.compile(

@@ -19,6 +19,7 @@ from filelock import FileLock
 
 from orchestrator.atomic import atomic_write_bytes, atomic_write_json
 from orchestrator.contradiction_rdf import contradiction_graph
+from orchestrator.contradiction_summary import emit_contradiction_events
 from orchestrator.ids import iso_timestamp
 from orchestrator.rdf_write import TrigCache
 from orchestrator.unified import Recheck, build_views
@@ -98,13 +99,16 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
     named = [*agent_graphs.values(), *([derived] if derived.triples else [])]
     trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(named, processor.session_id).encode()
+    detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
             return False
+        shown_before = _marker(processor).get("contradictions")
         atomic_write_bytes(paths.kg_json, body)
         atomic_write_bytes(paths.kg_trig, trig)
         atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
-                                              "files": _fingerprints(processor)})
+                                              "files": _fingerprints(processor), "contradictions": sorted(detected)})
+    emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)
     return True
 
 

@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.contradictions import (
-    PENALTY_MAX,
-    compare,
-    contradiction_penalty,
-    detect,
-    status_lines,
-    summary,
-    unresolved,
-)
+from orchestrator.contradiction_summary import PENALTY_MAX, contradiction_penalty, status_lines, summary
+from orchestrator.contradictions import compare, detect, unresolved
 from orchestrator.statements import analyse, stem
 
 BASE = "The vaccine reduced hospital admissions by {} in adults over 65."
@@ -35,7 +28,8 @@ CONFLICTS: list[tuple[str, str, str]] = [
      "The bridge main span measures 2 km over the river."),
     ("numeric", "The battery pack stores 75 kWh in the long range model.",
      "The battery pack stores 100 kWh in the long range model."),
-    ("polarity", "Metformin lowers the risk of colorectal cancer.", "Metformin does not lower the risk of colorectal cancer."),
+    ("polarity", "Metformin lowers the risk of colorectal cancer.",
+     "Metformin does not lower the risk of colorectal cancer."),
     ("polarity", "The bridge design withstands magnitude seven earthquakes.",
      "The bridge design never withstands magnitude seven earthquakes."),
     ("polarity", "The compiler supports incremental builds on Windows.",
@@ -108,7 +102,8 @@ def test_numeric_conflict_says_what_was_compared() -> None:
     assert found is not None and found.compared == {
         "unit": "s", "values": [0.25, 2.0], "texts": ["250 ms", "2 s"], "relative_difference": 0.875,
         "tolerance": 0.1}
-    assert found.reason == "different values of the same quantity: “250 ms” vs “2 s” (they differ by 88%; tolerance 10%)"
+    assert found.reason == ("different values of the same quantity: “250 ms” vs “2 s” "
+                            "(they differ by 88%; tolerance 10%)")
 
 
 def test_a_shared_entity_lowers_the_overlap_needed() -> None:
@@ -254,8 +249,8 @@ def test_double_negation_is_an_assertion(sentence: str) -> None:
     index = next(i for i, w in enumerate(words) if w in BASE_FORM)
     base = BASE_FORM[words[index]]
     # "The pilot plant converts X" -> "The pilot plant does not fail to convert X"
-    negated_twice = " ".join(words[:index] + ["does", "not", "fail", "to", base] + words[index + 1:]) + "."
-    negated_once = " ".join(words[:index] + ["does", "not", base] + words[index + 1:]) + "."
+    negated_twice = " ".join([*words[:index], "does", "not", "fail", "to", base, *words[index + 1:]]) + "."
+    negated_once = " ".join([*words[:index], "does", "not", base, *words[index + 1:]]) + "."
     assert compare(sentence, negated_twice) is None
     found = compare(sentence, negated_once)
     assert found is not None and found.kind == "polarity"

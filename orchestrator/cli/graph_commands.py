@@ -222,7 +222,7 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
             "graph     " + ", ".join(f"{k.removesuffix('_count')} {stats[k]}" for k in stats if k.endswith("_count"))
         )
         click.echo(f"evidence  {stats.get('evidence_verified', 0)}/{stats.get('evidence_items', 0)} verified")
-    from orchestrator.contradictions import status_lines
+    from orchestrator.contradiction_summary import status_lines
 
     for line in status_lines(info.get("contradictions") or []):
         click.echo(line)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from orchestrator.quality import effective_confidence, plan_sub_questions, same_ref
 from orchestrator.report.bibliography import reference_parts
 from orchestrator.report.citations import Citation, claim_resolver
-from orchestrator.report.contradictions import contradictions_section
 from orchestrator.report.context import PRIORITY_RANK, Context, agent_names, local_id
+from orchestrator.report.contradictions import contradictions_section
 from orchestrator.report.headings import normalize_heading
 from orchestrator.report.model import (
     Block,
