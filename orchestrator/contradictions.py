@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from math import ceil
@@ -127,23 +127,35 @@ def independent(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return _agent(a) != _agent(b)
 
 
-def _candidate_pairs(claims: list[Mapping[str, Any]]) -> set[tuple[int, int]]:
-    """Pairs that may reach the lowest overlap threshold (prefix filtering: rare words first)."""
+def _candidate_pairs(claims: list[Mapping[str, Any]]) -> Iterator[tuple[int, int]]:
+    """Pairs whose content words reach the lowest overlap threshold, each once.
+
+    Prefix filtering (rare words first): two sets with Jaccard >= t share a word among the
+    first ``|x| - ceil(t|x|) + 1`` of each, so only those words are indexed and probed; each
+    candidate is then checked with the size bound and the exact overlap before it is yielded.
+    """
     threshold = min(NUMERIC_OVERLAP, POLARITY_OVERLAP) - ENTITY_BONUS
     words = [analyse(str(c.get("statement", ""))).content for c in claims]
     frequency = Counter(w for content in words for w in content)
     postings: dict[str, list[int]] = defaultdict(list)
-    pairs: set[tuple[int, int]] = set()
     for index, content in enumerate(words):
-        if len(content) < MIN_CONTENT_WORDS:
+        size = len(content)
+        if size < MIN_CONTENT_WORDS:
             continue
         ordered = sorted(content, key=lambda w: (frequency[w], w))
-        prefix = ordered[: len(ordered) - ceil(threshold * len(ordered)) + 1]
-        for word in prefix:
+        seen: set[int] = set()
+        for word in ordered[: size - ceil(threshold * size) + 1]:
             for other in postings[word]:
-                pairs.add((other, index))
+                if other in seen:
+                    continue
+                seen.add(other)
+                theirs = words[other]
+                if min(size, len(theirs)) < threshold * max(size, len(theirs)):
+                    continue
+                shared = len(content & theirs)
+                if shared >= threshold * (size + len(theirs) - shared):
+                    yield other, index
             postings[word].append(index)
-    return pairs
 
 
 def _explicit(relationships: Iterable[Mapping[str, Any]], claim_ids: set[str]) -> dict[tuple[str, str], list[Any]]:
@@ -181,7 +193,7 @@ def detect(
         who = ", ".join(sorted({str(r["agent"]) for r in rels if r["agent"]})) or "an agent"
         findings[pair] = {"kinds": ["explicit"], "relationships": rels,
                           "reason": f"{who} stated that these claims contradict each other"}
-    for i, j in sorted(_candidate_pairs(claims)):
+    for i, j in _candidate_pairs(claims):
         a, b = claims[i], claims[j]
         if not independent(a, b):
             continue

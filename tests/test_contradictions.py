@@ -15,6 +15,7 @@ from rdflib import Dataset, URIRef
 
 from orchestrator.contradiction_rdf import GRAPH_IRI
 from orchestrator.contradictions import contradictions_touching
+from orchestrator.events import read_events
 from orchestrator.paths import SessionPaths
 from orchestrator.pipeline import Processor
 from orchestrator.quality import score_graph
@@ -142,10 +143,15 @@ def test_a_retry_that_changes_the_claim_removes_the_contradiction(session: Sessi
     agent(session, "alpha", [VACCINE_40])
     agent(session, "beta", [VACCINE_12])
     merge_pending(session)
-    assert len(detected(session)) == 1
+    [found] = detected(session)
     agent(session, "beta", ["In adults over 65, the vaccine reduced hospital admissions by 41%."])
     assert merge_pending(session) == {"beta": "merged"}
     assert detected(session) == [] and kg(session)["stats"]["open_contradictions"] == 0
+    # the audit trail says when it appeared and when it went away
+    events = [e for e in read_events(session.events) if e["type"].startswith("contradiction.")]
+    assert [(e["type"], e["data"]["id"]) for e in events] == [
+        ("contradiction.detected", found["id"]), ("contradiction.cleared", found["id"])]
+    assert events[0]["data"]["agents"] == ["alpha", "beta"] and events[0]["data"]["kind"] == "numeric"
 
 
 def test_rollback_removes_and_restores_it_and_views_equal_a_rebuild(session: SessionPaths) -> None:
