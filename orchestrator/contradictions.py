@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from math import ceil
@@ -127,7 +127,7 @@ def independent(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return _agent(a) != _agent(b)
 
 
-def _candidate_pairs(claims: list[Mapping[str, Any]]) -> Iterator[tuple[int, int]]:
+def _candidate_pairs(claims: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, int]]:
     """Pairs whose content words reach the lowest overlap threshold, each once.
 
     Prefix filtering (rare words first): two sets with Jaccard >= t share a word among the
@@ -179,7 +179,7 @@ def _side(claim: Mapping[str, Any], quantity_text: str | None) -> dict[str, Any]
 
 
 def detect(
-    claims: list[Mapping[str, Any]], relationships: Iterable[Mapping[str, Any]],
+    claims: Sequence[Mapping[str, Any]], relationships: Iterable[Mapping[str, Any]],
     recorded: Iterable[Mapping[str, Any]] = (), *, tolerance: float = TOLERANCE,
 ) -> list[dict[str, Any]]:
     """The contradictions among ``claims`` (unified, with canonical source and entity ids), by claim ids.

@@ -11,7 +11,7 @@ import subprocess
 from typing import Any
 
 import pytest
-from rdflib import Dataset, URIRef
+from rdflib import Dataset, Literal, URIRef
 
 from orchestrator.contradiction_rdf import GRAPH_IRI
 from orchestrator.contradictions import contradictions_touching
@@ -191,7 +191,7 @@ def test_rdf_has_the_detected_node_and_conforms_to_the_shapes(session: SessionPa
     assert set(graph.objects(node, CC.involvesClaim)) == {
         URIRef("urn:cconductor:claim:alpha:C1"), URIRef("urn:cconductor:claim:beta:C1")}
     assert {str(v) for v in graph.objects(node, CC.comparedValue)} == {"40.0", "12.0"}
-    assert str(graph.value(node, CC.comparedUnit)) == "%" and graph.value(node, CC.resolved).toPython() is False
+    assert str(graph.value(node, CC.comparedUnit)) == "%" and graph.value(node, CC.resolved) == Literal(False)
     # the union of the agents' graphs and the derived one passes every shape (cc:Contradiction's too)
     processor = Processor(session)
     try:
