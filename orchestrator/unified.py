@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from orchestrator.contradictions import detect, unresolved
+from orchestrator.contradictions import ConflictCache, detect, unresolved
 from orchestrator.identifiers import DisjointSets, clean_arxiv_id, clean_doi, clean_url
 from orchestrator.merge import COLLECTIONS
 
@@ -111,7 +111,7 @@ def _current_verification(
 
 def build_views(
     records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
-    recheck: Recheck | None = None,
+    recheck: Recheck | None = None, conflicts: ConflictCache | None = None,
 ) -> dict[str, Any]:
     cited_sources = {s["id"]: s for s in _all(records, "sources")}
     sources, source_alias = dedupe_sources(_all(records, "sources"))
@@ -169,7 +169,7 @@ def build_views(
         relationships=relationships,
         gaps=_all(records, "gaps"),
         # the agents' own, then those derived from the current claims (docs/data-model.md)
-        contradictions=recorded + detect(claims, relationships, recorded),
+        contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts),
     )
     graph["stats"] = compute_stats(graph, records)
     return graph

@@ -20,6 +20,7 @@ from filelock import FileLock
 from orchestrator.atomic import atomic_write_bytes, atomic_write_json
 from orchestrator.contradiction_rdf import contradiction_graph
 from orchestrator.contradiction_summary import emit_contradiction_events
+from orchestrator.contradictions import ConflictCache
 from orchestrator.ids import iso_timestamp
 from orchestrator.rdf_write import TrigCache
 from orchestrator.unified import Recheck, build_views
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 #: One TriG cache per processor: each flush re-renders only the agents merged since the last one.
 _TRIG_CACHES: weakref.WeakKeyDictionary[Processor, TrigCache] = weakref.WeakKeyDictionary()
+#: And one conflict cache: each flush compares only the claims that changed since the last one.
+_CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.WeakKeyDictionary()
 
 
 def _marker(processor: Processor) -> dict[str, object]:
@@ -89,7 +92,8 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     paths = processor.paths
     if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
-    graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor))
+    graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
+                        conflicts=_CONFLICT_CACHES.setdefault(processor, ConflictCache()))
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     try:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator.contradiction_summary import PENALTY_MAX, contradiction_penalty, status_lines, summary
-from orchestrator.contradictions import compare, detect, unresolved
+from orchestrator.contradictions import ConflictCache, compare, detect, unresolved
 from orchestrator.statements import analyse, stem
 
 BASE = "The vaccine reduced hospital admissions by {} in adults over 65."
@@ -198,6 +198,36 @@ def test_status_lines() -> None:
     assert lines[1].startswith("  [open] numeric   detected:contradiction-")
     assert lines[1].endswith(": a:C1 (a, 40%) vs b:C1 (b, 12%)")
     assert status_lines([]) == []
+
+
+def test_a_cache_gives_exactly_the_full_result_after_any_change() -> None:
+    """Views reuse the last search; after edits, removals, new claims and re-sourcing it must not differ."""
+    import random
+
+    rng = random.Random(5)
+    pool = [s for _, a, b in CONFLICTS + LOOK_ALIKES for s in (a, b)]
+    claims: dict[str, dict[str, Any]] = {}
+    cache = ConflictCache()
+    seen_any = False
+    for step in range(60):
+        for _ in range(rng.randint(1, 4)):
+            action = rng.random()
+            if action < 0.5 or not claims:
+                cid = f"{rng.choice('abcdef')}:C{rng.randint(1, 12)}"
+                claims[cid] = claim(cid, rng.choice(pool), f"{cid.split(':')[0]}:S{rng.randint(1, 2)}")
+            elif action < 0.7:
+                del claims[rng.choice(sorted(claims))]
+            elif action < 0.85:
+                cid = rng.choice(sorted(claims))
+                claims[cid] = {**claims[cid], "evidence": [{"source_id": f"z:S{rng.randint(1, 3)}", "snippet": "s"}]}
+            else:
+                cid = rng.choice(sorted(claims))
+                claims[cid] = {**claims[cid], "entity_ids": [f"x:E{rng.randint(1, 2)}"]}
+        items = [claims[k] for k in rng.sample(sorted(claims), len(claims))]
+        incremental = detect(items, [], cache=cache)
+        assert incremental == detect(items, []), f"step {step}"
+        seen_any = seen_any or bool(incremental)
+    assert seen_any
 
 
 # -- properties ------------------------------------------------------------------------------
