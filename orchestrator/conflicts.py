@@ -20,7 +20,7 @@ TOLERANCE = 0.10
 NUMERIC_OVERLAP = 0.7
 POLARITY_OVERLAP = 0.8
 #: How much lower the overlap may be when both claims name the same entity.
-ENTITY_BONUS = 0.1
+ENTITY_BONUS = 0.05
 MIN_CONTENT_WORDS = 3
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ _BOUND = re.compile(
     r"under|below|exceeds?|exceeding|nearly|almost|beyond|within)\s*$|[<>≤≥~]\s*$"
 )
 _NEGATION_PHRASES = re.compile(r"\b(?:fail(?:s|ed|ing)?|unable)\s+to\b|\bno\s+longer\b|n't\b")
+#: Phrases that hold a negation word but negate nothing ("not only fast but also accurate").
+_NOT_NEGATIONS = re.compile(r"\b(?:not\s+only|not\s+just|not\s+least|no\s+doubt|no\s+less\s+than|no\s+more\s+than|"
+                            r"not\s+unlike)\b")
 _NUMBER = re.compile(r"(?<![\w.,\-])(-?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![.,]?\d)")
 _TAIL = re.compile(
     r"\s*(?:-\s*)?(?:(?P<mult>thousand|million|billion|trillion|mn|bn|k)(?![a-z]))?\s*"
@@ -195,7 +198,7 @@ def _negated(text: str, words: list[str]) -> bool:
     count = sum(1 for w in words if w in NEGATIONS and w != "nor")
     if "nor" in words and "neither" not in words:
         count += 1
-    count += len(_NEGATION_PHRASES.findall(text))
+    count += len(_NEGATION_PHRASES.findall(text)) - len(_NOT_NEGATIONS.findall(text))
     return count % 2 == 1
 
 

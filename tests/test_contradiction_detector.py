@@ -77,6 +77,10 @@ LOOK_ALIKES: list[tuple[str, str, str]] = [
     ("different subjects", "GPT-4 scores 86% on the MMLU benchmark.", "PaLM-2 scores 78% on the MMLU benchmark."),
     ("negation and different numbers", BASE.format("40%"), "The vaccine did not reduce hospital admissions by 12% "
                                                           "in adults over 65."),
+    ("not only ... but also", "The new parser is not only fast but also accurate on legal documents.",
+     "The new parser is fast and accurate on legal documents."),
+    ("no doubt", "There is no doubt that the new parser is accurate on legal documents.",
+     "The new parser is accurate on legal documents."),
     ("version numbers", "Version 1.2.3 of the parser fixes the memory leak on startup.",
      "Version 1.2.4 of the parser fixes the memory leak on startup."),
     ("model names with digits", "Llama-2 answers most questions about chemistry correctly.",
@@ -114,6 +118,8 @@ def test_a_shared_entity_lowers_the_overlap_needed() -> None:
     assert found is not None and found.kind == "numeric"
     assert compare("Hospital admissions dropped by 40% among vaccinated adults in rural Denmark.", b,
                    shared_entity=True) is None  # 4 of 8: still not the same thing
+    assert compare("The model achieved 92% accuracy on CIFAR-10.", "The model achieved 85% accuracy on CIFAR-100.",
+                   shared_entity=True) is None  # one model, two datasets
 
 
 def test_tolerance_is_a_parameter() -> None:
