@@ -8,8 +8,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from agents.definitions import load_definitions
 from agents.runtime import AgentContext
+from orchestrator.run.definitions import load_definitions
 
 
 def main(argv: list[str] | None = None) -> int:

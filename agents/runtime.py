@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.atomic import atomic_write_bytes, dumps_pretty
-from orchestrator.ids import iso_timestamp
-from orchestrator.paths import SessionPaths
+from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.atomic import atomic_write_bytes, dumps_pretty
 
 FILE_LIMIT = 65_536
 SPLIT_TARGET = 60_000

@@ -22,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.contradictions import ConflictCache, detect
-from orchestrator.statements import analyse
+from orchestrator.graph.contradictions import ConflictCache, detect
+from orchestrator.graph.statements import analyse
 
 SYLLABLES = ["al", "bra", "del", "om", "sig", "the", "kap", "gam", "ron", "lix", "tor", "mund", "vas", "quil",
              "dan", "pex", "sol", "bry", "cen", "dur"]

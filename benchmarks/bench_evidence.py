@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.evidence import DEFAULT_TIME_BUDGET_S, bind_evidence, verify_snippet
-from orchestrator.sourcetexts import MAX_SOURCE_TEXT_BYTES
+from orchestrator.contract.sourcetexts import MAX_SOURCE_TEXT_BYTES
+from orchestrator.graph.evidence import DEFAULT_TIME_BUDGET_S, bind_evidence, verify_snippet
 
 random.seed(7)
 VOCABULARY = [

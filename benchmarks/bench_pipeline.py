@@ -51,14 +51,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from orchestrator import locks  # noqa: E402
-from orchestrator.agent_registry import required_files_for  # noqa: E402
-from orchestrator.paths import SessionPaths  # noqa: E402
-from orchestrator.pipeline import Outcome, Processor  # noqa: E402
-from orchestrator.session import create_session  # noqa: E402
-from orchestrator.store import Store  # noqa: E402
-from orchestrator.views import ViewFlusher, flush_views  # noqa: E402
-from orchestrator.watcher import Watcher  # noqa: E402
+from orchestrator.commit import locks  # noqa: E402
+from orchestrator.commit.processor import Outcome, Processor  # noqa: E402
+from orchestrator.commit.views import ViewFlusher, flush_views  # noqa: E402
+from orchestrator.commit.watcher import Watcher  # noqa: E402
+from orchestrator.model.layout import SessionPaths  # noqa: E402
+from orchestrator.run.definitions import required_files_for  # noqa: E402
+from orchestrator.session.ledger import Store  # noqa: E402
+from orchestrator.session.record import create_session  # noqa: E402
 
 MB = 1_000_000
 WORDS = [

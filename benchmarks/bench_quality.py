@@ -16,10 +16,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.missions import load_mission
-from orchestrator.quality import gate, score_graph
+from orchestrator.graph.quality import gate, score_graph
 from orchestrator.report.html import render_html
 from orchestrator.report.markdown import render_markdown
+from orchestrator.run.missions import load_mission
 
 TYPES = ["journal-article", "conference-paper", "preprint", "web-page", "report", "book"]
 

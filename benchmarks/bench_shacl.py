@@ -17,9 +17,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.rdf import AgentGraph, contribution_to_graph
-from orchestrator.rdf_write import serialize, serialize_graphs, to_dataset
-from orchestrator.shacl import RdfState, shapes
+from orchestrator.rdf.convert import AgentGraph, contribution_to_graph
+from orchestrator.rdf.shacl import RdfState, shapes
+from orchestrator.rdf.write import serialize, serialize_graphs, to_dataset
 
 SESSION = "bench"
 

@@ -31,10 +31,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from orchestrator import locks  # noqa: E402
-from orchestrator.paths import SessionPaths  # noqa: E402
-from orchestrator.session import create_session  # noqa: E402
-from orchestrator.store import read_ledger  # noqa: E402
+from orchestrator.commit import locks  # noqa: E402
+from orchestrator.model.layout import SessionPaths  # noqa: E402
+from orchestrator.session.ledger import read_ledger  # noqa: E402
+from orchestrator.session.record import create_session  # noqa: E402
 from tests.helpers.agent_writer import write_agent  # noqa: E402
 
 AGENTS = [f"agent-{i:02d}" for i in range(20)]

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.session import create_session
-from orchestrator.views import flush_views
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.views import flush_views
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.record import create_session
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO.parent / "shared").resolve()

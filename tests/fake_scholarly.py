@@ -3,7 +3,7 @@
 :class:`FakeScholarly` serves ``shared/data/scholarly-api-responses`` (OpenAlex, Crossref,
 Semantic Scholar, arXiv) over real HTTP, each API under its own path prefix, so agent processes
 reach it through the providers' base-URL override (``CCONDUCTOR_PROVIDER_BASE_URL_<NAME>``, see
-``agents.providers.http``); :meth:`FakeScholarly.env` gives those variables.
+``agents.providers.http_config``); :meth:`FakeScholarly.env` gives those variables.
 
 What a request gets:
 

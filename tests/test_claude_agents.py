@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 from agents.claude import factchecker, planner, researcher, synthesis
-from agents.claude.client import EXIT_BUDGET_EXCEEDED, ClaudeClient
+from agents.claude.client import ClaudeClient
 from agents.claude.config import ClaudeConfig
-from agents.definitions import load_definitions
+from agents.claude.errors import EXIT_BUDGET_EXCEEDED
 from agents.runtime import AgentContext
-from orchestrator.agent_failures import EXIT_AGENT_FAILED, read_failure
-from orchestrator.ids import iso_timestamp
-from orchestrator.paths import SessionPaths
+from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.layout import SessionPaths
+from orchestrator.run.definitions import load_definitions
+from orchestrator.session.agent_failures import EXIT_AGENT_FAILED, read_failure
 from tests import fake_anthropic as fa
 from tests.conftest import REPO, merge_pending, store_text, write_artifacts
 from tests.test_claude_client import FakeScholar

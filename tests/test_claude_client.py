@@ -10,24 +10,27 @@ from typing import Any
 
 import pytest
 
-from agents.claude.client import Budget, BudgetExceeded, ClaudeClient, ModelCallError
+from agents.claude.budget import Budget
+from agents.claude.client import ClaudeClient
 from agents.claude.config import ClaudeConfig, load_config
-from agents.claude.pricing import PriceTable, UsageCounts
-from agents.claude.structured import (
+from agents.claude.conversation import converse, untrusted
+from agents.claude.errors import (
+    BudgetExceeded,
     InvalidOutputError,
-    OutputSpec,
+    ModelCallError,
     RefusalError,
     StructuredOutputError,
-    converse,
-    inlined_schema,
-    untrusted,
 )
-from agents.claude.tools import SourceLibrary, Toolbox
+from agents.claude.output_spec import OutputSpec
+from agents.claude.pricing import PriceTable, UsageCounts
+from agents.claude.schema_inline import inlined_schema
+from agents.claude.source_library import SourceLibrary
+from agents.claude.tools import Toolbox
 from agents.runtime import AgentContext
-from orchestrator.costs import total_cost_usd
-from orchestrator.errors import ConfigError
-from orchestrator.events import read_events
-from orchestrator.schemas import SchemaRegistry
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.model.errors import ConfigError
+from orchestrator.session.costs import total_cost_usd
+from orchestrator.session.events import read_events
 from tests import fake_anthropic as fa
 
 KEY = "sk-ant-test-SECRET123"
@@ -411,10 +414,10 @@ def test_tool_loop_serves_search_papers_and_pdf_fetch_from_a_provider(tmp_path: 
 def test_providers_backend_adapts_the_scholarly_registry(tmp_path: Path) -> None:
     import httpx2
 
-    from agents.claude.tools import ProvidersBackend
+    from agents.claude.scholarly import ProvidersBackend
     from agents.providers.http import HttpClient
     from agents.providers.pdf_fetch import PdfFetchError
-    from agents.providers.registry import Provider
+    from agents.providers.records import Provider
 
     class OneProvider(Provider):
         name, label = "fake", "Fake index"
@@ -693,7 +696,7 @@ def test_large_answers_are_streamed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("status", "kind"), [(401, "authentication"), (403, "authentication"),
                                               (400, "request_rejected"), (404, "unknown_model")])
 def test_requests_the_api_refuses_fail_at_once_with_a_kind_and_the_fix(tmp_path: Path, status: int, kind: str) -> None:
-    from agents.claude.client import ModelRequestRejected
+    from agents.claude.errors import ModelRequestRejected
 
     fake = fa.FakeAnthropic(fa.error(status, "error", "refused", {"request-id": "req_no"}))
     with pytest.raises(ModelRequestRejected) as failed:

@@ -32,8 +32,8 @@ from typing import Any
 
 import pytest
 
-from agents.definitions import load_definitions
-from orchestrator.events import read_events
+from orchestrator.run.definitions import load_definitions
+from orchestrator.session.events import read_events
 from tests import fake_anthropic as fa
 from tests.fake_scholarly import FakeScholarly
 
@@ -686,7 +686,7 @@ def test_a_provider_base_url_override_redirects_api_requests_only() -> None:
     import httpx2
 
     from agents.providers import HttpClient, HttpConfig, OpenAlexProvider
-    from orchestrator.errors import ConfigError
+    from orchestrator.model.errors import ConfigError
 
     seen: list[httpx2.Request] = []
 

@@ -14,9 +14,9 @@ from click.testing import CliRunner, Result
 from rdflib import Dataset, Graph
 
 from orchestrator.cli import main
-from orchestrator.paths import SessionPaths
-from orchestrator.schemas import SchemaRegistry
-from orchestrator.session import create_session
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.record import create_session
 from tests.conftest import cconductor, sample_claim, sample_source, store_text, write_artifacts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")

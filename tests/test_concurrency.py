@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from rdflib import Dataset
 
-from orchestrator import locks
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
+from orchestrator.commit import locks
+from orchestrator.commit.processor import Processor
+from orchestrator.model.layout import SessionPaths
 from tests.conftest import cconductor
 from tests.helpers import watching
 from tests.helpers.agent_writer import artifact_files

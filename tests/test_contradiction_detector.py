@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.contradiction_summary import PENALTY_MAX, contradiction_penalty, status_lines, summary
-from orchestrator.contradictions import ConflictCache, compare, detect, unresolved
-from orchestrator.statements import analyse, stem
+from orchestrator.graph.contradiction_summary import PENALTY_MAX, contradiction_penalty, status_lines, summary
+from orchestrator.graph.contradictions import ConflictCache, compare, detect, unresolved
+from orchestrator.graph.statements import analyse, stem
 
 BASE = "The vaccine reduced hospital admissions by {} in adults over 65."
 

@@ -13,19 +13,19 @@ from typing import Any
 import pytest
 from rdflib import Dataset, Literal, URIRef
 
-from orchestrator.contradiction_rdf import GRAPH_IRI
-from orchestrator.contradictions import contradictions_touching
-from orchestrator.events import read_events
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.quality import score_graph
-from orchestrator.rdf import CC
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.rollback import rollback_session
+from orchestrator.commit.views import flush_views
+from orchestrator.graph.contradictions import contradictions_touching
+from orchestrator.graph.quality import score_graph
+from orchestrator.model.layout import SessionPaths
+from orchestrator.rdf.contradictions import GRAPH_IRI
+from orchestrator.rdf.convert import CC
+from orchestrator.rdf.shacl import RdfState
 from orchestrator.report.markdown import render_markdown
-from orchestrator.rollback import rollback_session
-from orchestrator.session import load_session
-from orchestrator.shacl import RdfState
-from orchestrator.store import read_ledger
-from orchestrator.views import flush_views
+from orchestrator.session.events import read_events
+from orchestrator.session.ledger import read_ledger
+from orchestrator.session.record import load_session
 from tests.conftest import cconductor, merge_pending, store_text, write_artifacts
 
 VACCINE_40 = "The vaccine reduced hospital admissions by 40% in adults over 65."
@@ -195,7 +195,7 @@ def test_rdf_has_the_detected_node_and_conforms_to_the_shapes(session: SessionPa
     # the union of the agents' graphs and the derived one passes every shape (cc:Contradiction's too)
     processor = Processor(session)
     try:
-        from orchestrator.contradiction_rdf import contradiction_graph
+        from orchestrator.rdf.contradictions import contradiction_graph
 
         state = RdfState()
         for agent_graph in processor.rdf.agent_graphs().values():

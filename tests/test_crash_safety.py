@@ -26,13 +26,13 @@ from typing import Any
 import pytest
 from rdflib import Dataset, Namespace
 
-from orchestrator import locks
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.schemas import SchemaRegistry
-from orchestrator.session import create_session
-from orchestrator.shacl import shapes
-from orchestrator.views import flush_views
+from orchestrator.commit import locks
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.views import flush_views
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.model.layout import SessionPaths
+from orchestrator.rdf.shacl import shapes
+from orchestrator.session.record import create_session
 from tests.conftest import cconductor, merge_pending
 from tests.helpers.agent_writer import write_agent
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.paths import SessionPaths
+from orchestrator.model.layout import SessionPaths
 from tests.conftest import cconductor
 from tests.helpers.agent_writer import write_agent
 from tests.helpers.watching import wait_for

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.evidence import MIN_SNIPPET_CHARS, Deadline, verify_snippet
+from orchestrator.graph.evidence import MIN_SNIPPET_CHARS, Deadline, verify_snippet
 
 SOURCE = "\f".join([
     "Title page. Results in brief.",
@@ -79,7 +79,7 @@ def test_an_expired_time_budget_still_allows_exact_matches_but_no_fuzzy_search()
 
 
 def test_a_changed_source_text_rechecks_the_claims_that_cite_it(tmp_path: Path) -> None:
-    from orchestrator.session import create_session
+    from orchestrator.session.record import create_session
     from tests.conftest import merge_pending, store_text, write_artifacts
 
     session = create_session(tmp_path / "sessions", "Does a changed text re-check its citations?", "m")

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from orchestrator.executor import Job, JobResult, LocalExecutor
+from orchestrator.run.executor import Job, JobResult, LocalExecutor
 
 
 def job(tmp_path: Path, name: str, code: str, *, timeout: float = 30, heartbeat: Path | None = None,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orchestrator.inspect import validate_session
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
+from orchestrator.commit.inspect import validate_session
+from orchestrator.commit.processor import Processor
+from orchestrator.model.layout import SessionPaths
 from tests.conftest import merge_pending, write_artifacts
 
 

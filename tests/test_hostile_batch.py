@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.paths import RESERVED_KEYS, SessionPaths
-from orchestrator.schemas import SchemaRegistry
-from orchestrator.sourcetexts import MAX_SOURCE_TEXT_BYTES
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.contract.sourcetexts import MAX_SOURCE_TEXT_BYTES
+from orchestrator.model.layout import RESERVED_KEYS, SessionPaths
 from tests.conftest import cconductor
 from tests.helpers.agent_writer import write_agent
 from tests.helpers.watching import wait_for

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.identifiers import DisjointSets, clean_arxiv_id, clean_doi, clean_url
+from orchestrator.model.scholarly_ids import DisjointSets, clean_arxiv_id, clean_doi, clean_url
 
 
 @pytest.mark.parametrize("written", ["10.1000/XYZ", "doi:10.1000/xyz", "https://doi.org/10.1000/xyz.",

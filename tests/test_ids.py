@@ -5,8 +5,8 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from orchestrator.ids import SESSION_ID_RE, new_session_id
-from orchestrator.session import create_session
+from orchestrator.model.clock import SESSION_ID_RE, new_session_id
+from orchestrator.session.record import create_session
 
 
 def _make(args: tuple[str, int]) -> list[str]:

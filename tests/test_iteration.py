@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.iteration import gap_questions, source_questions
+from orchestrator.run.iteration import gap_questions, source_questions
 
 ASKED = {"research-planner:Q1": {"id": "research-planner:Q1", "question": "Q?", "keywords": ["cache"]}}
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from orchestrator import locks, pipeline
-from orchestrator.events import read_events
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.store import Store
+from orchestrator.commit import locks
+from orchestrator.commit import processor as pipeline
+from orchestrator.commit.processor import Processor
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.events import read_events
+from orchestrator.session.ledger import Store
 from tests.conftest import cconductor
 from tests.helpers.agent_writer import write_agent
 
@@ -52,7 +53,7 @@ def test_a_new_version_locked_while_the_old_one_is_being_committed_is_merged_nex
         assert [(o.agent, o.status) for o in second] == [("writer", "merged")]
     finally:
         processor.close()
-    from orchestrator.views import flush_views
+    from orchestrator.commit.views import flush_views
 
     processor = Processor(session)
     flush_views(processor, force=True)

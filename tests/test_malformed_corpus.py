@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.events import read_events
-from orchestrator.paths import RESERVED_KEYS, SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.schemas import SchemaRegistry
+from orchestrator.commit.processor import Processor
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.model.layout import RESERVED_KEYS, SessionPaths
+from orchestrator.session.events import read_events
 from tests.helpers.watching import running_watcher, wait_for
 
 CORPUS = Path(__file__).resolve().parent / "data" / "malformed"

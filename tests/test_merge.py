@@ -8,9 +8,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.merge import InputFile, build_contribution, deep_merge, derived_id
-from orchestrator.state import GraphState
-from orchestrator.unified import build_views
+from orchestrator.graph.merge import build_contribution, deep_merge, derived_id
+from orchestrator.graph.state import GraphState
+from orchestrator.graph.unified import build_views
+from orchestrator.model.inputs import InputFile
 
 
 def f(name: str, data: dict[str, Any], agent: str = "a") -> InputFile:

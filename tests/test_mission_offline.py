@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.events import read_events
+from orchestrator.session.events import read_events
 from tests.browser import png_size, run_chromium
 
 QUESTION = "How do these studies evaluate quality and outcomes, and what limitations do they report?"

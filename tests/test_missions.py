@@ -9,9 +9,9 @@ from typing import Any
 import platformdirs
 import pytest
 
-from orchestrator.errors import ConfigError, UsageError
-from orchestrator.missions import SHIPPED_DIR, Mission, list_missions, load_mission, user_missions_dir
-from orchestrator.schemas import SchemaRegistry
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.model.errors import ConfigError, UsageError
+from orchestrator.run.missions import SHIPPED_DIR, Mission, list_missions, load_mission, user_missions_dir
 
 SHIPPED = [
     "academic-research",

@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from agents.definitions import load_definitions
 from agents.offline import factchecker, ingester, planner, researcher, synthesis
 from agents.runtime import AgentContext
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.report.citations import check_outline, claim_lookup, claim_resolver, find_markers
-from orchestrator.session import create_session
-from orchestrator.views import flush_views
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.views import flush_views
+from orchestrator.graph.citations import check_outline, claim_lookup, claim_resolver, find_markers
+from orchestrator.model.layout import SessionPaths
+from orchestrator.run.definitions import load_definitions
+from orchestrator.session.record import create_session
 
 QUERY = "How does post-anthesis heat stress affect wheat metabolism?"
 SECTIONS = ["Abstract", "Introduction", "Key Findings", "Evidence", "Research Gaps", "Quality Assessment",

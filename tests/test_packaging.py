@@ -119,7 +119,7 @@ def test_wheel_ships_resources_and_installed_cconductor_uses_them(tmp_path: Path
     assert cconductor.exists(), f"the wheel installed no console script at {cconductor}"
 
     probe = run([python, "-c", "import json, orchestrator, agents\n"
-                 "from orchestrator.paths import resource_dir\n"
+                 "from orchestrator.model.layout import resource_dir\n"
                  "print(json.dumps([orchestrator.__file__, agents.__file__,\n"
                  "                  str(resource_dir('schemas')), str(resource_dir('ontology'))]))"],
                 cwd=work, env=env)

@@ -27,7 +27,7 @@ from agents.providers import (
     UnsafeUrlError,
     check_url,
 )
-from orchestrator.schemas import SchemaRegistry
+from orchestrator.contract.schemas import SchemaRegistry
 
 PDF = (
     Path(__file__).parents[1]

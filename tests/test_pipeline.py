@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.events import read_events
-from orchestrator.paths import SessionPaths
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.events import read_events
 from tests.conftest import merge_pending, sample_claim, sample_source, store_text, write_artifacts
 
 

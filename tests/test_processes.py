@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.processes import group_alive, still_running, stop_group, write_record
+from orchestrator.run.processes import group_alive, still_running, stop_group, write_record
 from tests.test_runner import _definitions, _docs, _mission
 
 SPAWNER = """#!/usr/bin/env bash
@@ -81,7 +81,7 @@ def test_interrupting_a_run_stops_every_agent_process_and_marks_the_session_inte
 
 
 def test_a_timed_out_agent_loses_its_children_too(tmp_path: Path) -> None:
-    from orchestrator.executor import Job, LocalExecutor
+    from orchestrator.run.executor import Job, LocalExecutor
 
     script, pids = _spawner(tmp_path)
     executor = LocalExecutor(max_parallel=1, terminate_grace=0.5)
@@ -95,7 +95,7 @@ def test_a_timed_out_agent_loses_its_children_too(tmp_path: Path) -> None:
 
 
 def test_children_left_by_an_agent_that_exited_are_stopped(tmp_path: Path) -> None:
-    from orchestrator.executor import Job, LocalExecutor
+    from orchestrator.run.executor import Job, LocalExecutor
 
     marker = tmp_path / "orphan"
     executor = LocalExecutor(max_parallel=1, terminate_grace=0.5)

@@ -84,7 +84,7 @@ def test_the_live_view_fits_the_terminal_and_keeps_the_event_timeline(tmp_path: 
 
     from rich.console import Console
 
-    from orchestrator.progress import LiveProgress
+    from orchestrator.run.progress import LiveProgress
 
     out = io.StringIO()
     console = Console(file=out, width=width, force_terminal=True, color_system=None)
@@ -109,7 +109,7 @@ def test_the_live_view_fits_the_terminal_and_keeps_the_event_timeline(tmp_path: 
 def test_plain_lines_show_each_warning_on_a_line_of_its_own() -> None:
     import io
 
-    from orchestrator.progress import PlainProgress
+    from orchestrator.run.progress import PlainProgress
 
     out = io.StringIO()
     view = PlainProgress(out)

@@ -44,9 +44,9 @@ from agents.providers import (
     source_id,
 )
 from agents.providers.openalex import SELECT, abstract_from_index
-from agents.providers.registry import strip_markup
+from agents.providers.records import strip_markup
 from agents.providers.semanticscholar import FIELDS
-from orchestrator.schemas import SchemaRegistry
+from orchestrator.contract.schemas import SchemaRegistry
 
 DATA = (Path(__file__).parents[1] / ".." / "shared" / "data" / "scholarly-api-responses").resolve()
 ATOM = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rdflib import Dataset, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, XSD
 
-from orchestrator.rdf import (
+from orchestrator.rdf.convert import (
     BIBO,
     CC,
     CITO,
@@ -24,7 +24,7 @@ from orchestrator.rdf import (
     parse_node_iri,
     session_iri,
 )
-from orchestrator.rdf_write import serialize, serialize_graphs, to_dataset
+from orchestrator.rdf.write import serialize, serialize_graphs, to_dataset
 
 # rdflib's own parsers warn about their internal use of ConjunctiveGraph / default_context.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from pylatexenc import latex2text
 
-from orchestrator.missions import load_mission
-from orchestrator.quality import gate, score_graph
+from orchestrator.contract.schemas import SchemaRegistry
+from orchestrator.graph.citations import check_outline, claim_lookup, claim_resolver, find_markers
+from orchestrator.graph.quality import gate, score_graph
 from orchestrator.report import build_document, kind_of
 from orchestrator.report.bibliography import bibtex_keys, split_name, to_bibtex, to_csl_json
-from orchestrator.report.citations import check_outline, claim_lookup, claim_resolver, find_markers
 from orchestrator.report.html import render_html
 from orchestrator.report.markdown import render_markdown
-from orchestrator.schemas import SchemaRegistry
+from orchestrator.run.missions import load_mission
 
 AR = "academic-researcher"
 WR = "web-researcher"

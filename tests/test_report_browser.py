@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.quality import gate, score_graph
+from orchestrator.graph.quality import gate, score_graph
 from orchestrator.report.html import render_html
 from tests.browser import HEIGHT, WIDTH, png_size, run_chromium
 from tests.test_report import LEDGER, OUTLINE, SESSION, make_graph, mission_dict

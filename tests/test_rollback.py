@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.rollback import rollback_session
-from orchestrator.session import load_session
-from orchestrator.store import read_ledger
-from orchestrator.views import flush_views
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.rollback import rollback_session
+from orchestrator.commit.views import flush_views
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.ledger import read_ledger
+from orchestrator.session.record import load_session
 from tests.conftest import merge_pending, write_artifacts
 
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from orchestrator.events import read_events
-from orchestrator.missions import load_mission
-from orchestrator.runner import MissionRunner, RunOptions
-from orchestrator.session import create_session, load_session
+from orchestrator.run.missions import load_mission
+from orchestrator.run.runner import MissionRunner, RunOptions
+from orchestrator.session.events import read_events
+from orchestrator.session.record import create_session, load_session
 
 AGENTS = Path(__file__).resolve().parent / "data" / "external_agents"
 

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from orchestrator.errors import ConfigError
-from orchestrator.paths import resource_dir
-from orchestrator.problems import Problem
-from orchestrator.schemas import ARTIFACT_SCHEMAS, SchemaRegistry
+from orchestrator.contract.schemas import ARTIFACT_SCHEMAS, SchemaRegistry
+from orchestrator.model.errors import ConfigError
+from orchestrator.model.layout import resource_dir
+from orchestrator.model.problems import Problem
 
 SCHEMA_DIR = resource_dir("schemas")
 FILE = "artifacts/web-researcher/claims.json"
@@ -539,7 +539,7 @@ def test_validation_does_not_build_the_iri_grammar_at_import() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, orchestrator.schemas as s; r = s.SchemaRegistry.default(); "
+    code = ("import sys, orchestrator.contract.schemas as s; r = s.SchemaRegistry.default(); "
             "bad = r.validate_artifact('sources.json', {'sources': [{'id': 'S1', 'type': 'web-page', 'title': 't', "
             "'url': 'not a uri'}]}, 'x'); print(sys.modules.get('rfc3987_syntax'), [p.rule for p in bad])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

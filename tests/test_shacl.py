@@ -9,10 +9,10 @@ import pytest
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from orchestrator.paths import resource_dir
-from orchestrator.problems import errors
-from orchestrator.rdf import CC, AgentGraph, Origin, contribution_to_graph
-from orchestrator.shacl import CCSH, SH, RdfState, shapes
+from orchestrator.model.layout import resource_dir
+from orchestrator.model.problems import errors
+from orchestrator.rdf.convert import CC, AgentGraph, Origin, contribution_to_graph
+from orchestrator.rdf.shacl import CCSH, SH, RdfState, shapes
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")
 
@@ -482,7 +482,7 @@ def test_a_triple_two_agents_assert_survives_removing_one() -> None:
 
 def test_public_api_fallback_finds_the_same_problems(monkeypatch: pytest.MonkeyPatch) -> None:
     """If a pyshacl upgrade removes the internals the fast path uses, results must not change."""
-    import orchestrator.shacl as shacl_module
+    import orchestrator.rdf.shacl as shacl_module
 
     s = session()
     items(s, ACA, "claims").update(confidence=1.5, evidence=[])

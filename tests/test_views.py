@@ -7,10 +7,10 @@ import json
 import pytest
 from rdflib import Dataset
 
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.rdf_write import TrigCache, serialize_graphs
-from orchestrator.views import flush_views
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.views import flush_views
+from orchestrator.model.layout import SessionPaths
+from orchestrator.rdf.write import TrigCache, serialize_graphs
 from tests.conftest import sample_claim, sample_source, write_artifacts
 
 # rdflib's TriG parser warns about its own internal use of ConjunctiveGraph / default_context.

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from orchestrator import pipeline
-from orchestrator.events import read_events
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.watcher import _LockHandler
+from orchestrator.commit import processor as pipeline
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.watcher import _LockHandler
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.events import read_events
 from tests.conftest import cconductor
 from tests.helpers.agent_writer import write_agent
 from tests.helpers.watching import TIMEOUT, ledger, merged, running_watcher, wait_for

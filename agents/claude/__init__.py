@@ -17,18 +17,21 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agents.claude.client import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ClaudeClient, ModelCallError, ModelFailure
-from agents.claude.structured import Check, OutputSpec, Result, ToolRunner, converse
-from agents.definitions import AgentDefinition, definition_for, load_definitions
+from agents.claude.client import ClaudeClient
+from agents.claude.conversation import Check, Result, ToolRunner, converse
+from agents.claude.errors import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ModelCallError, ModelFailure
+from agents.claude.output_spec import OutputSpec
 from agents.runtime import AgentContext
-from orchestrator.agent_failures import EXIT_AGENT_FAILED, AgentFailure, write_failure
-from orchestrator.errors import ConfigError
+from orchestrator.model.errors import ConfigError
+from orchestrator.run.definitions import AgentDefinition, definition_for, load_definitions
+from orchestrator.session.agent_failures import EXIT_AGENT_FAILED, AgentFailure, write_failure
 
 __all__ = [
     "agent_client",
     "agent_converse",
     "agent_entry",
     "definition_of",
+    "known_repair_lines",
     "make_client",
     "previous_files",
     "retry_section",
@@ -169,6 +172,18 @@ def _clip(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def known_repair_lines(instructions: dict[str, Any]) -> list[str]:
+    """What the repair memory says fixed the same kinds of problem before (``known_repairs``)."""
+    lines = []
+    for known in instructions.get("known_repairs") or []:
+        where = f"{known.get('file')}" + (f" at {known['pointer']}" if known.get("pointer") else "")
+        said = "; ".join(str(r.get("text")) for r in known.get("repairs") or [])
+        if said:
+            lines.append(f"- {where}: {said}")
+    return ["", "Known repairs of these kinds of problem (from earlier sessions; a hint, not a rule):",
+            *lines] if lines else []
+
+
 def retry_section(context: AgentContext) -> str | None:
     """On attempt > 1: every problem and SHACL violation with its fix, then the rejected files."""
     task = context.task
@@ -202,6 +217,7 @@ def retry_section(context: AgentContext) -> str | None:
             f" at {v['pointer']}" if v.get("pointer") else ""
         )
         lines.append(f"- {where}: {v.get('message')} Fix: {v.get('hint')}")
+    lines += known_repair_lines(instructions)
     files = previous_files(context)
     if files:
         body = json.dumps(files, ensure_ascii=False, indent=1)

@@ -1,137 +1,48 @@
-"""The one Messages API client of an agent process: budget, timeouts, retries, cost ledger.
+"""The one Messages API client of an agent process: timeouts, retries, usage and cost per call.
 
 Every call goes through :meth:`ClaudeClient.create`, which checks the budget first (so an
 exhausted budget sends no request), calls the SDK with explicit timeouts and retries, logs
 the request id, prices the usage and appends one line to ``<session>/costs.jsonl``. Nothing
 is cached between calls or attempts. ``anthropic`` is imported on first use (it takes >1 s).
 The API key is left to the SDK (``ANTHROPIC_API_KEY``) or passed in, and never written out.
+The failure types live in ``errors``, the money check in ``budget``, the ledger line in
+``cost_ledger`` and the process deadline in ``deadline``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from filelock import FileLock
-
+from agents.claude.budget import Budget
 from agents.claude.capabilities import Capabilities, cached_profile, profile_for
 from agents.claude.config import ClaudeConfig, ModelSettings, load_config
+from agents.claude.cost_ledger import CallRecord, append_cost_line
+from agents.claude.deadline import seconds_left
+from agents.claude.errors import ModelCallError, status_failure
 from agents.claude.pricing import UsageCounts
 from agents.claude.retrying import (
-    RETRY_STATUSES,
     RetriesExhausted,
     TimeBudget,
     Transient,
     call_with_retries,
     describe,
-    retry_after_seconds,
 )
-from orchestrator.costs import costs_path, total_cost_usd
-from orchestrator.events import EventLog
-from orchestrator.ids import iso_timestamp
-from orchestrator.paths import SessionPaths
-from orchestrator.redact import redact
+from orchestrator.model.layout import SessionPaths
+from orchestrator.model.redact import redact
+from orchestrator.session.events import EventLog
 
 if TYPE_CHECKING:
     from agents.runtime import AgentContext
 
-__all__ = [
-    "EXIT_BUDGET_EXCEEDED",
-    "Budget",
-    "BudgetExceeded",
-    "CallRecord",
-    "ClaudeClient",
-    "ClaudeError",
-    "ModelCallError",
-    "ModelFailure",
-    "ModelRequestRejected",
-]
-
-#: Exit status of an agent process that stopped because the run's budget is spent.
-EXIT_BUDGET_EXCEEDED = 3
-
-
-class ClaudeError(RuntimeError):
-    """Base of the backend's errors; the message says what happened and what to do."""
-
-
-class BudgetExceeded(ClaudeError):
-    """The run's budget is spent: the agent writes nothing and exits with status 3."""
-
-
-class ModelCallError(ClaudeError):
-    """The Messages API stayed unavailable through our bounded retries: a later attempt may succeed."""
-
-
-class ModelFailure(ClaudeError):
-    """A failure another attempt would repeat (and pay for again): the orchestrator does not retry it."""
-
-    kind = "model_failure"
-
-    def __init__(self, message: str, kind: str | None = None):
-        super().__init__(message)
-        if kind:
-            self.kind = kind
-
-
-class ModelRequestRejected(ModelFailure):
-    """HTTP 400/401/403/404/413: the request itself is wrong for this model or account."""
-
-    kind = "request_rejected"
-
+__all__ = ["ClaudeClient"]
 
 #: Above this max_tokens the SDK requires streaming (its estimate exceeds 10 minutes).
 STREAMING_THRESHOLD_TOKENS = 128_000 * 600 // 3600
-
-
-@dataclass
-class Budget:
-    """Checked before every call: this process's spending against ``budget_usd_remaining``
-    (what was left when the task was written) and the session ledger against ``budget_usd``."""
-
-    session_root: Path
-    limit_usd: float | None = None
-    remaining_usd: float | None = None
-    spent_usd: float = 0.0
-
-    @classmethod
-    def from_options(cls, session_root: Path, options: Mapping[str, Any]) -> Budget:
-        def number(key: str) -> float | None:
-            value = options.get(key)
-            return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-        return cls(session_root, number("budget_usd"), number("budget_usd_remaining"))
-
-    def check(self) -> None:
-        if self.remaining_usd is not None and self.spent_usd >= self.remaining_usd:
-            raise BudgetExceeded(
-                f"budget exhausted: this agent spent ${self.spent_usd:.4f} of the ${self.remaining_usd:.4f} "
-                "that remained when it started; no further model call was made"
-            )
-        if self.limit_usd is not None:
-            total = total_cost_usd(self.session_root)
-            if total >= self.limit_usd:
-                raise BudgetExceeded(
-                    f"budget exhausted: the session has spent ${total:.4f} of its ${self.limit_usd:.4f} "
-                    "budget (costs.jsonl); no further model call was made"
-                )
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    purpose: str
-    model: str
-    request_id: str | None
-    stop_reason: str | None
-    usage: UsageCounts
-    cost_usd: float
 
 
 @dataclass
@@ -173,7 +84,7 @@ class ClaudeClient:
             agent=task.agent,
             attempt=task.attempt,
             budget=Budget.from_options(context.paths.root, task.options),
-            time_budget=TimeBudget.of_seconds(_seconds_left()),
+            time_budget=TimeBudget.of_seconds(seconds_left()),
             http_client=http_client,
             api_key=api_key,
             log=log,
@@ -316,37 +227,8 @@ class ClaudeClient:
         return message
 
     def _status_failure(self, purpose: str, exc: Any) -> Exception:
-        status = int(exc.status_code)
-        detail = redact(str(getattr(exc, "message", exc)))
-        self._say(f"{purpose}: HTTP {status} request_id={exc.request_id}")
-        if status in RETRY_STATUSES:
-            kind = {429: "rate_limited", 529: "overloaded"}.get(status, "server_error")
-            headers = getattr(getattr(exc, "response", None), "headers", None)
-            return Transient(kind, f"HTTP {status} for {purpose} (request id {exc.request_id}): {detail}",
-                             retry_after_seconds(headers))
-        lowered = detail.lower()
-        if status in (401, 403):
-            kind = "authentication"
-        elif status in (400, 413) and ("context" in lowered or "too long" in lowered or "too many tokens" in lowered):
-            kind = "context_overflow"
-        elif status == 404 or ("model" in lowered and status == 400 and "not" in lowered):
-            kind = "unknown_model"
-        else:
-            kind = "request_rejected"
-        hint = {
-            "authentication": "the API key was refused or lacks permission for this model; check ANTHROPIC_API_KEY "
-                              "(and the organisation's access to the model and its server tools in the Console)",
-            "context_overflow": "the conversation is longer than the model's context window; ask for fewer or "
-                                "shorter sources, or choose a model with a larger window",
-            "unknown_model": f"the model id {self.settings.model!r} is not served to this account; choose a current "
-                             "model in the config (models.research / models.cheap; `cconductor agents` lists them)",
-            "request_rejected": "the request is not valid for this model; check the model's capabilities in the "
-                                "config, or report it as a bug",
-        }[kind]
-        return ModelRequestRejected(
-            f"the Messages API rejected {purpose} with HTTP {status} (request id {exc.request_id}): {detail}. {hint}",
-            kind,
-        )
+        self._say(f"{purpose}: HTTP {int(exc.status_code)} request_id={exc.request_id}")
+        return status_failure(purpose, exc, self.settings.model)
 
     def _record(self, purpose: str, message: Any) -> CallRecord:
         usage = UsageCounts.from_usage(getattr(message, "usage", None))
@@ -358,7 +240,7 @@ class ClaudeClient:
         self.calls.append(record)
         if self.budget is not None:
             self.budget.spent_usd += cost
-        self._append_cost_line(record)
+        append_cost_line(self.session_root, self.agent, self.attempt, record)
         self._say(
             f"{purpose}: model={record.model} request_id={request_id} stop={record.stop_reason} "
             f"in={usage.input_tokens} out={usage.output_tokens} cache_read={usage.cache_read_input_tokens} "
@@ -367,48 +249,6 @@ class ClaudeClient:
         )
         return record
 
-    def _append_cost_line(self, record: CallRecord) -> None:
-        """One JSON line per call, written in a single append under the session's costs mutex."""
-        usage = record.usage
-        line = {
-            "timestamp": iso_timestamp(),
-            "agent": self.agent,
-            "attempt": self.attempt,
-            "model": record.model,
-            "request_id": record.request_id,
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-            "cache_read_input_tokens": usage.cache_read_input_tokens,
-            "web_search_requests": usage.web_search_requests,
-            "web_fetch_requests": usage.web_fetch_requests,
-            "cost_usd": record.cost_usd,
-        }
-        data = (redact(json.dumps(line, ensure_ascii=False)) + "\n").encode("utf-8")
-        paths = SessionPaths(self.session_root)
-        paths.state.mkdir(parents=True, exist_ok=True)
-        with FileLock(paths.state / "costs.mutex"):
-            fd = os.open(costs_path(self.session_root), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-
     @property
     def total_cost_usd(self) -> float:
         return round(sum(c.cost_usd for c in self.calls), 8)
-
-
-#: The agent's time limit, passed by the orchestrator; the clock starts when this module is imported.
-TIMEOUT_ENV = "CCONDUCTOR_TIMEOUT_SECONDS"
-_STARTED = time.monotonic()
-#: Time kept back to write artifacts and exit before the orchestrator's timeout kills the process.
-EXIT_MARGIN_SECONDS = 10.0
-
-
-def _seconds_left() -> float | None:
-    try:
-        limit = float(os.environ[TIMEOUT_ENV])
-    except (KeyError, ValueError):
-        return None
-    return max(1.0, limit - EXIT_MARGIN_SECONDS - (time.monotonic() - _STARTED))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.claude.pricing import DEFAULT_PRICE_TABLE, PriceTable
-from orchestrator.errors import ConfigError
+from orchestrator.model.errors import ConfigError
 
 __all__ = ["TIERS", "ClaudeConfig", "ModelSettings", "load_config", "user_config_path"]
 

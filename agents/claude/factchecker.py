@@ -10,8 +10,9 @@ from typing import Any
 
 from agents.claude import agent_client, agent_converse, agent_entry, definition_of, task_section
 from agents.claude.client import ClaudeClient
-from agents.claude.structured import OutputSpec
-from agents.claude.tools import SourceLibrary, Toolbox
+from agents.claude.output_spec import OutputSpec
+from agents.claude.source_library import SourceLibrary
+from agents.claude.tools import Toolbox
 from agents.runtime import AgentContext
 
 SPEC = OutputSpec(

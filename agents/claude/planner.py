@@ -6,7 +6,7 @@ from typing import Any
 
 from agents.claude import agent_client, agent_converse, agent_entry, definition_of, task_section
 from agents.claude.client import ClaudeClient
-from agents.claude.structured import OutputSpec
+from agents.claude.output_spec import OutputSpec
 from agents.runtime import AgentContext
 
 SPEC = OutputSpec(

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from orchestrator.errors import ConfigError
+from orchestrator.model.errors import ConfigError
 
 __all__ = ["DEFAULT_PRICE_TABLE", "ModelPrice", "PriceTable", "UsageCounts"]
 

@@ -22,11 +22,13 @@ from agents.claude import (
     task_section,
 )
 from agents.claude.client import ClaudeClient
-from agents.claude.structured import OutputSpec
-from agents.claude.tools import ScholarlyBackend, SourceLibrary, Toolbox
+from agents.claude.output_spec import OutputSpec
+from agents.claude.scholarly import ScholarlyBackend
+from agents.claude.source_library import SourceLibrary
+from agents.claude.tools import Toolbox
 from agents.offline.text import sentence_spans
 from agents.runtime import AgentContext
-from orchestrator.evidence import DEFAULT_THRESHOLD, verify_snippet
+from orchestrator.graph.evidence import DEFAULT_THRESHOLD, verify_snippet
 
 SPEC = OutputSpec(
     "submit_research",

@@ -10,10 +10,10 @@ from typing import Any
 
 from agents.claude import agent_client, agent_converse, agent_entry, definition_of, task_section
 from agents.claude.client import ClaudeClient
-from agents.claude.structured import OutputSpec
+from agents.claude.output_spec import OutputSpec
 from agents.offline.corpus import plan_questions
 from agents.runtime import AgentContext
-from orchestrator.report.citations import check_outline, claim_lookup, claim_resolver, is_verified
+from orchestrator.graph.citations import check_outline, claim_lookup, claim_resolver, is_verified
 
 SPEC = OutputSpec(
     "submit_synthesis",

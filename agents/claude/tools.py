@@ -1,4 +1,4 @@
-"""The tools of the Claude researchers and fact-checker, and the texts they may quote.
+"""The tools of the Claude researchers and fact-checker: one dispatcher per agent.
 
 Client tools run here: ``search_passages`` (BM25 over stored texts, from agents.offline),
 ``read_source_page``, ``search_papers``, ``fetch_paper_metadata`` and ``fetch_open_access_pdf``
@@ -6,214 +6,30 @@ Client tools run here: ``search_passages`` (BM25 over stored texts, from agents.
 text of every ``web_fetch`` result is stored in ``sources/`` through the runtime, so snippets
 quoted from web pages are verified like any other. Search results carry only encrypted
 content, so nothing is stored from them. The tool set is fixed by the agent definition; tool
-output is data (wrapped as untrusted by :func:`agents.claude.structured.untrusted`).
+output is data (wrapped as untrusted by :func:`agents.claude.conversation.untrusted`).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import sys
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from agents.claude.config import ClaudeConfig
+from agents.claude.document_pages import document_pages
+from agents.claude.scholarly import ProvidersBackend, ScholarlyBackend
+from agents.claude.source_library import SourceLibrary
+from agents.claude.tool_specs import CLIENT_TOOLS, MAX_HITS, PAGE_WINDOW, SERVER_TOOLS, TOOL_GROUPS
 from agents.offline.ingest import Document
-from agents.offline.text import normalize_page, normalize_ws
-from agents.offline.textindex import Hit, PassageIndex
-from orchestrator.ids import iso_timestamp
-from orchestrator.redact import redact
+from agents.offline.text import normalize_ws
+from orchestrator.model.redact import redact
 
-if TYPE_CHECKING:
-    from agents.offline.corpus import Corpus
-    from agents.runtime import AgentContext
-
-__all__ = ["CLIENT_TOOLS", "ProvidersBackend", "ScholarlyBackend", "SourceLibrary", "Toolbox"]
-
-PAGE_WINDOW = 8_000
-MAX_HITS = 15
-_SOURCE_FIELDS = ("type", "title", "authors", "year", "venue", "publisher", "peer_reviewed", "doi", "url",
-                  "pdf_url", "arxiv_id", "abstract", "published", "citation_count", "language")
-
-
-class ScholarlyBackend(Protocol):
-    """What the paper tools need from the scholarly providers (records are Source-shaped dicts)."""
-
-    def search(self, query: str, limit: int) -> list[dict[str, Any]]: ...
-
-    def resolve(self, identifier: str) -> dict[str, Any] | None: ...
-
-    def fetch_pdf(self, source: Mapping[str, Any]) -> list[str] | None: ...
-
-
-class ProvidersBackend:
-    """:class:`ScholarlyBackend` over ``agents.providers`` (imported on first use).
-
-    ``providers`` defaults to the configured scholarly APIs; ``fetch`` to ``pdf_fetch.fetch_pdf``
-    (which refuses unsafe URLs and non-PDFs). PDF links come from provider metadata only, never
-    from the model, so a prompt injection cannot point the fetcher at an arbitrary URL.
-    """
-
-    def __init__(self, providers: Sequence[Any] | None = None, fetch: Callable[[str], Any] | None = None):
-        self.providers = providers
-        self.fetch = fetch
-
-    def search(self, query: str, limit: int) -> list[dict[str, Any]]:
-        from agents.providers import registry
-
-        return registry.search_all(query, limit, self.providers)  # a list that also carries .notices
-
-    def resolve(self, identifier: str) -> dict[str, Any] | None:
-        from agents.providers import registry
-
-        doi, arxiv_id = registry.clean_doi(identifier), registry.clean_arxiv_id(identifier)
-        if not doi and not arxiv_id:
-            return None
-        found = registry.resolve(doi=doi, arxiv_id=arxiv_id, providers=self.providers)
-        return dict(found) if found else None
-
-    def fetch_pdf(self, source: Mapping[str, Any]) -> list[str] | None:
-        """Try the record's PDF links in turn; every failure reason is reported if none works."""
-        from agents.providers.pdf_fetch import PdfFetchError, fetch_pdf
-
-        fetch = self.fetch or fetch_pdf
-        urls = [source.get("pdf_url"), *((source.get("extra") or {}).get("pdf_urls") or [])]
-        if source.get("arxiv_id"):
-            urls.append(f"https://arxiv.org/pdf/{source['arxiv_id']}")
-        errors = []
-        for url in dict.fromkeys(u for u in urls if isinstance(u, str) and u):
-            try:
-                return list(fetch(url).pages)
-            except PdfFetchError as exc:
-                errors.append(str(exc))
-        if errors:
-            raise PdfFetchError("; ".join(errors))
-        return None
-
-
-class SourceLibrary:
-    """The texts an agent may quote: the graph's stored sources (global ids) and those it fetched."""
-
-    def __init__(self, context: AgentContext, graph: Mapping[str, Any] | None = None) -> None:
-        self.context = context
-        self._graph = dict(graph) if graph is not None else None
-        self._corpus: Corpus | None = None
-        self.own: dict[str, Document] = {}
-        self.own_sources: dict[str, dict[str, Any]] = {}
-        self._keys: dict[str, str] = {}
-        self._own_index: PassageIndex | None = None
-
-    @property
-    def corpus(self) -> Corpus:
-        if self._corpus is None:
-            from agents.offline.corpus import load_corpus
-
-            self._corpus = load_corpus(self.context, self._graph)
-        return self._corpus
-
-    def graph_sources(self) -> list[dict[str, Any]]:
-        return [d.source for d in self.corpus.documents.values()]
-
-    def add(self, prefix: str, pages: Sequence[str], fields: Mapping[str, Any], keys: Sequence[str]) -> str:
-        """Store a text (through the runtime) and register it as an own source; returns its local id."""
-        pages = tuple(normalize_page(p.replace("\f", "\n")) for p in pages) or ("",)
-        existing = next((self._keys[k] for k in keys if k and k in self._keys), None)
-        sid = existing or f"{prefix}{sum(1 for s in self.own_sources if s.startswith(prefix)) + 1}"
-        sha = self.context.store_source_text("\f".join(pages))
-        record = {k: fields[k] for k in _SOURCE_FIELDS if fields.get(k) not in (None, "", [], {})}
-        record = {"id": sid, **record, "content_sha256": sha, "accessed_at": iso_timestamp()}
-        record.setdefault("type", "other")
-        record.setdefault("title", sid)
-        self.own_sources[sid] = record
-        self.own[sid] = Document(source=record, pages=pages)
-        self._keys.update({k: sid for k in keys if k})
-        self._own_index = None
-        return sid
-
-    def adopt(self, record: Mapping[str, Any]) -> bool:
-        """Take over a source of the rejected attempt whose text is stored (a retry keeps its ids)."""
-        sha, sid = record.get("content_sha256"), record.get("id")
-        text = self.context.source_text(sha) if isinstance(sha, str) and isinstance(sid, str) else None
-        if text is None or sid in self.own_sources or hashlib.sha256(text.encode()).hexdigest() != sha:
-            return False
-        self.own_sources[str(sid)] = dict(record)
-        self.own[str(sid)] = Document(source=dict(record), pages=tuple(text.split("\f")))
-        keys = [str(record[k]).lower() for k in ("doi", "arxiv_id", "url") if record.get(k)]
-        self._keys.update(dict.fromkeys(keys, str(sid)))
-        self._own_index = None
-        return True
-
-    def key_id(self, key: str) -> str | None:
-        return self._keys.get(key)
-
-    def document(self, ref: str) -> Document | None:
-        return self.own.get(ref) or self.corpus.documents.get(ref)
-
-    def search(self, query: str, limit: int, source_id: str | None = None) -> list[Hit]:
-        if self.own and self._own_index is None:
-            self._own_index = PassageIndex.build(self.own.values())
-        wanted = [source_id] if source_id else None
-        hits = (
-            self.corpus.index.search(query, limit, wanted)
-            if not source_id or source_id not in self.own
-            else []
-        )
-        if self._own_index is not None:
-            hits += self._own_index.search(query, limit, wanted)
-        return sorted(hits, key=lambda h: -h.score)[:limit]
-
-
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    schema = {"type": "object", "additionalProperties": False, "properties": properties, "required": required}
-    return {"name": name, "description": description, "input_schema": schema}
+__all__ = ["ToolInputError", "Toolbox"]
 
 
 class ToolInputError(Exception):
     """The model asked for something that does not exist; returned to it as a tool error."""
-
-
-_ID = {"type": "string", "description": "A DOI (10.xxxx/...), an arXiv id (2401.01234) or a paper_id."}
-CLIENT_TOOLS: dict[str, dict[str, Any]] = {
-    "search_passages": _tool(
-        "search_passages",
-        "Full-text search (BM25) over every stored source text: the session's documents and the papers and "
-        "pages you fetched. Returns verbatim passages with source_id and page. Quote evidence only from text "
-        "returned by this tool or read_source_page.",
-        {"query": {"type": "string", "description": "Keywords."},
-         "source_id": {"type": "string", "description": "Search only this source (optional)."},
-         "limit": {"type": "integer", "minimum": 1, "maximum": MAX_HITS, "description": "Default 8."}},
-        ["query"],
-    ),
-    "read_source_page": _tool(
-        "read_source_page",
-        "Read one page of a stored source text verbatim (pages are counted from 1). Long pages come in "
-        f"windows of {PAGE_WINDOW} characters; pass offset to read on.",
-        {"source_id": {"type": "string"}, "page": {"type": "integer", "minimum": 1},
-         "offset": {"type": "integer", "minimum": 0, "description": "Offset in the page (default 0)."}},
-        ["source_id", "page"],
-    ),
-    "search_papers": _tool(
-        "search_papers",
-        "Search scholarly indexes (OpenAlex, Crossref, Semantic Scholar, arXiv) for papers. Returns metadata "
-        "only; fetch a paper before citing it.",
-        {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 10}},
-        ["query"],
-    ),
-    "fetch_paper_metadata": _tool(
-        "fetch_paper_metadata",
-        "Look a paper up by DOI or arXiv id and store its title and abstract as a citable source (one page).",
-        {"identifier": _ID}, ["identifier"]),
-    "fetch_open_access_pdf": _tool(
-        "fetch_open_access_pdf",
-        "Download the open-access PDF of a paper, store its text page by page as a citable source and return "
-        "its source_id, content_sha256 and page count. Then read it with read_source_page.",
-        {"identifier": _ID}, ["identifier"]),
-}
-TOOL_GROUPS = {"fetch_paper": ("fetch_paper_metadata", "fetch_open_access_pdf")}
-SERVER_TOOLS = ("web_search", "web_fetch")
 
 
 @dataclass
@@ -378,7 +194,7 @@ class Toolbox:
             url = str(result.get("url") or "")
             document = result.get("content") or {}
             source = document.get("source") or {}
-            pages = _document_pages(source)
+            pages = document_pages(source)
             if not pages:
                 self.notes.append(f"The page {url} could not be stored; do not cite it.")
                 continue
@@ -391,22 +207,3 @@ class Toolbox:
                 f"System note: the fetched page {url} is stored as source_id={sid} ({len(pages)} page(s)). "
                 f"Cite it as {sid}; quote it verbatim (read_source_page shows the stored text)."
             )
-
-
-def _document_pages(source: Mapping[str, Any]) -> list[str]:
-    data = source.get("data")
-    if not isinstance(data, str) or not data.strip():
-        return []
-    if source.get("type") == "text":
-        return [data]
-    if source.get("type") == "base64" and source.get("media_type") == "application/pdf":
-        from agents.offline.pdfmeta import UnreadablePdf, read_pdf
-
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "page.pdf"
-            try:
-                path.write_bytes(base64.b64decode(data))
-                return read_pdf(path)[1]
-            except (UnreadablePdf, ValueError):
-                return []
-    return []

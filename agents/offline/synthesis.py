@@ -18,7 +18,7 @@ from rapidfuzz import fuzz
 from agents.offline.corpus import complete_retry, plan_questions, terms
 from agents.offline.text import normalize_ws
 from agents.runtime import AgentContext
-from orchestrator.atomic import dumps_pretty
+from orchestrator.session.atomic import dumps_pretty
 
 __all__ = ["DEFAULT_SECTIONS", "Synthesis", "kind_of", "run"]
 

@@ -10,18 +10,10 @@ open-access PDF safely and extracts its pages. All traffic goes through ``http.H
 
 from agents.providers.arxiv import ArxivProvider
 from agents.providers.crossref import CrossrefProvider
-from agents.providers.http import (
-    HttpCache,
-    HttpClient,
-    HttpConfig,
-    HttpResponse,
-    ProviderError,
-    ProviderRateLimited,
-    ProviderResponseError,
-    ProviderUnavailable,
-    RateLimiter,
-    shared_client,
-)
+from agents.providers.errors import ProviderError, ProviderRateLimited, ProviderResponseError, ProviderUnavailable
+from agents.providers.http import HttpClient, shared_client
+from agents.providers.http_cache import HttpCache, HttpResponse
+from agents.providers.http_config import HttpConfig
 from agents.providers.openalex import OpenAlexProvider
 from agents.providers.pdf_fetch import (
     FetchedPdf,
@@ -34,20 +26,17 @@ from agents.providers.pdf_fetch import (
     check_url,
     fetch_pdf,
 )
-from agents.providers.registry import (
+from agents.providers.rate_limit import RateLimiter
+from agents.providers.records import (
     PROVIDER_NAMES,
     Provider,
-    SearchResults,
     Source,
     clean_arxiv_id,
     clean_doi,
-    default_providers,
     finish_source,
-    merge_sources,
-    resolve,
-    search_all,
     source_id,
 )
+from agents.providers.registry import SearchResults, default_providers, merge_sources, resolve, search_all
 from agents.providers.semanticscholar import SemanticScholarProvider
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 Parsed with the standard library's ElementTree: with expat >= 2.4.1 it refuses entity
 expansion bombs and it never fetches external entities, so defusedxml adds nothing here.
-arXiv asks for at most one request every three seconds (set in ``http.DEFAULT_INTERVALS``).
+arXiv asks for at most one request every three seconds (set in ``http_config.DEFAULT_INTERVALS``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from agents.providers.http import ProviderResponseError
-from agents.providers.registry import Provider, Source, clean_arxiv_id, clean_doi, clean_text
+from agents.providers.errors import ProviderResponseError
+from agents.providers.records import Provider, Source, clean_arxiv_id, clean_doi, clean_text
 
 API_URL = "https://export.arxiv.org/api/query"
 _NS = {"atom": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom",

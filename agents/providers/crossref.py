@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from agents.providers.registry import Provider, Source, clean_doi, clean_text, person, strip_markup
+from agents.providers.records import Provider, Source, clean_doi, clean_text, person, strip_markup
 
 API_URL = "https://api.crossref.org"
 _TYPES = {"journal-article": "journal-article", "proceedings-article": "conference-paper",

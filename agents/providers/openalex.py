@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from agents.providers.http import HttpClient
-from agents.providers.registry import Provider, Source, clean_arxiv_id, clean_doi, clean_text
+from agents.providers.records import Provider, Source, clean_arxiv_id, clean_doi, clean_text
 
 API_URL = "https://api.openalex.org"
 #: Only what normalization reads: full Work objects are ~16 KB each (reference lists, concepts...).

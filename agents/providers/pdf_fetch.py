@@ -26,8 +26,9 @@ import httpx2
 import platformdirs
 
 from agents.offline.ingest import Document, ingest_file
-from agents.providers.http import HttpClient, ProviderError, ProviderUnavailable, shared_client
-from orchestrator.atomic import atomic_write_bytes, atomic_write_text
+from agents.providers.errors import ProviderError, ProviderUnavailable
+from agents.providers.http import HttpClient, shared_client
+from orchestrator.session.atomic import atomic_write_bytes, atomic_write_text
 
 MAX_BYTES = 25 * 1024 * 1024
 TIME_LIMIT = 60.0

@@ -1,218 +1,25 @@
-"""Provider base class, normalization into our Source schema, and cross-provider search.
+"""Cross-provider search: the configured providers, and duplicates folded into one record.
 
-Every provider turns its API's records into the same Source dicts (``schemas/common.schema.json``
-``$defs/source``) with :func:`finish_source`, so agents can cite them directly. :func:`search_all`
-asks several providers and folds duplicates (same DOI, same arXiv id, or same title and year)
-into one record that keeps the peer-reviewed metadata, the arXiv id and the most fetchable PDF.
+:func:`search_all` asks several providers and folds duplicates (same DOI, same arXiv id, or same
+title and year) into one record that keeps the peer-reviewed metadata, the arXiv id and the most
+fetchable PDF.
 """
 
 from __future__ import annotations
 
-import hashlib
-import html
 import os
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date
-from typing import Any, ClassVar, TypeVar
-from urllib.parse import urlsplit
+from typing import Any
 
-from agents.providers.http import HttpClient, HttpConfig, ProviderError, shared_client
-from orchestrator.identifiers import DisjointSets, clean_arxiv_id, clean_doi
-
-Source = dict[str, Any]
-T = TypeVar("T")
-
-SOURCE_KEYS = ("id", "type", "title", "authors", "year", "venue", "publisher", "peer_reviewed", "doi", "url",
-               "pdf_url", "arxiv_id", "abstract", "published", "accessed_at", "citation_count", "language",
-               "extra")
-SOURCE_TYPES = frozenset({"journal-article", "conference-paper", "preprint", "book", "book-chapter", "thesis",
-                          "report", "dataset", "web-page", "news-article", "documentation", "local-document",
-                          "other"})
-PROVIDER_NAMES = ("openalex", "crossref", "semanticscholar", "arxiv")
-_LOCAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-#: arXiv, OSF, Research Square, Preprints.org, ChemRxiv, PsyArXiv..., SSRN, bioRxiv/medRxiv (dated DOIs only:
-#: 10.1101 is also Cold Spring Harbor's journals)
-_PREPRINT_DOI = re.compile(
-    r"^10\.(48550|31219|21203|20944|26434|31234|31235)/|^10\.2139/ssrn|^10\.1101/\d{4}\.\d\d\.\d\d")
-
-
-# --- normalization helpers ----------------------------------------------------------------------
-
-
-def clean_text(value: Any) -> str | None:
-    """Collapse whitespace; ``None`` for empty values."""
-    if value is None:
-        return None
-    text = " ".join(str(value).split())
-    return text or None
-
-
-def strip_markup(value: Any) -> str | None:
-    """Plain text from JATS/HTML abstracts: drop a leading 'Abstract' heading, tags and entities."""
-    if not value:
-        return None
-    text = re.sub(r"^\s*<(?:jats:)?title[^>]*>\s*(?:abstract|summary)\s*</(?:jats:)?title>", " ", str(value),
-                  flags=re.IGNORECASE)
-    text = re.sub(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>", " ", text)
-    cleaned = clean_text(html.unescape(text))
-    if cleaned and re.match(r"(?i)abstract\b[:.]?\s", cleaned) and len(cleaned) > 40:
-        cleaned = re.sub(r"(?i)^abstract\b[:.]?\s+", "", cleaned)
-    return cleaned
-
-
-_VERSION_SUFFIX = re.compile(r"[(\[](preprint|pre-print|accepted manuscript|author'?s? version)[)\]]$")
-_PREPRINT_VENUE = re.compile(
-    r"(?i)\b(arxiv|biorxiv|medrxiv|ssrn|research square|preprints|chemrxiv|psyarxiv|osf)\b")
-
-
-def is_preprint_doi(doi: str | None) -> bool:
-    return bool(doi and _PREPRINT_DOI.search(doi.lower()))
-
-
-def is_preprint_venue(venue: str | None) -> bool:
-    return bool(venue and _PREPRINT_VENUE.search(venue))
-
-
-def person(given: Any, family: Any) -> str | None:
-    """'Given Family', or whichever part exists."""
-    return clean_text(" ".join(p for p in (clean_text(given), clean_text(family)) if p))
-
-
-def valid_date(value: Any) -> str | None:
-    text = str(value or "")[:10]
-    try:
-        return date.fromisoformat(text).isoformat() if len(text) == 10 else None
-    except ValueError:
-        return None
-
-
-def http_url(value: Any) -> str | None:
-    """Absolute http(s) URL or ``None`` (the schema wants URIs; we only ever want web links)."""
-    text = str(value or "").strip()
-    parts = urlsplit(text)
-    return text if parts.scheme in ("http", "https") and parts.netloc and " " not in text else None
-
-
-def safe_id(prefix: str, value: str) -> str:
-    """A local id matching ``^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$``: ``doi-10.1000-xyz``."""
-    body = re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip("-._")
-    ident = f"{prefix}-{body}" if body else prefix
-    if len(ident) > 128:
-        ident = f"{ident[:117]}-{hashlib.sha256(value.encode()).hexdigest()[:10]}"
-    return ident
-
-
-def title_key(title: str | None) -> str:
-    """Title reduced to lowercase ASCII words, for matching the same work across providers."""
-    text = unicodedata.normalize("NFKD", title or "").encode("ascii", "ignore").decode().casefold()
-    text = _VERSION_SUFFIX.sub("", text.strip())  # "Title (Preprint)" is the same work as "Title"
-    return " ".join(re.findall(r"[a-z0-9]+", text))
-
-
-def source_id(source: Mapping[str, Any]) -> str:
-    """Deterministic id: a journal DOI first, then the arXiv id, then provider ids, then the title."""
-    doi, arxiv_id, extra = source.get("doi"), source.get("arxiv_id"), source.get("extra") or {}
-    if doi and not is_preprint_doi(doi):
-        return safe_id("doi", doi)
-    if arxiv_id:
-        return safe_id("arxiv", arxiv_id)
-    if doi:
-        return safe_id("doi", doi)
-    for key, prefix in (("openalex_id", "openalex"), ("s2_paper_id", "s2")):
-        if extra.get(key):
-            return safe_id(prefix, str(extra[key]))
-    digest = hashlib.sha256(title_key(source.get("title")).encode()).hexdigest()[:12]
-    return f"title-{digest}"
-
-
-def finish_source(fields: Mapping[str, Any]) -> Source | None:
-    """Clean, complete and order a Source; ``None`` when there is no title to cite."""
-    raw = dict(fields)
-    title = clean_text(raw.get("title"))
-    if not title:
-        return None
-    out: Source = {"title": title}
-    out["authors"] = [a for a in (clean_text(x) for x in raw.get("authors") or []) if a]
-    year = raw.get("year")
-    out["year"] = int(year) if isinstance(year, int | str) and str(year).isdigit() else None
-    for key in ("venue", "publisher", "language"):
-        out[key] = clean_text(raw.get(key))
-    out["abstract"] = clean_text(raw.get("abstract"))
-    out["doi"] = clean_doi(raw.get("doi"))
-    out["arxiv_id"] = clean_arxiv_id(raw.get("arxiv_id"))
-    out["url"] = http_url(raw.get("url"))
-    out["pdf_url"] = http_url(raw.get("pdf_url"))
-    if out["arxiv_id"] and not out["pdf_url"]:  # every arXiv paper has an open PDF
-        out["pdf_url"] = f"https://arxiv.org/pdf/{out['arxiv_id']}"
-    out["published"] = valid_date(raw.get("published"))
-    if out["published"] and out["year"] is None:
-        out["year"] = int(out["published"][:4])
-    count = raw.get("citation_count")
-    valid_count = isinstance(count, int) and not isinstance(count, bool) and count >= 0
-    out["citation_count"] = count if valid_count else None
-    kind = raw.get("type") if raw.get("type") in SOURCE_TYPES else "other"
-    out["type"] = kind
-    reviewed = raw.get("peer_reviewed")
-    if reviewed is None:  # a journal DOI vouches for review; a preprint DOI alone leaves it unknown
-        if kind == "preprint":
-            reviewed = False
-        elif kind in ("journal-article", "conference-paper") and _hard_dois([out]):
-            reviewed = True
-    out["peer_reviewed"] = reviewed
-    out["accessed_at"] = raw.get("accessed_at")
-    out["extra"] = {k: v for k, v in dict(raw.get("extra") or {}).items() if v not in (None, "", [], {})}
-    out["id"] = raw["id"] if _LOCAL_ID.match(str(raw.get("id") or "")) else source_id(out)
-    return {k: out[k] for k in SOURCE_KEYS if out.get(k) not in (None, "", [], {})}
-
-
-# --- providers -------------------------------------------------------------------------------
-
-
-class Provider:
-    """Base class: public methods never raise :class:`ProviderError`; they record a notice instead.
-
-    An agent's search must degrade (fewer sources, a notice saying why) rather than crash the
-    run when one API is offline, rate limited or returns garbage. ``raise_errors=True`` restores
-    the exceptions for callers that want them.
-    """
-
-    name: ClassVar[str] = ""
-    label: ClassVar[str] = ""
-
-    def __init__(self, client: HttpClient | None = None, *, raise_errors: bool = False) -> None:
-        self.client = client or shared_client()
-        self.raise_errors = raise_errors
-        self.notices: list[str] = []
-
-    def search(self, query: str, limit: int = 10) -> list[Source]:
-        """Up to ``limit`` Sources for a free-text query, best first."""
-        return self._guard(lambda: self._search(query, max(1, int(limit))), [])
-
-    def _search(self, query: str, limit: int) -> list[Source]:
-        raise NotImplementedError
-
-    def _guard(self, call: Callable[[], T], default: T) -> T:
-        try:
-            return call()
-        except ProviderError as exc:
-            if self.raise_errors:
-                raise
-            if str(exc) not in self.notices:
-                self.notices.append(str(exc))
-            return default
-
-    def _finish(self, fields: Mapping[str, Any]) -> Source | None:
-        extra = {"provider": self.name, **dict(fields.get("extra") or {})}
-        return finish_source({**fields, "extra": extra})
-
-    def _finish_all(self, records: Iterable[Mapping[str, Any] | None]) -> list[Source]:
-        return [s for s in (self._finish(r) for r in records if r) if s]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+from agents.providers.arxiv import ArxivProvider
+from agents.providers.crossref import CrossrefProvider
+from agents.providers.http import HttpClient, shared_client
+from agents.providers.http_config import HttpConfig
+from agents.providers.openalex import OpenAlexProvider
+from agents.providers.records import PROVIDER_NAMES, Provider, Source, finish_source, hard_dois, title_key
+from agents.providers.semanticscholar import SemanticScholarProvider
+from orchestrator.model.scholarly_ids import DisjointSets
 
 
 def default_providers(config: Mapping[str, Any] | None = None, *, client: HttpClient | None = None,
@@ -223,11 +30,6 @@ def default_providers(config: Mapping[str, Any] | None = None, *, client: HttpCl
     environment (``SEMANTIC_SCHOLAR_API_KEY``, ``OPENALEX_API_KEY``); one client is shared so
     rate limits and offline skipping apply across providers. ``config['http']`` feeds HttpConfig.
     """
-    from agents.providers.arxiv import ArxivProvider
-    from agents.providers.crossref import CrossrefProvider
-    from agents.providers.openalex import OpenAlexProvider
-    from agents.providers.semanticscholar import SemanticScholarProvider
-
     env = os.environ if env is None else env
     cfg = dict(config or {})
     names = cfg.get("providers") or [n for n in env.get("CCONDUCTOR_PROVIDERS", "").split(",") if n.strip()]
@@ -267,12 +69,6 @@ def _keys(source: Source) -> list[tuple[Any, ...]]:
     return keys
 
 
-def _hard_dois(sources: Iterable[Source]) -> set[str]:
-    """DOIs of versions of record (a preprint's DOI, e.g. JMIR's 10.2196/preprints.X, does not count)."""
-    return {s["doi"] for s in sources
-            if s.get("doi") and not is_preprint_doi(s["doi"]) and s.get("type") != "preprint"}
-
-
 def _pdf_rank(source: Source) -> tuple[int, int]:
     """arXiv PDFs first (fetchable without bot walls, stable per version), then versions of record."""
     url = source.get("pdf_url") or ""
@@ -283,14 +79,14 @@ def _merge(records: list[Source]) -> Source:
     if len(records) == 1:
         return records[0]
     order = {id(r): i for i, r in enumerate(records)}
-    best = min(records, key=lambda r: (not r.get("peer_reviewed"), not _hard_dois([r]),
+    best = min(records, key=lambda r: (not r.get("peer_reviewed"), not hard_dois([r]),
                                        r.get("type") == "preprint", order[id(r)]))
     out: Source = {k: v for k, v in best.items() if k not in ("id", "extra")}
     for record in records:
         for key, value in record.items():
             if key not in ("id", "extra"):
                 out.setdefault(key, value)
-    hard = [r["doi"] for r in [best, *records] if _hard_dois([r])]
+    hard = [r["doi"] for r in [best, *records] if hard_dois([r])]
     if hard:
         out["doi"] = hard[0]
     pdfs = sorted((r for r in records if r.get("pdf_url")), key=lambda r: (_pdf_rank(r), order[id(r)]))
@@ -338,8 +134,8 @@ def merge_sources(lists: Sequence[Sequence[Source]], limit: int | None = None) -
             if a == b:
                 continue
             if key[0] == "title":  # never fold two different journal DOIs on a title match
-                da = _hard_dois(flat[k][2] for k in members[a])
-                db = _hard_dois(flat[k][2] for k in members[b])
+                da = hard_dois(flat[k][2] for k in members[a])
+                db = hard_dois(flat[k][2] for k in members[b])
                 if da and db and not da & db:
                     continue
             sets.union(a, b)

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from agents.providers.http import HttpClient
-from agents.providers.registry import (
+from agents.providers.records import (
     Provider,
     Source,
     clean_arxiv_id,

@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 import click
 
 from orchestrator import __version__
-from orchestrator.errors import CconductorError
-from orchestrator.paths import SessionPaths
-from orchestrator.session import SESSIONS_DIR_ENV, default_sessions_dir, resolve_session
+from orchestrator.model.errors import CconductorError
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.record import SESSIONS_DIR_ENV, default_sessions_dir, resolve_session
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,7 +78,7 @@ class Context:
         self.sessions_dir = sessions_dir
 
     def session(self, spec: str) -> SessionPaths:
-        from orchestrator.session_check import check_session_folder
+        from orchestrator.session.check import check_session_folder
 
         paths = resolve_session(spec, self.sessions_dir)
         check_session_folder(paths)

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
-from orchestrator.errors import UsageError
-from orchestrator.paths import SessionPaths
+from orchestrator.model.errors import UsageError
+from orchestrator.model.layout import SessionPaths
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Processor
+    from orchestrator.commit.processor import Processor
 
 
 def _outcome_line(outcome: object) -> str:
-    from orchestrator.pipeline import Outcome
+    from orchestrator.commit.processor import Outcome
 
     assert isinstance(outcome, Outcome)
     text = f"{outcome.agent}: {outcome.status}"
@@ -42,8 +42,8 @@ def new(ctx: Context, query: str, mission: str | None) -> None:
     Use it to drive agents by hand or from other tools: any program that follows the
     artifact protocol (docs/agent-protocol.md) can add to it.
     """
-    from orchestrator.events import EventLog
-    from orchestrator.session import create_session
+    from orchestrator.session.events import EventLog
+    from orchestrator.session.record import create_session
 
     paths = create_session(ctx.sessions_dir, query, mission)
     EventLog(paths.events, paths.events_mutex).emit("session.created", f"session created for {query!r}", query=query)
@@ -51,8 +51,8 @@ def new(ctx: Context, query: str, mission: str | None) -> None:
 
 
 def _processor(paths: SessionPaths) -> Processor:
-    from orchestrator.agent_registry import required_files_for
-    from orchestrator.pipeline import Processor
+    from orchestrator.commit.processor import Processor
+    from orchestrator.run.definitions import required_files_for
 
     return Processor(paths, required_files=required_files_for)
 
@@ -65,8 +65,8 @@ def _processor(paths: SessionPaths) -> Processor:
 @friendly
 def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) -> None:
     """Process pending locks once, write the views, and exit (1 if anything was rejected)."""
-    from orchestrator.paths import check_agent_name
-    from orchestrator.views import flush_views
+    from orchestrator.commit.views import flush_views
+    from orchestrator.model.layout import check_agent_name
 
     paths = ctx.session(session)
     for agent in agents:
@@ -118,7 +118,7 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
     """Merge locks as they appear, until interrupted (Ctrl-C)."""
     import json as _json
 
-    from orchestrator.watcher import Watcher
+    from orchestrator.commit.watcher import Watcher
 
     paths = ctx.session(session)
     processor = _processor(paths)
@@ -156,8 +156,8 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
 @friendly
 def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
     """Re-submit AGENT's (fixed) artifacts: <agent>.kg.lock.error becomes <agent>.kg.lock."""
-    from orchestrator import locks
-    from orchestrator.paths import check_agent_name
+    from orchestrator.commit import locks
+    from orchestrator.model.layout import check_agent_name
 
     paths = ctx.session(session)
     check_agent_name(agent)
@@ -176,7 +176,7 @@ def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
 @friendly
 def validate(ctx: Context, session: str, as_json: bool) -> None:
     """Re-validate every merged artifact (schemas) and the whole graph (SHACL)."""
-    from orchestrator.inspect import validate_session
+    from orchestrator.commit.inspect import validate_session
 
     problems = validate_session(ctx.session(session))
     failing = [p for p in problems if p.is_error]
@@ -197,7 +197,7 @@ def validate(ctx: Context, session: str, as_json: bool) -> None:
 @friendly
 def status(ctx: Context, session: str, as_json: bool) -> None:
     """Show a session: status, agents, pending and errored locks, graph stats, quality."""
-    from orchestrator.inspect import session_status
+    from orchestrator.commit.inspect import session_status
 
     info = session_status(ctx.session(session))
     if as_json:
@@ -222,7 +222,7 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
             "graph     " + ", ".join(f"{k.removesuffix('_count')} {stats[k]}" for k in stats if k.endswith("_count"))
         )
         click.echo(f"evidence  {stats.get('evidence_verified', 0)}/{stats.get('evidence_items', 0)} verified")
-    from orchestrator.contradiction_summary import status_lines
+    from orchestrator.graph.contradiction_summary import status_lines
 
     for line in status_lines(info.get("contradictions") or []):
         click.echo(line)
@@ -246,7 +246,7 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
 @friendly
 def sessions(ctx: Context, as_json: bool) -> None:
     """List sessions, oldest first."""
-    from orchestrator.session import list_sessions, load_session
+    from orchestrator.session.record import list_sessions, load_session
 
     rows = []
     for paths in list_sessions(ctx.sessions_dir):
@@ -291,8 +291,9 @@ def latest(ctx: Context, as_json: bool) -> None:
 @friendly
 def rollback(ctx: Context, session: str, target: int | None, show: bool, as_json: bool) -> None:
     """Restore every agent's namespace as it was right after ledger entry --to N (see them with --list)."""
-    from orchestrator.rollback import rollback_session
-    from orchestrator.store import read_ledger
+    from orchestrator.commit.rollback import rollback_session
+    from orchestrator.run.outputs import recompute_quality
+    from orchestrator.session.ledger import read_ledger
 
     paths = ctx.session(session)
     if show:
@@ -309,7 +310,7 @@ def rollback(ctx: Context, session: str, target: int | None, show: bool, as_json
     if not 0 <= target <= head:
         raise UsageError(f"cannot roll back to {target}: the ledger has entries 0..{head} "
                          "(see them with `cconductor rollback SESSION --list`)")
-    changed = rollback_session(paths, target)
+    changed = rollback_session(paths, target, after=lambda validate: recompute_quality(paths, validate))
     if as_json:
         emit_json({"to": target, "changed": changed})
     else:
@@ -326,7 +327,7 @@ def rollback(ctx: Context, session: str, target: int | None, show: bool, as_json
 @friendly
 def export(ctx: Context, session: str, fmt: str, output: Path | None) -> None:
     """Export the knowledge graph as RDF."""
-    from orchestrator.inspect import export_graph
+    from orchestrator.commit.inspect import export_graph
 
     text = export_graph(ctx.session(session), "json-ld" if fmt == "jsonld" else fmt)
     if output:

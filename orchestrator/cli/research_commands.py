@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
-from orchestrator.errors import UsageError
+from orchestrator.model.errors import UsageError
 
 EXIT_BUDGET_EXHAUSTED = 3
 #: Like a shell: 128 + SIGINT. The session is "interrupted" and `cconductor resume` continues it.
@@ -33,7 +33,7 @@ def _choose_backend(requested: str) -> str:
 
 
 def _execute(runner: Any, mode: str) -> dict[str, Any]:
-    from orchestrator.progress import make_progress
+    from orchestrator.run.progress import make_progress
 
     view = make_progress(mode, runner.paths.root)
     if view is not None:
@@ -52,14 +52,14 @@ def _execute(runner: Any, mode: str) -> dict[str, Any]:
 
 def _check_documents(input_dirs: tuple[Path, ...], include_notes: bool) -> None:
     """Stop before creating a session when no input folder holds a document that could be researched."""
-    from agents.offline.ingest import is_candidate
+    from orchestrator.run.plugins import is_document
 
     seen = 0
     for folder in input_dirs:
         for path in sorted(folder.rglob("*")):
             if path.is_file():
                 seen += 1
-                if is_candidate(path, include_notes) and not any(p.startswith(".") for p in path.parts[-2:-1]):
+                if is_document(path, include_notes):
                     return
     what = f"{seen} file(s), none of them a document to research" if seen else "no files"
     raise UsageError(
@@ -177,9 +177,9 @@ def run(
     as_json: bool,
 ) -> None:
     """Research QUERY with a mission and write a cited report."""
-    from orchestrator.missions import load_mission
-    from orchestrator.runner import MissionRunner, RunOptions
-    from orchestrator.session import create_session
+    from orchestrator.run.missions import load_mission
+    from orchestrator.run.runner import MissionRunner, RunOptions
+    from orchestrator.session.record import create_session
 
     if not query.strip():
         raise UsageError('the research question is empty; give it in quotes, e.g. cconductor run "How do ..."')
@@ -188,8 +188,8 @@ def run(
     if chosen == "offline" and backend == "auto" and not as_json and not quiet:
         click.echo("No ANTHROPIC_API_KEY set: using the offline backend (local documents, no network).")
     if dry_run:
-        from agents.definitions import load_definitions
-        from orchestrator.estimate import estimate_run
+        from orchestrator.run.definitions import load_definitions
+        from orchestrator.run.estimate import estimate_run
 
         estimate = estimate_run(loaded, load_definitions(agent_dirs), chosen)
         if as_json:
@@ -231,9 +231,9 @@ def run(
 @friendly
 def resume(ctx: Context, session: str, quiet: bool, as_json: bool) -> None:
     """Continue an interrupted run from session.json and the files (harmless to repeat)."""
-    from orchestrator.missions import load_mission
-    from orchestrator.runner import MissionRunner, RunOptions
-    from orchestrator.session import load_session
+    from orchestrator.run.missions import load_mission
+    from orchestrator.run.runner import MissionRunner, RunOptions
+    from orchestrator.session.record import load_session
 
     paths = ctx.session(session)
     data = load_session(paths)
@@ -253,11 +253,11 @@ def report(ctx: Context, session: str) -> None:
     """Re-render the report files of SESSION from its knowledge graph."""
     import json
 
-    from orchestrator.missions import load_mission
-    from orchestrator.pipeline import Processor
-    from orchestrator.reporting import evaluate_quality, write_report
-    from orchestrator.session import load_session
-    from orchestrator.views import flush_views
+    from orchestrator.commit.processor import Processor
+    from orchestrator.commit.views import flush_views
+    from orchestrator.run.missions import load_mission
+    from orchestrator.run.outputs import evaluate_quality, write_report
+    from orchestrator.session.record import load_session
 
     paths = ctx.session(session)
     data = load_session(paths)
@@ -279,7 +279,7 @@ def missions(ctx: click.Context, as_json: bool) -> None:
     """List missions (shipped and from the user config folder)."""
     if ctx.invoked_subcommand:
         return
-    from orchestrator.missions import list_missions
+    from orchestrator.run.missions import list_missions
 
     found = list_missions()
     if as_json:
@@ -297,7 +297,7 @@ def missions_show(name: str, as_json: bool) -> None:
     """Describe one mission: agents per phase, success criteria, limits."""
     import dataclasses
 
-    from orchestrator.missions import load_mission
+    from orchestrator.run.missions import load_mission
 
     mission = load_mission(name)
     data = dataclasses.asdict(mission)
@@ -321,7 +321,7 @@ def missions_show(name: str, as_json: bool) -> None:
 @friendly
 def agents(agent_dirs: tuple[Path, ...], as_json: bool) -> None:
     """List agent definitions (built-in, user config folder, --agents-dir)."""
-    from agents.definitions import load_definitions
+    from orchestrator.run.definitions import load_definitions
 
     found = load_definitions(agent_dirs)
     if as_json:

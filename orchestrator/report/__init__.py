@@ -5,7 +5,7 @@ agent's outline, the quality report and the session into the document model of
 :mod:`~orchestrator.report.model`, whose text is kept apart from citations, so the Markdown and
 HTML renderers show exactly the same content and only escape differently. Section content is
 built in :mod:`~orchestrator.report.sections`; citations go through
-:class:`~orchestrator.report.citations.Citer`, which cites verified evidence only.
+:class:`~orchestrator.graph.citations.Citer`, which cites verified evidence only.
 
 Renderers: :func:`orchestrator.report.markdown.render_markdown` and
 :func:`orchestrator.report.html.render_html` (also importable from this package).

@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.paths import RESERVED_KEYS
-from orchestrator.report.citations import Citer, find_markers
+from orchestrator.graph.citations import Citer, find_markers
+from orchestrator.model.layout import RESERVED_KEYS
 from orchestrator.report.model import Cite, Inline, Line, Missing, Text
 
 #: Sort rank of a priority or importance; unknown values rank as medium.

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from orchestrator.quality import gate, score_graph
-from orchestrator.report.citations import Citer, claim_resolver
+from orchestrator.graph.citations import Citer, claim_resolver
+from orchestrator.graph.quality import gate, score_graph
 from orchestrator.report.context import Context
 from orchestrator.report.headings import kind_of, normalize_heading
 from orchestrator.report.model import Block, Document, Line, Para, Section, text_line

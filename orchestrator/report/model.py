@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from orchestrator.report.citations import Citation
+from orchestrator.graph.citations import Citation
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,15 @@
 """The generated content of each section kind, read from the graph through a :class:`Context` (pure).
 
-Builders cite only through the context's :class:`~orchestrator.report.citations.Citer`, so
+Builders cite only through the context's :class:`~orchestrator.graph.citations.Citer`, so
 everything they cite has verified evidence; a heading of no known kind gets the verified
 claims categorised under it.
 """
 
 from __future__ import annotations
 
-from orchestrator.quality import effective_confidence, plan_sub_questions, same_ref
+from orchestrator.graph.citations import Citation, claim_resolver
+from orchestrator.graph.quality import effective_confidence, plan_sub_questions, same_ref
 from orchestrator.report.bibliography import reference_parts
-from orchestrator.report.citations import Citation, claim_resolver
 from orchestrator.report.context import PRIORITY_RANK, Context, agent_names, local_id
 from orchestrator.report.contradictions import contradictions_section
 from orchestrator.report.headings import normalize_heading

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from orchestrator.paths import SessionPaths
-from orchestrator.pipeline import Processor
-from orchestrator.watcher import Watcher
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.watcher import Watcher
+from orchestrator.model.layout import SessionPaths
 
 TIMEOUT = 30.0
 

@@ -1,0 +1,105 @@
+"""Read-only looks at a session: status summary, full validation, export."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from orchestrator.commit import locks
+from orchestrator.graph.contradiction_summary import summary
+from orchestrator.model.layout import ERROR_SUFFIX, SessionPaths
+from orchestrator.model.problems import Problem
+from orchestrator.session.record import load_session
+
+
+def errored_agents(paths: SessionPaths) -> list[str]:
+    return sorted(p.name[: -len(ERROR_SUFFIX)] for p in paths.root.glob(f"*{ERROR_SUFFIX}"))
+
+
+def session_status(paths: SessionPaths) -> dict[str, Any]:
+    session = load_session(paths)
+    stats: dict[str, Any] = {}
+    commit_seq = None
+    skipped: list[dict[str, Any]] = []
+    contradictions: list[dict[str, Any]] = []
+    try:
+        graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
+        stats, commit_seq = graph.get("stats", {}), graph.get("commit_seq")
+        skipped = skipped_inputs(graph)
+        contradictions = [summary(c) for c in graph.get("contradictions") or () if isinstance(c, dict)]
+    except (FileNotFoundError, json.JSONDecodeError):
+        pass
+    quality = None
+    quality_path = paths.root / "quality.json"
+    if quality_path.exists():
+        quality = json.loads(quality_path.read_text(encoding="utf-8"))
+    return {
+        "session": str(paths.root),
+        "id": session.get("id"),
+        "query": session.get("query"),
+        "mission": session.get("mission"),
+        "status": session.get("status"),
+        "status_reason": session.get("status_reason"),
+        "iteration": session.get("iteration"),
+        "agents": session.get("agents", {}),
+        "locks_pending": locks.waiting(paths),
+        "locks_errored": errored_agents(paths),
+        "graph_commit_seq": commit_seq,
+        "stats": stats,
+        "quality": quality,
+        "cost_usd": session.get("cost_usd"),
+        "skipped_inputs": skipped,
+        "contradictions": contradictions,
+    }
+
+
+def skipped_inputs(graph: dict[str, Any]) -> list[dict[str, Any]]:
+    """Input files the ingestion agents did not use, with their reasons (from their manifests)."""
+    found = []
+    for value in graph.values():
+        if isinstance(value, dict) and isinstance(value.get("skipped"), list) and "documents" in value:
+            found += [{"path": s.get("path"), "reason": s.get("reason")}
+                      for s in value["skipped"] if isinstance(s, dict)]
+    return found
+
+
+def validate_session(paths: SessionPaths) -> list[Problem]:
+    """Re-check every merged file against its schema and run SHACL on the whole graph."""
+    from orchestrator.commit.processor import Processor
+
+    processor = Processor(paths)
+    try:
+        problems: list[Problem] = []
+        for agent in sorted(processor.state.records):
+            record = processor.state.records[agent]
+            for file in record["files"]:
+                problems += processor.registry.validate_artifact(file["name"], record["raw"][file["name"]], file["rel"])
+        problems += processor.rdf.validate_full()
+        for agent in locks.waiting(paths):
+            problems.append(Problem(f"{agent}.kg.lock", "", "lock.pending", "this lock has not been processed yet",
+                                    "run `cconductor process SESSION` (or keep `cconductor watch` running)",
+                                    "warning"))
+        for agent in errored_agents(paths):
+            problems.append(Problem(f"{agent}{ERROR_SUFFIX}", "", "lock.errored",
+                                    "this agent's last artifacts were rejected and are not in the graph",
+                                    f"read {agent}.retry-instructions.json, fix the files, then run "
+                                    f"`cconductor retry SESSION {agent}`", "warning"))
+        return problems
+    finally:
+        processor.close()
+
+
+def export_graph(paths: SessionPaths, fmt: str) -> str:
+    from orchestrator.commit.processor import Processor
+    from orchestrator.graph.unified import build_views
+    from orchestrator.rdf.contradictions import contradiction_graph
+    from orchestrator.rdf.write import serialize_graphs
+
+    processor = Processor(paths)
+    try:
+        graphs = list(processor.rdf.agent_graphs().values())
+        view = build_views(processor.state.records, processor.session_id, processor.state.head_seq, "")
+        derived = contradiction_graph(view["contradictions"])
+        return serialize_graphs([*graphs, *([derived] if derived.triples else [])], processor.session_id, fmt)
+    finally:
+        processor.close()

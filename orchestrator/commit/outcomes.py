@@ -1,0 +1,163 @@
+"""A lock's outcome, and what it changes in the session folder once the ledger has committed it.
+
+These effects run only after the commit, so a crash before them leaves the lock pending and
+processing it again is a no-op; each one is safe to repeat. Merged or already-merged: the lock
+and stale retry files go and the artifacts are archived. Rejected: retry instructions are
+written and the lock is renamed to ``<agent>.kg.lock.error``. ``session.json`` records each
+agent's state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.commit import locks
+from orchestrator.commit.retry import build_retry_instructions
+from orchestrator.contract.artifacts import ArtifactSet
+from orchestrator.memory.hook import on_merge, on_rejection
+from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.layout import AGENT_NAME_RE, SessionPaths
+from orchestrator.model.problems import Problem, errors
+from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json, dumps_pretty
+from orchestrator.session.events import EventLog
+from orchestrator.session.record import load_session, update_session
+
+
+@dataclass
+class Outcome:
+    agent: str
+    status: str  # merged | rejected | noop | deferred
+    attempt: int | None = None
+    problems: list[Problem] = field(default_factory=list)
+    seq: int | None = None
+
+
+#: An outcome with the artifact set it judged and, when merged, the record committed for it.
+Staged = tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]
+
+
+def apply_outcome(
+    paths: SessionPaths,
+    events: EventLog,
+    staged: Staged,
+    *,
+    records: Mapping[str, dict[str, Any]],
+    max_attempts: int,
+) -> None:
+    """Consume or rename the lock, write or remove retry instructions, archive, and log the outcome.
+
+    ``records`` are the agents' committed records (for re-archiving after a no-op).
+    """
+    outcome, artifact_set, record = staged
+    agent = outcome.agent
+    if outcome.status in ("merged", "noop"):
+        try:
+            if outcome.status == "merged" and record is not None:
+                archive(paths, outcome.seq or 0, record)
+            elif outcome.status == "noop":  # a crash after the commit may have left the archive unwritten
+                archive_if_missing(paths, agent, records)
+        except OSError as exc:  # the archive is a readable copy of the ledger: its failure must not wedge the lock
+            events.emit("archive.failed", f"{agent}: the readable copy in .cconductor/archive/ could not be "
+                        f"written ({exc.strerror or exc}); the ledger holds the merge", agent=agent)
+        if outcome.status == "merged" and record is not None:
+            on_merge(paths, events, agent, record["raw"])  # never raises: a failure is a warning event
+        locks.consume(paths, agent)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(paths.retry_instructions(agent))
+        warnings = [p.to_dict() for p in outcome.problems]
+        if outcome.status == "merged":
+            events.emit("merge.committed", f"{agent}: attempt {outcome.attempt} merged as commit "
+                        f"{outcome.seq}", agent=agent, attempt=outcome.attempt, seq=outcome.seq,
+                        warnings=warnings)
+        else:
+            events.emit("merge.noop", f"{agent}: artifact set already merged; lock consumed",
+                        agent=agent, seq=outcome.seq)
+    elif outcome.status == "rejected":
+        instructions = build_retry_instructions(
+            agent, outcome.attempt or 1, max_attempts, outcome.problems,
+            artifact_set.sizes if artifact_set else {},
+        )
+        on_rejection(paths, events, agent, outcome.problems,  # never raises: adds known_repairs if any
+                     {f.rel: f.data for f in artifact_set.files} if artifact_set else {}, instructions)
+        try:
+            atomic_write_json(paths.retry_instructions(agent), instructions)
+        finally:  # even if the instructions cannot be written, the rejection is final: never re-judged for ever
+            locks.error(paths, agent)
+        events.emit("merge.rejected", f"{agent}: attempt {outcome.attempt} rejected "
+                    f"({instructions['error_class']}): {instructions['action_required']}",
+                    agent=agent, attempt=outcome.attempt, error_class=instructions["error_class"],
+                    problems=[p.to_dict() for p in errors(outcome.problems)])
+    else:
+        locks.release(paths, agent)
+        events.emit("lock.deferred", f"{agent}: artifact folder changed while reading; will retry",
+                    agent=agent)
+
+
+def archive(paths: SessionPaths, seq: int, record: dict[str, Any]) -> None:
+    """Keep the merged files readable with ordinary tools (the store holds the same data)."""
+    folder = paths.archive / f"{seq:06d}-{record['agent']}"
+    for name, data in record["raw"].items():
+        atomic_write_bytes(folder / name, dumps_pretty(data).encode(), durable=False)
+
+
+def archive_if_missing(paths: SessionPaths, agent: str, records: Mapping[str, dict[str, Any]]) -> None:
+    current = records.get(agent)
+    if not current or not current.get("seq"):
+        return
+    folder = paths.archive / f"{current['seq']:06d}-{agent}"
+    if not all((folder / name).is_file() for name in current["raw"]):
+        archive(paths, current["seq"], current)
+
+
+def record_outcomes(paths: SessionPaths, staged: list[Staged]) -> None:
+    """Each decided agent's attempts, state and last commit in ``session.json``."""
+    changes = [o for o, _, _ in staged if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]
+    if not changes:
+        return
+    now = iso_timestamp()
+
+    def apply(data: dict[str, Any]) -> None:
+        for outcome in changes:
+            entry = _agent_entry(data, outcome.agent)
+            entry["attempts"] = max(entry.get("attempts", 0), outcome.attempt or 0)
+            entry["state"] = "rejected" if outcome.status == "rejected" else "merged"
+            if outcome.status == "merged":
+                entry["last_commit_seq"] = outcome.seq
+            entry["updated_at"] = now
+
+    update_session(paths, apply)
+
+
+def record_missing_merges(paths: SessionPaths, records: Mapping[str, dict[str, Any]]) -> None:
+    """Record in ``session.json`` the committed merges (``records``) it does not show yet.
+
+    A process that crashed after its commit could not record them there.
+    """
+    known = load_session(paths).get("agents", {})
+    stale = sorted(agent for agent, record in records.items()
+                   if (known.get(agent) or {}).get("last_commit_seq") != record.get("seq"))
+    if not stale:
+        return
+    now = iso_timestamp()
+
+    def apply(data: dict[str, Any]) -> None:
+        for agent in stale:
+            record = records[agent]
+            entry = _agent_entry(data, agent)
+            entry["attempts"] = max(entry.get("attempts", 0), record["attempt"])
+            entry["state"] = "merged"
+            entry["last_commit_seq"] = record.get("seq")
+            entry["updated_at"] = now
+
+    update_session(paths, apply)
+
+
+def _agent_entry(session: dict[str, Any], agent: str) -> dict[str, Any]:
+    """The agent's record in ``session.json``'s ``agents``, created pending when missing."""
+    return session.setdefault("agents", {}).setdefault(
+        agent, {"attempts": 0, "state": "pending", "last_commit_seq": None}
+    )

@@ -1,0 +1,162 @@
+"""Materialized views of the committed graph: ``knowledge-graph.json`` and ``.trig``.
+
+Always complete, parseable committed states (atomic replace), lagging the last commit
+by at most about a flush interval under load, and flushed before a processor exits.
+A marker records which commit the files show, so a slower process never replaces
+newer views with older ones.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from filelock import FileLock
+
+from orchestrator.graph.contradiction_summary import emit_contradiction_events
+from orchestrator.graph.contradictions import ConflictCache
+from orchestrator.graph.unified import Recheck, build_views
+from orchestrator.model.clock import iso_timestamp
+from orchestrator.rdf.contradictions import contradiction_graph
+from orchestrator.rdf.write import TrigCache
+from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
+
+if TYPE_CHECKING:
+    from orchestrator.commit.processor import Processor
+
+
+#: One TriG cache per processor: each flush re-renders only the agents merged since the last one.
+_TRIG_CACHES: weakref.WeakKeyDictionary[Processor, TrigCache] = weakref.WeakKeyDictionary()
+#: And one conflict cache: each flush compares only the claims that changed since the last one.
+_CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.WeakKeyDictionary()
+
+
+def _marker(processor: Processor) -> dict[str, object]:
+    try:
+        data = json.loads(processor.paths.view_marker.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def views_seq(processor: Processor) -> int:
+    try:
+        return int(_marker(processor)["commit_seq"])  # type: ignore[call-overload]
+    except (KeyError, TypeError, ValueError):
+        return -1
+
+
+def _fingerprints(processor: Processor) -> list[list[int] | None]:
+    """(size, mtime) of each view file: a view changed by anyone but the flush is rebuilt."""
+    found: list[list[int] | None] = []
+    for view in (processor.paths.kg_json, processor.paths.kg_trig):
+        try:
+            info = view.stat()
+        except OSError:
+            found.append(None)
+            continue
+        found.append([info.st_size, info.st_mtime_ns])
+    return found
+
+
+def views_intact(processor: Processor) -> bool:
+    return _marker(processor).get("files") == _fingerprints(processor)
+
+
+def _rechecker(processor: Processor) -> Recheck:
+    """Check a snippet again against a source's new text (the evidence rules of orchestrator/evidence.py)."""
+    from orchestrator.graph.evidence import verify_snippet
+
+    def recheck(evidence: dict[str, Any], sha: str) -> dict[str, Any] | None:
+        text = processor.texts.text(sha)
+        if text is None:
+            return None
+        page = (evidence.get("locator") or {}).get("page")
+        result = verify_snippet(str(evidence.get("snippet", "")), text, page if isinstance(page, int) else None)
+        return {**result.to_dict(), "text_sha256": sha}
+
+    return recheck
+
+
+def flush_views(processor: Processor, *, force: bool = False) -> bool:
+    """Write both views if they are behind the in-memory graph. Returns True if written."""
+
+    with processor.lock:
+        seq = processor.state.head_seq
+        records = dict(processor.state.records)
+        agent_graphs = processor.rdf.agent_graphs()
+    paths = processor.paths
+    if not force and views_seq(processor) >= seq and views_intact(processor):
+        return False
+    graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
+                        conflicts=_CONFLICT_CACHES.setdefault(processor, ConflictCache()))
+    # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
+    # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
+    try:
+        body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+    except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
+        body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
+    derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
+    named = [*agent_graphs.values(), *([derived] if derived.triples else [])]
+    trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(named, processor.session_id).encode()
+    detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
+    with FileLock(paths.state / "views.mutex"):
+        if not force and views_seq(processor) > seq:
+            return False
+        shown_before = _marker(processor).get("contradictions")
+        atomic_write_bytes(paths.kg_json, body)
+        atomic_write_bytes(paths.kg_trig, trig)
+        atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
+                                              "files": _fingerprints(processor), "contradictions": sorted(detected)})
+    emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)
+    return True
+
+
+class ViewFlusher:
+    """Background thread: after a commit, refresh the views at most every ``interval`` seconds."""
+
+    def __init__(self, processor: Processor, interval: float = 0.5):
+        self.processor = processor
+        self.interval = interval
+        self._dirty = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cconductor-views", daemon=True)
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def mark_dirty(self) -> None:
+        self._dirty.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if not self._dirty.wait(timeout=0.2):
+                continue
+            self._dirty.clear()
+            started = time.monotonic()
+            if not self.processor.paths.root.is_dir():
+                continue  # the session folder is gone: never re-create it
+            try:
+                flush_views(self.processor)
+            except Exception as exc:  # the watcher must keep running; the event log says why
+                self.error = exc
+                self.processor.events.emit("views.failed", f"could not write graph views: {exc}", error=repr(exc))
+            # Rate limit, but never delay stop(). A flush competes with merges for the interpreter,
+            # so on a big graph wait at least as long as the flush took: merges keep >= half the time.
+            self._stop.wait(max(self.interval, time.monotonic() - started))
+
+    def abandon(self) -> None:
+        """Stop without writing anything (the session folder is gone)."""
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def stop(self) -> None:
+        """Stop the thread and write the final views synchronously."""
+        self._stop.set()
+        self._thread.join(timeout=30)
+        flush_views(self.processor)

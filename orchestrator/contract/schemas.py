@@ -1,0 +1,148 @@
+"""The JSON Schema registry: validates artifacts and internal documents into :class:`Problem` lists.
+
+Schemas are loaded, checked and compiled once per process; every reference between them is
+resolved here. Turning a schema error into a message an agent can act on is
+:mod:`orchestrator.contract.schema_messages`' job.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import urljoin
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from orchestrator.contract.schema_messages import not_an_object, problems_for
+from orchestrator.model.errors import ConfigError
+from orchestrator.model.layout import resource_dir
+from orchestrator.model.problems import Problem
+
+SCHEMA_SUFFIX = ".schema.json"
+#: Holds shared ``$defs`` only; it is never a document schema.
+COMMON_SCHEMA = "common"
+#: Schemas chosen by an artifact's file name (``claims.json`` -> ``claims``).
+ARTIFACT_SCHEMAS = frozenset(
+    {
+        "completion", "sources", "entities", "claims", "relationships", "gaps", "plan",
+        "key-findings", "confidence-scores", "coverage", "contradictions", "report-outline",
+    }
+)
+
+
+class SchemaRegistry:
+    """All schemas of one folder, cross-referenced and compiled into validators."""
+
+    _default: ClassVar[SchemaRegistry | None] = None
+    _default_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        schemas = self._load(directory)
+        missing = sorted(ARTIFACT_SCHEMAS - schemas.keys())
+        if missing:
+            raise ConfigError(
+                f"the schema folder {directory} lacks {', '.join(m + SCHEMA_SUFFIX for m in missing)}; "
+                "reinstall cconductor or restore the files from the repository"
+            )
+        resources: list[tuple[str, Resource[Any]]] = [
+            (schema["$id"], DRAFT202012.create_resource(schema)) for schema in schemas.values()
+        ]
+        self._registry: Registry[Any] = Registry().with_resources(resources)
+        self._base_of: dict[int, str] = {}
+        for schema in schemas.values():
+            self._index_bases(schema, schema["$id"])
+        self._validators = {
+            name: Draft202012Validator(
+                schema, registry=self._registry, format_checker=Draft202012Validator.FORMAT_CHECKER
+            )
+            for name, schema in schemas.items()
+            if name != COMMON_SCHEMA
+        }
+
+    @classmethod
+    def default(cls) -> SchemaRegistry:
+        """The process-wide registry over the packaged schemas, built on first use."""
+        with cls._default_lock:
+            if cls._default is None:
+                cls._default = cls(resource_dir("schemas"))
+            return cls._default
+
+    @staticmethod
+    def _load(directory: Path) -> dict[str, dict[str, Any]]:
+        schemas: dict[str, dict[str, Any]] = {}
+        for path in sorted(directory.glob("*" + SCHEMA_SUFFIX)):
+            try:
+                schema = json.loads(path.read_text(encoding="utf-8"))
+                Draft202012Validator.check_schema(schema)
+            except (OSError, ValueError, SchemaError) as exc:
+                raise ConfigError(
+                    f"schema file {path} is unusable: {exc}; restore it from the repository"
+                ) from exc
+            if not isinstance(schema.get("$id"), str):
+                raise ConfigError(f"schema file {path} has no '$id'; add one so references resolve")
+            schemas[path.name.removesuffix(SCHEMA_SUFFIX)] = schema
+        return schemas
+
+    def _index_bases(self, node: Any, base: str) -> None:
+        """Remember which schema file each sub-schema belongs to, to resolve its ``$ref`` later."""
+        if isinstance(node, dict):
+            self._base_of[id(node)] = base
+            for child in node.values():
+                self._index_bases(child, base)
+        elif isinstance(node, list):
+            for child in node:
+                self._index_bases(child, base)
+
+    # -- public API ---------------------------------------------------------------------
+
+    def schema_name_for(self, filename: str) -> str | None:
+        """The artifact schema for a file name (``claims.json`` -> ``claims``), or None."""
+        name = filename.removesuffix(".json")
+        return name if filename.endswith(".json") and name in ARTIFACT_SCHEMAS else None
+
+    def artifact_file_names(self) -> list[str]:
+        return sorted(name + ".json" for name in ARTIFACT_SCHEMAS)
+
+    def validate_artifact(self, filename: str, data: Any, file: str) -> list[Problem]:
+        """Check an artifact against the schema its name selects; unknown names need only be objects."""
+        name = self.schema_name_for(filename)
+        if name is not None:
+            return self._validate(name, data, file)
+        if isinstance(data, dict):
+            return []
+        return [not_an_object(filename, data, file, self.artifact_file_names())]
+
+    def validate_document(self, schema_name: str, data: Any, file: str | None) -> list[Problem]:
+        """Check an internal document (session, event, retry-instructions, knowledge-graph, ...)."""
+        if schema_name not in self._validators:
+            raise ConfigError(
+                f"there is no schema named {schema_name!r} in {self._directory} (expected "
+                f"{schema_name}{SCHEMA_SUFFIX}); known schemas: {', '.join(sorted(self._validators))}"
+            )
+        return self._validate(schema_name, data, file)
+
+    def _validate(self, name: str, data: Any, file: str | None) -> list[Problem]:
+        return problems_for(self._validators[name].iter_errors(data), file, self._resolve)
+
+    def _resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Follow ``$ref`` chains; keywords next to a ``$ref`` override the referenced ones."""
+        layers = []
+        current: Any = schema
+        while isinstance(current, dict) and "$ref" in current:
+            layers.append(current)
+            uri = urljoin(self._base_of[id(current)], current["$ref"])
+            try:
+                current = self._registry.resolver().lookup(uri).contents
+            except Unresolvable as exc:
+                raise ConfigError(f"schema reference {uri!r} cannot be resolved: {exc}") from exc
+        merged = dict(current) if isinstance(current, dict) else {}
+        for layer in reversed(layers):
+            merged.update((k, v) for k, v in layer.items() if k != "$ref")
+        return merged

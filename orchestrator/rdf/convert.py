@@ -1,0 +1,404 @@
+"""Contribution → RDF (one named graph per agent). Pure: no I/O; writing RDF is in rdf_write.
+
+Why table-driven: the same field table converts JSON fields to predicates and maps a SHACL
+result's path back to the JSON field, so a violation points at the exact place in the
+agent's file. Conversion never raises on bad values: a wrongly typed value becomes a literal
+that fails the shape's sh:datatype, so the agent hears about it in its own terms.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+from urllib.parse import quote, unquote
+
+from rdflib import Literal, Namespace, URIRef
+from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
+
+from orchestrator.graph.merge import derived_id
+from orchestrator.model.kinds import COLLECTIONS, EVIDENCE_PREVIEW_FIELD, EVIDENCE_RDF_CLASS, KINDS
+from orchestrator.model.problems import pointer_join
+
+__all__ = [
+    "BIBO", "CC", "CITO", "DCMITYPE", "ITEM_KINDS", "KIND_CLASS",
+    "AgentGraph", "Origin", "Triple", "agent_iri", "contribution_to_graph", "field_path",
+    "node_iri", "parse_node_iri", "session_iri", "session_triples",
+]
+
+CC = Namespace("https://cconductor.dev/ontology#")
+BIBO = Namespace("http://purl.org/ontology/bibo/")
+CITO = Namespace("http://purl.org/spar/cito/")
+DCMITYPE = Namespace("http://purl.org/dc/dcmitype/")
+
+Triple = tuple[URIRef, URIRef, URIRef | Literal]
+KindOf = Callable[[str], str | None]
+
+#: contribution ``items`` key → node kind (the kind is the IRI segment).
+ITEM_KINDS: dict[str, str] = COLLECTIONS
+#: kind → (artifact file, top-level key): the fallback origin when an item lacks provenance.
+KIND_FILE: dict[str, tuple[str, str]] = {k.name: (k.artifact_file, k.collection) for k in KINDS}
+KIND_CLASS: dict[str, URIRef] = {k.name: CC[k.rdf_class] for k in KINDS} | {"evidence": CC[EVIDENCE_RDF_CLASS]}
+SOURCE_TYPE_CLASS: dict[str, URIRef] = {
+    "journal-article": BIBO.AcademicArticle, "conference-paper": BIBO.AcademicArticle,
+    "preprint": BIBO.Manuscript, "book": BIBO.Book, "book-chapter": BIBO.Chapter,
+    "thesis": BIBO.Thesis, "report": BIBO.Report, "dataset": DCMITYPE.Dataset,
+    "web-page": BIBO.Webpage, "news-article": BIBO.Article, "documentation": BIBO.Manual,
+    "local-document": BIBO.Document, "other": BIBO.Document,
+}
+_PREVIEW_FIELD = {k.name: k.preview_field for k in KINDS} | {"evidence": EVIDENCE_PREVIEW_FIELD}
+
+# (JSON path inside the item, predicate, conversion). Conversions: str int dec bool date
+# datetime uri json strs (list of str); ref:<kind> / refs:<kind> are IRI references, where
+# kind "node" means entity or claim (decided by kind_of) and "sub-question" is resolved apart.
+_S, _I, _D, _B = "str", "int", "dec", "bool"
+FIELDS: dict[str, tuple[tuple[tuple[str, ...], URIRef, str], ...]] = {
+    "source": (
+        (("title",), DCTERMS.title, _S), (("type",), CC.sourceType, _S),
+        (("authors",), DCTERMS.creator, "strs"), (("year",), CC.year, _I), (("venue",), CC.venue, _S),
+        (("publisher",), DCTERMS.publisher, _S), (("peer_reviewed",), CC.peerReviewed, _B),
+        (("doi",), BIBO.doi, _S), (("url",), BIBO.uri, "uri"), (("pdf_url",), CC.pdfUrl, "uri"),
+        (("arxiv_id",), CC.arxivId, _S), (("local_path",), CC.localPath, _S),
+        (("content_sha256",), CC.contentSha256, _S), (("abstract",), DCTERMS.abstract, _S),
+        (("published",), DCTERMS.issued, "date"), (("accessed_at",), CC.accessedAt, "datetime"),
+        (("citation_count",), CC.citationCount, _I), (("language",), DCTERMS.language, _S),
+        (("extra",), CC.extra, "json"),
+    ),
+    "claim": (
+        (("statement",), CC.statement, _S), (("confidence",), CC.confidence, _D),
+        (("priority",), CC.priority, _S), (("category",), CC.category, _S),
+        (("sub_question_id",), CC.subQuestion, "ref:sub-question"),
+        (("entity_ids",), DCTERMS.subject, "refs:entity"), (("tags",), CC.tag, "strs"),
+        (("extra",), CC.extra, "json"),
+    ),
+    "evidence": (
+        (("source_id",), CITO.citesAsEvidence, "ref:source"), (("snippet",), CC.snippet, _S),
+        (("locator", "page"), CC.page, _I), (("locator", "section"), CC.section, _S),
+        (("locator", "char_start"), CC.charStart, _I), (("locator", "char_end"), CC.charEnd, _I),
+        (("note",), CC.note, _S), (("verification", "verified"), CC.verified, _B),
+        (("verification", "score"), CC.matchScore, _D), (("verification", "page"), CC.matchedPage, _I),
+    ),
+    "entity": (
+        (("name",), RDFS.label, _S), (("type",), CC.entityType, _S),
+        (("description",), DCTERMS.description, _S), (("aliases",), SKOS.altLabel, "strs"),
+        (("extra",), CC.extra, "json"),
+    ),
+    "relationship": (
+        (("subject",), CC.subject, "ref:node"), (("predicate",), CC.predicate, _S),
+        (("object",), CC.object, "ref:node"), (("confidence",), CC.confidence, _D),
+        (("claim_ids",), CC.supportedBy, "refs:claim"),
+    ),
+    "gap": (
+        (("description",), DCTERMS.description, _S), (("priority",), CC.priority, _S),
+        (("sub_question_id",), CC.subQuestion, "ref:sub-question"),
+        (("suggested_queries",), CC.suggestedQuery, "strs"),
+    ),
+    "contradiction": (
+        (("claim_ids",), CC.involvesClaim, "refs:claim"), (("description",), DCTERMS.description, _S),
+        (("status",), CC.status, _S), (("resolution",), CC.resolution, _S),
+    ),
+    "key-finding": (
+        (("statement",), CC.statement, _S), (("claim_ids",), CC.supportedBy, "refs:claim"),
+        (("importance",), CC.importance, _S),
+    ),
+    "sub-question": (
+        (("question",), CC.question, _S), (("priority",), CC.priority, _S),
+        (("keywords",), CC.keyword, "strs"), (("facet",), CC.facet, _S),
+    ),
+    "confidence-score": (
+        (("claim_id",), CC.aboutClaim, "ref:claim"), (("confidence",), CC.confidence, _D),
+        (("status",), CC.status, _S), (("rationale",), CC.rationale, _S),
+        (("supporting_source_ids",), CC.supportingSource, "refs:source"),
+    ),
+    "coverage": (
+        (("sub_question_id",), CC.subQuestion, "ref:sub-question"), (("status",), CC.status, _S),
+        (("claim_ids",), CC.supportedBy, "refs:claim"), (("notes",), CC.note, _S),
+    ),
+}
+_FIELD_PATH = {(kind, pred): path for kind, fields in FIELDS.items() for path, pred, _ in fields}
+
+
+def field_path(kind: str, predicate: URIRef) -> tuple[str, ...] | None:
+    """The JSON path (inside an item of ``kind``) that ``predicate`` was converted from."""
+    return _FIELD_PATH.get((kind, predicate))
+
+
+def agent_iri(agent: str) -> URIRef:
+    """The agent's IRI; it also names the agent's named graph."""
+    return URIRef(f"urn:cconductor:agent:{agent}")
+
+
+def session_iri(session_id: str) -> URIRef:
+    return URIRef(f"urn:cconductor:session:{quote(session_id, safe='')}")
+
+
+def node_iri(kind: str, global_id: str) -> URIRef:
+    """``urn:cconductor:<kind>:<global id>``; the ':' of the id is kept, anything unsafe is %-encoded."""
+    return URIRef(f"urn:cconductor:{kind}:{quote(global_id, safe=':')}")
+
+
+def parse_node_iri(iri: str) -> tuple[str, str] | None:
+    """Inverse of :func:`node_iri` (and of evidence IRIs, whose id is ``<claim id>/<n>``)."""
+    if not iri.startswith("urn:cconductor:"):
+        return None
+    kind, _, rest = iri[len("urn:cconductor:"):].partition(":")
+    return (kind, unquote(rest)) if rest else None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a node came from, so a violation on it can name the file and JSON pointer to fix."""
+
+    file: str | None
+    pointer: str
+    kind: str
+    preview: str
+    item: Mapping[str, Any]
+    id: str
+    agent: str
+
+
+@dataclass(frozen=True)
+class AgentGraph:
+    """One agent's contribution as triples for its named graph ``agent_iri(agent)``."""
+
+    agent: str
+    triples: list[Triple]
+    origins: dict[URIRef, Origin]
+    focus_nodes: tuple[URIRef, ...]
+
+    @property
+    def graph_iri(self) -> URIRef:
+        return agent_iri(self.agent)
+
+
+def _bad(value: Any) -> Literal:
+    """A literal for a wrongly typed value: keeps its JSON type so sh:datatype reports it."""
+    if isinstance(value, bool | int | str) or (isinstance(value, float) and math.isfinite(value)):
+        return Literal(value)
+    return Literal(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+
+
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?")
+
+
+def _literal(conv: str, value: Any) -> Literal:
+    if conv == _S:
+        return Literal(value) if isinstance(value, str) else _bad(value)
+    if conv == _I:
+        return Literal(value) if isinstance(value, int) and not isinstance(value, bool) else _bad(value)
+    if conv == _D:
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            return Literal(format(Decimal(repr(value)), "f"), datatype=XSD.decimal)
+        return _bad(value)
+    if conv == _B:
+        return Literal(value) if isinstance(value, bool) else _bad(value)
+    if conv == "uri" and isinstance(value, str):
+        return Literal(value, datatype=XSD.anyURI)
+    if conv in ("date", "datetime") and isinstance(value, str):
+        # An ill-formed date stays a plain string, which fails sh:datatype (and rdflib stays quiet).
+        is_date = conv == "date"
+        try:
+            if not (_DATE_RE if is_date else _DATETIME_RE).fullmatch(value):
+                return Literal(value)
+            (date.fromisoformat if is_date else datetime.fromisoformat)(value)
+        except ValueError:
+            return Literal(value)
+        return Literal(value, datatype=XSD.date if conv == "date" else XSD.dateTime)
+    if conv == "json":
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return Literal(text, datatype=RDF.JSON)
+    return _bad(value)
+
+
+def _preview(kind: str, item: Mapping[str, Any]) -> str:
+    if kind == "relationship":
+        text = f"{item.get('subject')} {item.get('predicate')} {item.get('object')}"
+    else:
+        text = str(item.get(_PREVIEW_FIELD.get(kind, "id"), ""))
+    text = " ".join(text.split())
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def _global_id(agent: str, kind: str, item: Mapping[str, Any]) -> str:
+    raw = item.get("id")
+    if isinstance(raw, str) and raw:
+        return raw if ":" in raw else f"{agent}:{raw}"
+    # The merge assigns ids to id-less items; the same rule keeps conversion total for anything else.
+    body = {k: v for k, v in item.items() if k != "provenance"}
+    return f"{agent}:{derived_id(kind, body)}"
+
+
+def _get(item: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = item
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+class _Converter:
+    """Holds the per-contribution lookups; one instance per call of contribution_to_graph."""
+
+    def __init__(self, agent: str, kind_of: KindOf | None, resolve_sub_question: KindOf | None) -> None:
+        self.agent = agent
+        self.agent_node = agent_iri(agent)
+        self.kind_of = kind_of
+        self.resolve_sub_question = resolve_sub_question
+        self.own_kinds: dict[str, str] = {}
+        self.triples: list[Triple] = []
+        self.origins: dict[URIRef, Origin] = {}
+        self.files: dict[str, URIRef] = {}
+
+    def ref(self, target: str, value: Any) -> URIRef | None:
+        if not isinstance(value, str) or not value:
+            return None  # not a reference at all: the missing link is reported by the shapes
+        if target == "sub-question":
+            gid = self.resolve_sub_question(value) if self.resolve_sub_question else None
+            gid = gid or (value if ":" in value else f"{self.agent}:{value}")
+            return node_iri("sub-question", gid)
+        gid = value if ":" in value else f"{self.agent}:{value}"
+        if target == "node":
+            target = self.own_kinds.get(gid) or (self.kind_of(gid) if self.kind_of else None) or "entity"
+        return node_iri(target, gid)
+
+    def fields(self, node: URIRef, kind: str, item: Mapping[str, Any]) -> None:
+        add = self.triples.append
+        for path, pred, conv in FIELDS[kind]:
+            value = _get(item, path)
+            if value is None:
+                continue
+            if conv.startswith(("ref:", "refs:")):
+                many, _, target = conv.partition(":")
+                values = value if many == "refs" and isinstance(value, list) else [value]
+                if target == "node" and item.get(f"{path[-1]}_kind") in ("entity", "claim"):
+                    target = str(item[f"{path[-1]}_kind"])  # resolved by the merge: never re-guessed
+                for v in values:
+                    iri = self.ref(target, v)
+                    if iri is not None:
+                        add((node, pred, iri))
+            elif conv == "strs" and isinstance(value, list):
+                for v in value:
+                    add((node, pred, _literal(_S, v)))
+            else:
+                add((node, pred, _literal(conv, value)))
+
+    def file_node(self, file: str | None, kind: str) -> URIRef:
+        name = (file or KIND_FILE[kind][0]).rsplit("/", 1)[-1]
+        node = self.files.get(name)
+        if node is None:
+            node = self.files[name] = URIRef(f"urn:cconductor:artifact:{self.agent}/{quote(name, safe='')}")
+        return node
+
+    def item(self, kind: str, index: int, item: Mapping[str, Any]) -> None:
+        gid = _global_id(self.agent, kind, item)
+        node = node_iri(kind, gid)
+        prov = item.get("provenance")
+        prov = prov if isinstance(prov, Mapping) else {}
+        file = prov.get("file") or f"artifacts/{self.agent}/{KIND_FILE[kind][0]}"
+        pointer = prov.get("pointer") or pointer_join(KIND_FILE[kind][1], index)
+        origin = Origin(file, pointer, kind, _preview(kind, item), item, gid, self.agent)
+        self.origins.setdefault(node, origin)
+        add = self.triples.append
+        add((node, RDF.type, KIND_CLASS[kind]))
+        add((node, DCTERMS.identifier, Literal(gid)))
+        add((node, PROV.wasAttributedTo, self.agent_node))
+        add((node, PROV.wasDerivedFrom, self.file_node(file, kind)))
+        if kind == "source" and item.get("type") in SOURCE_TYPE_CLASS:
+            add((node, RDF.type, SOURCE_TYPE_CLASS[item["type"]]))
+        if kind == "claim" and item.get("priority") == "high":
+            add((node, RDF.type, CC.HighPriorityClaim))
+        self.fields(node, kind, item)
+        evidence = item.get("evidence") if kind == "claim" else None
+        for n, ev in enumerate(evidence if isinstance(evidence, list) else []):
+            if not isinstance(ev, Mapping):
+                continue
+            ev_node = URIRef(f"urn:cconductor:evidence:{quote(gid, safe=':')}/{n}")
+            self.origins.setdefault(ev_node, Origin(
+                file, f"{pointer}/evidence/{n}", "evidence", _preview("evidence", ev), ev,
+                f"{gid}/evidence/{n}", self.agent))
+            add((node, CC.hasEvidence, ev_node))
+            add((ev_node, RDF.type, CC.Evidence))
+            add((ev_node, PROV.wasAttributedTo, self.agent_node))
+            self.fields(ev_node, "evidence", ev)
+
+
+def contribution_to_graph(
+    session_id: str,
+    contribution: Mapping[str, Any],
+    kind_of: KindOf | None = None,
+    *,
+    resolve_sub_question: KindOf | None = None,
+) -> AgentGraph:
+    """Convert one agent's merge contribution (docs/data-model.md) to its named-graph triples.
+
+    ``kind_of(global_id)`` tells whether a relationship subject/object is a "claim" or an
+    "entity" (ids in this contribution are known already; unknown → entity).
+    ``resolve_sub_question(ref)`` maps a ``sub_question_id`` (not resolved by the merge) to a
+    global id; by default a bare id is looked up in the writing agent's own namespace.
+    """
+    agent = str(contribution["agent"])
+    conv = _Converter(agent, kind_of, resolve_sub_question)
+    items: Mapping[str, Any] = contribution.get("items") or {}
+    for key, kind in ITEM_KINDS.items():
+        for item in items.get(key) or ():
+            if isinstance(item, Mapping) and isinstance(item.get("id"), str):
+                conv.own_kinds.setdefault(_global_id(agent, kind, item), kind)
+    for key, kind in ITEM_KINDS.items():
+        for index, item in enumerate(items.get(key) or ()):
+            if isinstance(item, Mapping):
+                conv.item(kind, index, item)
+    focus = tuple(conv.origins)
+
+    add = conv.triples.append
+    node = conv.agent_node
+    add((node, RDF.type, CC.Agent))
+    add((node, RDF.type, PROV.SoftwareAgent))
+    add((node, RDFS.label, Literal(agent)))
+    add((session_iri(session_id), PROV.wasAssociatedWith, node))
+    attempt = contribution.get("attempt")
+    contrib = URIRef(f"urn:cconductor:contribution:{agent}/{attempt if isinstance(attempt, int) else 0}")
+    add((contrib, RDF.type, CC.Contribution))
+    add((contrib, RDF.type, PROV.Entity))
+    add((contrib, PROV.wasAttributedTo, node))
+    add((contrib, PROV.wasGeneratedBy, session_iri(session_id)))
+    if isinstance(attempt, int):
+        add((contrib, CC.attempt, Literal(attempt)))
+    if isinstance(contribution.get("merged_at"), str):
+        add((contrib, PROV.generatedAtTime, Literal(contribution["merged_at"], datatype=XSD.dateTime)))
+    if isinstance(contribution.get("artifact_sha256"), str):
+        add((contrib, CC.sha256, Literal(contribution["artifact_sha256"])))
+    files = contribution.get("files") or {}
+    for name in files:
+        conv.file_node(name, "claim")
+    for name, file_node in conv.files.items():
+        add((contrib, PROV.hadMember, file_node))
+        add((file_node, RDF.type, CC.ArtifactFile))
+        add((file_node, RDF.type, PROV.Entity))
+        add((file_node, RDFS.label, Literal(name)))
+        if isinstance(files.get(name), str):
+            add((file_node, CC.sha256, Literal(files[name])))
+    return AgentGraph(agent, conv.triples, conv.origins, focus)
+
+
+def session_triples(session_id: str, provenance: Mapping[str, Any] | None = None) -> list[Triple]:
+    """Triples about the session itself (default graph): type and optional query/times."""
+    node = session_iri(session_id)
+    triples: list[Triple] = [
+        (node, RDF.type, CC.Session), (node, RDF.type, PROV.Activity),
+        (node, DCTERMS.identifier, Literal(session_id)),
+    ]
+    prov = provenance or {}
+    for key, pred, dt in (("query", DCTERMS.description, None), ("title", DCTERMS.title, None),
+                          ("started_at", PROV.startedAtTime, XSD.dateTime),
+                          ("ended_at", PROV.endedAtTime, XSD.dateTime)):
+        if isinstance(prov.get(key), str):
+            triples.append((node, pred, Literal(prov[key], datatype=dt)))
+    return triples

@@ -1,0 +1,2 @@
+"""A research run: missions, agent definitions, dispatch through an executor, iterations, costs, the run's outputs.
+"""

@@ -1,0 +1,95 @@
+"""Writing the run's outputs from the validated graph: quality.json and the report files."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+from orchestrator.graph.quality import gate, plan_sub_questions, score_graph
+from orchestrator.model.layout import SessionPaths
+from orchestrator.model.problems import Problem
+from orchestrator.run.missions import Mission
+from orchestrator.session.atomic import atomic_write_json, atomic_write_text
+from orchestrator.session.ledger import read_ledger
+from orchestrator.session.record import load_session, update_session
+
+
+def evaluate_quality(paths: SessionPaths, graph: dict[str, Any], mission: Mission) -> dict[str, Any]:
+    """Score the graph, gate it on the mission's criteria, and write quality.json."""
+    report = score_graph(graph, plan_sub_questions(graph))
+    result = gate(report, graph, dataclasses.asdict(mission.success_criteria))
+    document = report.to_json(result)
+    document["mission"] = mission.name
+    atomic_write_json(paths.root / "quality.json", document)
+    return document
+
+
+def outline_of(graph: dict[str, Any], mission: Mission) -> dict[str, Any] | None:
+    for agent in mission.phases.synthesis:
+        outline = graph.get(agent, {}).get("report_outline")
+        if isinstance(outline, dict):
+            return outline
+    return None
+
+
+def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, quality: dict[str, Any]) -> list[str]:
+    """Render every output format the mission asks for; returns the file names written."""
+    from orchestrator.report.bibliography import to_bibtex, to_csl_json
+    from orchestrator.report.html import render_html
+    from orchestrator.report.markdown import render_markdown
+
+    session = load_session(paths)
+    ledger = read_ledger(paths.store_db)
+    context: dict[str, Any] = {"session": session, "quality": quality, "mission": dataclasses.asdict(mission),
+                               "outline": outline_of(graph, mission), "ledger": ledger}
+    context["mission"]["source"] = str(mission.source)
+    formats = set(mission.output.formats)
+    written = []
+    if "markdown" in formats:
+        atomic_write_text(paths.root / "mission-report.md", render_markdown(graph, **context))
+        written.append("mission-report.md")
+    if "html" in formats:
+        atomic_write_text(paths.root / "mission-report.html", render_html(graph, **context))
+        written.append("mission-report.html")
+    cited = cited_sources(graph)
+    if "bibtex" in formats:
+        atomic_write_text(paths.root / "bibliography.bib", to_bibtex(cited))
+        written.append("bibliography.bib")
+    if "csl-json" in formats:
+        atomic_write_text(paths.root / "references.json",
+                          json.dumps(to_csl_json(cited), indent=2, ensure_ascii=False) + "\n")
+        written.append("references.json")
+    return written
+
+
+def cited_sources(graph: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sources that back at least one verified evidence item: the report's bibliography."""
+    used = {e["source_id"] for c in graph.get("claims", []) for e in c.get("evidence", [])
+            if (e.get("verification") or {}).get("verified") is True}
+    return [s for s in graph.get("sources", []) if s["id"] in used]
+
+
+def recompute_quality(paths: SessionPaths, validate: Callable[[], list[Problem]]) -> None:
+    """A finished run's quality.json, status reason and recommendations describe the graph as it now is."""
+
+    from orchestrator.model.errors import CconductorError
+    from orchestrator.run.iteration import final_status
+    from orchestrator.run.missions import load_mission
+
+    session = load_session(paths)
+    if session.get("status") not in ("completed", "partial") or not session.get("mission"):
+        return  # a run still going (or one that failed) keeps its own account
+    try:
+        mission = load_mission(str(session["mission"]))
+    except CconductorError:
+        return
+    graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
+    quality = evaluate_quality(paths, graph, mission)
+    status, reason = final_status(quality, len([p for p in validate() if p.is_error]))
+
+    def apply(data: dict[str, Any]) -> None:
+        data["status"], data["status_reason"] = status, reason
+
+    update_session(paths, apply)

@@ -1,0 +1,112 @@
+"""The session's audit trail: ``events.jsonl``, one JSON object per line.
+
+One serializer writes every event (``json.dumps``, never string interpolation), each
+line in a single ``write`` under a cross-process file lock, with secrets redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.redact import redact
+
+EventListener = Callable[[dict[str, Any]], None]
+
+
+class EventLog:
+    def __init__(self, path: Path, mutex: Path):
+        self.path = path
+        mutex.parent.mkdir(parents=True, exist_ok=True)
+        self._mutex = FileLock(mutex)
+        self._thread_lock = threading.Lock()
+        self._listeners: list[EventListener] = []
+        self._warned = False
+        self._tail_offset: int | None = None
+
+    def subscribe(self, listener: EventListener) -> None:
+        """Live views (progress display, ``--json`` output) get each event as it is written."""
+        self._listeners.append(listener)
+
+    def emit(self, type: str, message: str, **data: Any) -> dict[str, Any]:
+        event = {"timestamp": iso_timestamp(), "type": type, "message": message, "data": data}
+        line = redact(json.dumps(event, ensure_ascii=False, default=str, allow_nan=False)) + "\n"
+        encoded = line.encode("utf-8")
+        try:  # never creates the session folder: a deleted session stays deleted
+            with self._thread_lock, self._mutex:
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+                try:
+                    os.write(fd, encoded)
+                finally:
+                    os.close(fd)
+        except OSError as exc:  # the audit trail is damaged: say so once, keep working
+            if not self._warned:
+                self._warned = True
+                sys.stderr.write(
+                    f"cconductor: cannot write {self.path} ({exc.strerror or exc}); events are not being recorded. "
+                    "Move the damaged path aside so that events.jsonl can be written again.\n"
+                )
+        published = json.loads(line)
+        for listener in list(self._listeners):
+            listener(published)
+        return published
+
+
+    def forward_from_agents(self, types: frozenset[str]) -> int:
+        """Show the live views the events of ``types`` that agent processes appended since the last call.
+
+        Agents write to the same events.jsonl (the audit trail); their events reach this process's
+        listeners (progress display, --json) only through the file. Returns how many were forwarded.
+        """
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return 0
+        if self._tail_offset is None or size < self._tail_offset:
+            self._tail_offset = size  # start at the end: only what happens from now on
+            return 0
+        if size == self._tail_offset:
+            return 0
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self._tail_offset)
+                chunk = handle.read(size - self._tail_offset)
+        except OSError:
+            return 0
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self._tail_offset += len(complete)
+        forwarded = 0
+        for line in complete.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") in types:
+                forwarded += 1
+                for listener in list(self._listeners):
+                    listener(event)
+        return forwarded
+
+
+def read_events(path: Path) -> Iterator[dict[str, Any]]:
+    """Every complete event; a torn last line (crash mid-write) is skipped."""
+    try:
+        handle = path.open("r", encoding="utf-8")
+    except FileNotFoundError:
+        return
+    with handle:
+        for line in handle:
+            if not line.endswith("\n"):
+                break
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue

@@ -1,0 +1,222 @@
+"""The commit point: a SQLite ledger of merges and rejections, and every merged record.
+
+Why SQLite and not ``knowledge-graph.json`` itself: a commit must cost what the change
+costs, not what the whole graph costs (rewriting a 50 MB JSON file takes longer than
+half a second). SQLite gives atomic, durable, crash-safe transactions for one small
+write per merge; ``knowledge-graph.json`` and ``.trig`` are views materialized from it.
+History is never deleted, so any earlier state can be audited and restored.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from orchestrator.model.errors import StoreError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ledger (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent TEXT NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('merge', 'reject', 'rollback')),
+    artifact_sha256 TEXT,
+    attempt INTEGER,
+    committed_at TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS ledger_agent ON ledger(agent);
+CREATE TABLE IF NOT EXISTS records (
+    seq INTEGER PRIMARY KEY REFERENCES ledger(seq),
+    agent TEXT NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS current (
+    agent TEXT PRIMARY KEY,
+    record_seq INTEGER REFERENCES records(seq),
+    changed_seq INTEGER NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One thing to commit. ``record`` is set for merges (the agent's new namespace)."""
+
+    agent: str
+    action: str
+    artifact_sha256: str | None
+    attempt: int | None
+    committed_at: str
+    detail: dict[str, Any]
+    record: dict[str, Any] | None = None
+
+
+class Store:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.RLock()
+        try:
+            # Two processes opening a new session at once (two watchers, say) must not race on
+            # switching to WAL or creating tables: SQLite may answer that with an immediate "busy".
+            with FileLock(path.parent / f"{path.name}.init-mutex"):
+                self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"the session store {path} cannot be opened ({exc}); it is internal state: "
+                "move the .cconductor folder aside and re-drop the agents' locks to rebuild"
+            ) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def head(self) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM ledger").fetchone()
+        return int(row[0])
+
+    def commit(self, entries: Sequence[LedgerEntry]) -> list[int]:
+        """Group commit: all entries become durable together, or none do."""
+        seqs: list[int] = []
+        with self._transaction() as db:
+            for entry in entries:
+                cursor = db.execute(
+                    "INSERT INTO ledger(agent, action, artifact_sha256, attempt, committed_at, detail)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        entry.agent,
+                        entry.action,
+                        entry.artifact_sha256,
+                        entry.attempt,
+                        entry.committed_at,
+                        json.dumps(entry.detail, ensure_ascii=False),
+                    ),
+                )
+                seq = int(cursor.lastrowid or 0)
+                seqs.append(seq)
+                if entry.record is not None:
+                    record = {**entry.record, "seq": seq}
+                    db.execute(
+                        "INSERT INTO records(seq, agent, record) VALUES (?, ?, ?)",
+                        (seq, entry.agent, json.dumps(record, ensure_ascii=False)),
+                    )
+                    db.execute(
+                        "INSERT INTO current(agent, record_seq, changed_seq) VALUES (?, ?, ?)"
+                        " ON CONFLICT(agent) DO UPDATE SET record_seq = excluded.record_seq,"
+                        " changed_seq = excluded.changed_seq",
+                        (entry.agent, seq, seq),
+                    )
+        return seqs
+
+    def current_changes(self, since: int = 0) -> dict[str, dict[str, Any] | None]:
+        """Each agent whose namespace changed after ``since``, with its current record (None if removed)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.agent, r.record FROM current c LEFT JOIN records r ON r.seq = c.record_seq"
+                " WHERE c.changed_seq > ? ORDER BY c.agent",
+                (since,),
+            ).fetchall()
+        return {agent: (json.loads(record) if record else None) for agent, record in rows}
+
+    def attempts(self, agent: str) -> int:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM ledger WHERE agent = ? AND action IN ('merge', 'reject')", (agent,)
+            ).fetchone()
+        return int(row[0])
+
+    def last_entry(self, agent: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT seq, action, artifact_sha256, attempt FROM ledger"
+                " WHERE agent = ? AND action IN ('merge', 'reject') ORDER BY seq DESC LIMIT 1",
+                (agent,),
+            ).fetchone()
+        if row is None:
+            return None
+        return {"seq": row[0], "action": row[1], "artifact_sha256": row[2], "attempt": row[3]}
+
+    def ledger(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, agent, action, artifact_sha256, attempt, committed_at, detail FROM ledger ORDER BY seq"
+            ).fetchall()
+        keys = ("seq", "agent", "action", "artifact_sha256", "attempt", "committed_at", "detail")
+        return [{**dict(zip(keys, row, strict=True)), "detail": json.loads(row[6])} for row in rows]
+
+    def record(self, seq: int) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute("SELECT record FROM records WHERE seq = ?", (seq,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def rollback_to(self, target: int, committed_at: str) -> dict[str, int | None]:
+        """Make each agent's namespace what it was right after ledger entry ``target``.
+
+        Recorded as new ledger entries: the history itself is never rewritten.
+        """
+        with self._transaction() as db:
+            head = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM ledger").fetchone()[0])
+            if not 0 <= target <= head:
+                raise StoreError(f"cannot roll back to {target}: the ledger has entries 1..{head}")
+            # Replay the ledger up to the target: merges set an agent's record, earlier rollbacks
+            # set whatever record they restored (or none), rejections change nothing.
+            state: dict[str, int | None] = {}
+            for seq, agent, action, detail in db.execute(
+                "SELECT seq, agent, action, detail FROM ledger WHERE seq <= ? ORDER BY seq", (target,)
+            ):
+                if action == "merge":
+                    state[agent] = seq
+                elif action == "rollback":
+                    state[agent] = json.loads(detail).get("record_seq")
+            agents = sorted({r[0] for r in db.execute("SELECT agent FROM current")} | set(state))
+            changed: dict[str, int | None] = {}
+            for agent in agents:
+                wanted = state.get(agent)
+                now = db.execute("SELECT record_seq FROM current WHERE agent = ?", (agent,)).fetchone()
+                if (now[0] if now else None) == wanted:
+                    continue
+                cursor = db.execute(
+                    "INSERT INTO ledger(agent, action, committed_at, detail) VALUES (?, 'rollback', ?, ?)",
+                    (agent, committed_at, json.dumps({"to": target, "record_seq": wanted})),
+                )
+                db.execute(
+                    "INSERT INTO current(agent, record_seq, changed_seq) VALUES (?, ?, ?)"
+                    " ON CONFLICT(agent) DO UPDATE SET record_seq = excluded.record_seq,"
+                    " changed_seq = excluded.changed_seq",
+                    (agent, wanted, cursor.lastrowid),
+                )
+                changed[agent] = wanted
+        return changed
+
+
+def read_ledger(path: Path) -> list[dict[str, Any]]:
+    """The ledger of a session's store, without loading the graph (for reports and listings)."""
+    store = Store(path)
+    try:
+        return store.ledger()
+    finally:
+        store.close()
