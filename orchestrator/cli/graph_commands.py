@@ -198,6 +198,7 @@ def validate(ctx: Context, session: str, as_json: bool) -> None:
 def status(ctx: Context, session: str, as_json: bool) -> None:
     """Show a session: status, agents, pending and errored locks, graph stats, quality."""
     from orchestrator.commit.inspect import session_status
+    from orchestrator.graph.contradiction_summary import status_lines
 
     info = session_status(ctx.session(session))
     if as_json:
@@ -222,18 +223,12 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
             "graph     " + ", ".join(f"{k.removesuffix('_count')} {stats[k]}" for k in stats if k.endswith("_count"))
         )
         click.echo(f"evidence  {stats.get('evidence_verified', 0)}/{stats.get('evidence_items', 0)} verified")
-    from orchestrator.graph.contradiction_summary import status_lines
-
-    for line in status_lines(info.get("contradictions") or []):
-        click.echo(line)
+    click.echo("".join(f"{ln}\n" for ln in status_lines(info.get("contradictions") or [], info["quality"])), nl=False)
     if info["quality"]:
         q = info["quality"]
         click.echo(
             f"quality   {q.get('score')}/100 " + ", ".join(f"{k} {v}" for k, v in q.get("components", {}).items())
         )
-        for penalty in q.get("penalties") or ():
-            if penalty.get("points"):
-                click.echo(f"penalty   {penalty['points']} {penalty['label'].lower()}: {penalty['detail']}")
         gate = "passed" if q.get("passed") else "not passed"
         click.echo(f"gate      {gate}" + "".join(f"\n  - {r}" for r in q.get("recommendations", [])))
     if info.get("cost_usd") is not None:

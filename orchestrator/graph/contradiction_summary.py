@@ -53,10 +53,14 @@ def summary(item: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def status_lines(summaries: list[dict[str, Any]], limit: int = 20) -> list[str]:
-    """The lines ``cconductor status`` prints for the contradictions (most important first)."""
+def status_lines(summaries: list[dict[str, Any]], quality: Mapping[str, Any] | None = None,
+                 limit: int = 20) -> list[str]:
+    """The lines ``cconductor status`` prints for the contradictions (most important first), and
+    the quality penalty they cost when ``quality`` (``quality.json``) has one."""
+    penalties = [p for p in (quality or {}).get("penalties") or () if isinstance(p, Mapping) and p.get("points")]
+    shown = [f"penalty   {p['points']} {str(p.get('label', '')).lower()}: {p.get('detail')}" for p in penalties]
     if not summaries:
-        return []
+        return shown
     counted = sum(1 for s in summaries if s["counted"])
     lines = [f"conflicts {len(summaries)} contradiction(s), {counted} unresolved"]
     ordered = sorted(summaries, key=lambda s: (not s["counted"], s["status"] == "resolved", str(s["id"])))
@@ -67,7 +71,7 @@ def status_lines(summaries: list[dict[str, Any]], limit: int = 20) -> list[str]:
         lines.append(f"  [{item['status']}] {item['kind']:<9} {item['id']}: {sides}")
     if len(ordered) > limit:
         lines.append(f"  ... and {len(ordered) - limit} more (cconductor status --json lists all)")
-    return lines
+    return lines + shown
 
 
 
