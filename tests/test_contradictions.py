@@ -207,6 +207,9 @@ def test_rdf_has_the_detected_node_and_conforms_to_the_shapes(session: SessionPa
     exported = subprocess.run([*cconductor(), "export", str(session.root), "--format", "nquads"],
                               capture_output=True, text=True, check=True).stdout
     assert f"<{GRAPH_IRI}> ." in exported
+    verdict = json.loads(subprocess.run([*cconductor(), "validate", str(session.root), "--json"],
+                                        capture_output=True, text=True, check=True).stdout)
+    assert verdict["conforms"] is True and verdict["problems"] == []
 
 
 def test_an_agent_resolves_it_and_an_open_record_is_the_same_contradiction(session: SessionPaths) -> None:
