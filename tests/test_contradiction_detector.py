@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -234,6 +235,17 @@ def test_a_cache_gives_exactly_the_full_result_after_any_change() -> None:
         assert incremental == detect(items, []), f"step {step}"
         seen_any = seen_any or bool(incremental)
     assert seen_any
+
+
+def test_the_cache_survives_json_and_refuses_other_rules() -> None:
+    claims = [claim("a:C1", BASE.format("40%"), "a:S1"), claim("b:C1", BASE.format("12%"), "b:S1")]
+    cache = ConflictCache()
+    found = detect(claims, [], cache=cache)
+    restored = ConflictCache.from_json(json.loads(json.dumps(cache.to_json())))
+    assert restored == cache
+    assert detect(claims, [], cache=restored) == found
+    assert ConflictCache.from_json({**cache.to_json(), "rules": 0}) == ConflictCache()
+    assert ConflictCache.from_json(["not", "a", "cache"]) == ConflictCache()
 
 
 # -- properties ------------------------------------------------------------------------------

@@ -167,17 +167,24 @@ def test_rollback_removes_and_restores_it_and_views_equal_a_rebuild(session: Ses
     assert len(detected(session)) == 1
     assert len(read_ledger(session.store_db)) == 4
     before_json, before_trig = kg(session), session.kg_trig.read_text()
-    session.kg_json.unlink()
-    session.kg_trig.unlink()
-    processor = Processor(session)
-    try:
-        flush_views(processor, force=True)
-    finally:
-        processor.close()
-    rebuilt = kg(session)
-    for doc in (rebuilt, before_json):
-        doc.pop("generated_at")
-    assert rebuilt == before_json and session.kg_trig.read_text() == before_trig
+    before_json.pop("generated_at")
+    assert json.loads(session.conflict_cache.read_text())["conflicts"][0][:3] == ["alpha:C1", "beta:C1", "numeric"]
+    # a rebuild from the ledger: reusing the last search, without it, and with a damaged one
+    for cache in ("kept", "removed", "damaged"):
+        session.kg_json.unlink()
+        session.kg_trig.unlink()
+        if cache == "removed":
+            session.conflict_cache.unlink()
+        elif cache == "damaged":
+            session.conflict_cache.write_text('{"rules": 1, "conflicts": [["x"]]')
+        processor = Processor(session)
+        try:
+            flush_views(processor, force=True)
+        finally:
+            processor.close()
+        rebuilt = kg(session)
+        rebuilt.pop("generated_at")
+        assert rebuilt == before_json and session.kg_trig.read_text() == before_trig, cache
 
 
 def test_rdf_has_the_detected_node_and_conforms_to_the_shapes(session: SessionPaths) -> None:

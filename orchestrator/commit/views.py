@@ -82,6 +82,14 @@ def _rechecker(processor: Processor) -> Recheck:
     return recheck
 
 
+def _load_conflicts(processor: Processor) -> ConflictCache:
+    """The last process's contradiction search, so a new process compares only what changed since."""
+    try:
+        return ConflictCache.from_json(orjson.loads(processor.paths.conflict_cache.read_bytes()))
+    except (OSError, orjson.JSONDecodeError):
+        return ConflictCache()
+
+
 def flush_views(processor: Processor, *, force: bool = False) -> bool:
     """Write both views if they are behind the in-memory graph. Returns True if written."""
 
@@ -92,8 +100,10 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     paths = processor.paths
     if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
+    conflicts = _CONFLICT_CACHES.get(processor) or _load_conflicts(processor)
     graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
-                        conflicts=_CONFLICT_CACHES.setdefault(processor, ConflictCache()))
+                        conflicts=conflicts)
+    _CONFLICT_CACHES[processor] = conflicts
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     try:
@@ -110,6 +120,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
         shown_before = _marker(processor).get("contradictions")
         atomic_write_bytes(paths.kg_json, body)
         atomic_write_bytes(paths.kg_trig, trig)
+        atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()))
         atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
                                               "files": _fingerprints(processor), "contradictions": sorted(detected)})
     emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)

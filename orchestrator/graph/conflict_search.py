@@ -9,6 +9,8 @@ with other canonical sources or entities) are compared again, against every clai
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,19 +82,45 @@ def _pairs_touching(words: Sequence[frozenset[str]], frequency: Counter[str], fo
                         yield (other, index) if other < index else (index, other)
 
 
+#: Bump when the pairwise rules change: a cache written under other rules is not reused.
+RULES_VERSION = 1
+
+
 @dataclass
 class ConflictCache:
-    """What the last search saw (a signature per claim id) and found (conflicts by claim-id pair)."""
+    """What the last search saw (a signature digest per claim id) and found (conflicts by claim-id pair).
+
+    Kept in memory between flushes, and as JSON in the session's state folder between processes:
+    a cache is only ever a shortcut, since a pair is reused only when both claims are unchanged.
+    """
 
     tolerance: float | None = None
-    signatures: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    signatures: dict[str, str] = field(default_factory=dict)
     conflicts: dict[Pair, Conflict] = field(default_factory=dict)
 
+    def to_json(self) -> dict[str, Any]:
+        return {"rules": RULES_VERSION, "tolerance": self.tolerance, "signatures": self.signatures,
+                "conflicts": [[a, b, c.kind, c.reason, c.compared] for (a, b), c in sorted(self.conflicts.items())]}
 
-def _signature(claim: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Everything the pairwise rules read from a claim."""
-    return (str(claim.get("statement", "")), sources_of(claim), agent_of(claim),
-            tuple(sorted(str(e) for e in claim.get("entity_ids") or ())))
+    @classmethod
+    def from_json(cls, data: Any) -> ConflictCache:
+        """The cache ``to_json`` wrote; an empty one for anything else (other rules, damage)."""
+        try:
+            if data["rules"] != RULES_VERSION:
+                return cls()
+            conflicts = {(str(a), str(b)): Conflict(str(kind), str(reason), compared)
+                         for a, b, kind, reason, compared in data["conflicts"]}
+            signatures = {str(k): str(v) for k, v in data["signatures"].items()}
+            return cls(float(data["tolerance"]), signatures, conflicts)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return cls()
+
+
+def _signature(claim: Mapping[str, Any]) -> str:
+    """A digest of everything the pairwise rules read from a claim."""
+    parts = [str(claim.get("statement", "")), sorted(sources_of(claim)), agent_of(claim),
+             sorted(str(e) for e in claim.get("entity_ids") or ())]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:24]
 
 
 def find_conflicts(claims: Sequence[Mapping[str, Any]], tolerance: float,
