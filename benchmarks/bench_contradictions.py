@@ -5,13 +5,15 @@ a small part of a views flush. Claims are synthetic sentences over 8,000 made-up
 with Zipf-like frequencies: many share words (candidate pairs), a planted few disagree. Per
 size: a full search cold (fresh statement cache, as after a process start) and warm, and the
 search a flush really does after a merge: with the previous flush's cache, one agent's 20 new
-claims compared against all. Run from the repository root:
+claims compared against all; and the same in a new process (empty statement cache, the search
+read back from the JSON that .cconductor/conflicts.json holds). Run from the repository root:
 ``python benchmarks/bench_contradictions.py [--sizes 1000 5000 20000]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -67,7 +69,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}")
-    print(f"{'claims':>8} {'full cold ms':>13} {'full warm ms':>13} {'+20 claims ms':>14} {'found':>6}")
+    print(f"{'claims':>8} {'full cold ms':>13} {'full warm ms':>13} {'+20 claims ms':>14} "
+          f"{'new process ms':>15} {'found':>6}")
     found: list[dict[str, Any]] = []
     for n in args.sizes:
         claims = synthetic_claims(n + 20)
@@ -86,8 +89,13 @@ def main() -> None:
             started = time.perf_counter()
             found = detect(before + added, [], cache=cache)  # the flush after one agent's 20-claim merge
             step.append((time.perf_counter() - started) * 1000)
+        saved = json.dumps(cache.to_json())  # what .cconductor/conflicts.json holds after that flush
+        analyse.cache_clear()
+        started = time.perf_counter()
+        detect(before + added, [], cache=ConflictCache.from_json(json.loads(saved)))
+        fresh = (time.perf_counter() - started) * 1000
         print(f"{n:>8} {cold:>13.0f} {statistics.median(warm):>13.0f} {statistics.median(step):>14.0f} "
-              f"{len(found):>6}")
+              f"{fresh:>15.0f} {len(found):>6}")
     kinds: dict[str, int] = {}
     for item in found:
         kinds[item["kind"]] = kinds.get(item["kind"], 0) + 1
