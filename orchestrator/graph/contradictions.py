@@ -109,8 +109,8 @@ def _record(pair: tuple[str, str], entry: dict[str, Any], by_id: Mapping[str, Ma
         "provenance": {"derived_by": "cconductor", "rule": "contradiction detection", "from": list(pair)
                        + sorted(str(r["id"]) for r in entry.get("relationships") or () if r.get("id"))},
     }
-    if compared:
-        record["compared"] = compared
+    if compared:  # a copy: the search cache keeps the original for the next build
+        record["compared"] = {**compared, "values": list(compared["values"]), "texts": list(compared["texts"])}
     if entry.get("relationships"):
         record["relationships"] = entry["relationships"]
     if covering:
