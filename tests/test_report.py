@@ -319,7 +319,9 @@ def test_quality_gaps_and_method_sections() -> None:
     assert f"**{report.score}/100**" in quality and "| Source quality | 30 |" in quality
     assert "min_peer_reviewed_sources" in quality and "**FAIL**" in quality
     gaps = sections_of(markdown)["Research Gaps"]
-    assert "Funding is unknown." in gaps and "Provability disagrees." in gaps and "Q3" in gaps
+    assert "Funding is unknown." in gaps and "Q3" in gaps and "under Contradictions" in gaps
+    contradictions = sections_of(markdown)["Contradictions"]
+    assert "Provability disagrees." in contradictions and "“Every statement is provable.”" in contradictions
     method = sections_of(markdown)["Methodology"]
     assert f"| {AR} | merged | 2 | 1 | 1 |" in method and "academic-researcher" in method
     assert "cost $1.25" in method

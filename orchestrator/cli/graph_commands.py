@@ -198,6 +198,7 @@ def validate(ctx: Context, session: str, as_json: bool) -> None:
 def status(ctx: Context, session: str, as_json: bool) -> None:
     """Show a session: status, agents, pending and errored locks, graph stats, quality."""
     from orchestrator.commit.inspect import session_status
+    from orchestrator.graph.contradiction_summary import status_lines
 
     info = session_status(ctx.session(session))
     if as_json:
@@ -222,6 +223,7 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
             "graph     " + ", ".join(f"{k.removesuffix('_count')} {stats[k]}" for k in stats if k.endswith("_count"))
         )
         click.echo(f"evidence  {stats.get('evidence_verified', 0)}/{stats.get('evidence_items', 0)} verified")
+    click.echo("".join(f"{ln}\n" for ln in status_lines(info.get("contradictions") or [], info["quality"])), nl=False)
     if info["quality"]:
         q = info["quality"]
         click.echo(

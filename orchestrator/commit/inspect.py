@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.commit import locks
+from orchestrator.graph.contradiction_summary import summary
 from orchestrator.model.layout import ERROR_SUFFIX, SessionPaths
 from orchestrator.model.problems import Problem
 from orchestrator.session.record import load_session
+
+if TYPE_CHECKING:  # rdflib is imported only by the commands that need it
+    from orchestrator.commit.processor import Processor
+    from orchestrator.rdf.convert import AgentGraph
 
 
 def errored_agents(paths: SessionPaths) -> list[str]:
@@ -20,10 +25,12 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
     stats: dict[str, Any] = {}
     commit_seq = None
     skipped: list[dict[str, Any]] = []
+    contradictions: list[dict[str, Any]] = []
     try:
         graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
         stats, commit_seq = graph.get("stats", {}), graph.get("commit_seq")
         skipped = skipped_inputs(graph)
+        contradictions = [summary(c) for c in graph.get("contradictions") or () if isinstance(c, dict)]
     except (FileNotFoundError, json.JSONDecodeError):
         pass
     quality = None
@@ -46,6 +53,7 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
         "quality": quality,
         "cost_usd": session.get("cost_usd"),
         "skipped_inputs": skipped,
+        "contradictions": contradictions,
     }
 
 
@@ -70,6 +78,8 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
             record = processor.state.records[agent]
             for file in record["files"]:
                 problems += processor.registry.validate_artifact(file["name"], record["raw"][file["name"]], file["rel"])
+        for derived in _derived_graphs(processor):  # detected contradictions: checked by the same shapes
+            processor.rdf.replace_agent(derived)
         problems += processor.rdf.validate_full()
         for agent in locks.waiting(paths):
             problems.append(Problem(f"{agent}.kg.lock", "", "lock.pending", "this lock has not been processed yet",
@@ -85,12 +95,23 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
         processor.close()
 
 
+def _derived_graphs(processor: Processor) -> list[AgentGraph]:
+    """The named graphs derived from the current state (the detected contradictions), when not empty."""
+    from orchestrator.graph.unified import build_views
+    from orchestrator.rdf.contradictions import contradiction_graph
+
+    view = build_views(processor.state.records, processor.session_id, processor.state.head_seq, "")
+    derived = contradiction_graph(view["contradictions"])
+    return [derived] if derived.triples else []
+
+
 def export_graph(paths: SessionPaths, fmt: str) -> str:
     from orchestrator.commit.processor import Processor
     from orchestrator.rdf.write import serialize_graphs
 
     processor = Processor(paths)
     try:
-        return serialize_graphs(processor.rdf.agent_graphs().values(), processor.session_id, fmt)
+        graphs = [*processor.rdf.agent_graphs().values(), *_derived_graphs(processor)]
+        return serialize_graphs(graphs, processor.session_id, fmt)
     finally:
         processor.close()

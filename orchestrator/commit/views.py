@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from filelock import FileLock
 
+from orchestrator.graph.contradiction_summary import emit_contradiction_events
+from orchestrator.graph.contradictions import ConflictCache
 from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.model.clock import iso_timestamp
+from orchestrator.rdf.contradictions import contradiction_graph
 from orchestrator.rdf.write import TrigCache
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
 
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
 
 #: One TriG cache per processor: each flush re-renders only the agents merged since the last one.
 _TRIG_CACHES: weakref.WeakKeyDictionary[Processor, TrigCache] = weakref.WeakKeyDictionary()
+#: And one conflict cache: each flush compares only the claims that changed since the last one.
+_CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.WeakKeyDictionary()
 
 
 def _marker(processor: Processor) -> dict[str, object]:
@@ -77,6 +82,14 @@ def _rechecker(processor: Processor) -> Recheck:
     return recheck
 
 
+def _load_conflicts(processor: Processor) -> ConflictCache:
+    """The last process's contradiction search, so a new process compares only what changed since."""
+    try:
+        return ConflictCache.from_json(orjson.loads(processor.paths.conflict_cache.read_bytes()))
+    except (OSError, orjson.JSONDecodeError):
+        return ConflictCache()
+
+
 def flush_views(processor: Processor, *, force: bool = False) -> bool:
     """Write both views if they are behind the in-memory graph. Returns True if written."""
 
@@ -87,21 +100,30 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     paths = processor.paths
     if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
-    graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor))
+    conflicts = _CONFLICT_CACHES.get(processor) or _load_conflicts(processor)
+    graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
+                        conflicts=conflicts)
+    _CONFLICT_CACHES[processor] = conflicts
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     try:
         body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
-    trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(agent_graphs.values(), processor.session_id).encode()
+    derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
+    named = [*agent_graphs.values(), *([derived] if derived.triples else [])]
+    trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(named, processor.session_id).encode()
+    detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
             return False
+        shown_before = _marker(processor).get("contradictions")
         atomic_write_bytes(paths.kg_json, body)
         atomic_write_bytes(paths.kg_trig, trig)
+        atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()))
         atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
-                                              "files": _fingerprints(processor)})
+                                              "files": _fingerprints(processor), "contradictions": sorted(detected)})
+    emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)
     return True
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypedDict
 
+from orchestrator.graph.contradiction_summary import Penalty, contradiction_penalty
+from orchestrator.graph.contradictions import unresolved
 from orchestrator.model.clock import iso_timestamp, utc_now
 from orchestrator.model.layout import RESERVED_KEYS
 
@@ -132,6 +134,7 @@ class QualityReport:
     open_high_priority_gaps: tuple[str, ...] = ()
     sources_without_identifier: tuple[str, ...] = ()
     cited_sources: frozenset[str] = frozenset()
+    penalties: tuple[Penalty, ...] = ()
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -143,6 +146,7 @@ class QualityReport:
             "band": self.band,
             "components": {c.name: c.score for c in self.components},
             "breakdown": [c.to_dict() for c in self.components],
+            "penalties": [p.to_dict() for p in self.penalties],
             "counts": dict(self.counts),
             "mean_confidence": self.mean_confidence,
             "flags": {
@@ -259,8 +263,9 @@ def score_graph(
                    f"mean effective confidence of {len(tally.confidences)} claims "
                    "(the fact-checker's where assessed)"),
     )
-    score = round(sum(c.weighted for c in components), 1)
-    open_contradictions = tuple(str(c.get("id")) for c in contradictions if c.get("status") != "resolved")
+    open_contradictions = tuple(str(c.get("id")) for c in unresolved(contradictions))
+    penalties = (contradiction_penalty(open_contradictions),)
+    score = round(max(0.0, sum(c.weighted for c in components) - sum(p.points for p in penalties)), 1)
     high_gaps = tuple(str(g.get("id")) for g in gaps if g.get("priority") == "high")
     counts = {
         "sources": len(sources),
@@ -291,6 +296,7 @@ def score_graph(
         unverified_high_priority_claims=tuple(tally.high_unverified),
         open_high_priority_gaps=high_gaps,
         cited_sources=frozenset(tally.cited_sources),
+        penalties=penalties,
         sources_without_identifier=tuple(
             s["id"] for s in sources if not (s.get("doi") or s.get("arxiv_id") or s.get("url"))
         ),
@@ -443,7 +449,8 @@ def _flag_recommendations(report: QualityReport, graph: Mapping[str, Any], *, sk
     if report.open_contradictions:
         advice.append(f"Resolve the {len(report.open_contradictions)} open contradictions "
                       f"({_ids(report.open_contradictions)}): have the fact-checker weigh the evidence "
-                      "and set status 'resolved' with a resolution.")
+                      "and write a contradictions.json item naming both claims with status 'resolved' and a "
+                      "resolution.")
     if report.unverified_high_priority_claims:
         advice.append(f"Verify the {len(report.unverified_high_priority_claims)} high-priority claims "
                       f"without verified support ({_ids(report.unverified_high_priority_claims)}).")

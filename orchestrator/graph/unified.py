@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from orchestrator.graph.contradictions import ConflictCache, detect, unresolved
 from orchestrator.model.kinds import COLLECTIONS
 from orchestrator.model.scholarly_ids import DisjointSets, clean_arxiv_id, clean_doi, clean_url
 
@@ -110,7 +111,7 @@ def _current_verification(
 
 def build_views(
     records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
-    recheck: Recheck | None = None,
+    recheck: Recheck | None = None, conflicts: ConflictCache | None = None,
 ) -> dict[str, Any]:
     cited_sources = {s["id"]: s for s in _all(records, "sources")}
     sources, source_alias = dedupe_sources(_all(records, "sources"))
@@ -160,13 +161,15 @@ def build_views(
                 "files": {f["name"]: f["sha256"] for f in record["files"]},
             },
         }
+    recorded = _all(records, "contradictions")
     graph.update(
         sources=sources,
         claims=claims,
         entities=entities,
         relationships=relationships,
         gaps=_all(records, "gaps"),
-        contradictions=_all(records, "contradictions"),
+        # the agents' own, then those derived from the current claims (docs/data-model.md)
+        contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts),
     )
     graph["stats"] = compute_stats(graph, records)
     return graph
@@ -186,7 +189,8 @@ def compute_stats(graph: dict[str, Any], records: dict[str, dict[str, Any]]) -> 
         "evidence_items": len(evidence),
         "evidence_verified": sum(1 for e in evidence if (e.get("verification") or {}).get("verified") is True),
         "mean_confidence": round(sum(confidences) / len(confidences), 4) if confidences else None,
-        "open_contradictions": sum(1 for c in graph["contradictions"] if c.get("status") != "resolved"),
+        "open_contradictions": len(unresolved(graph["contradictions"])),
+        "detected_contradictions": sum(1 for c in graph["contradictions"] if c.get("detected")),
         "items_by_agent": {
             agent: {
                 c: len(records[agent]["contribution"]["items"][c])

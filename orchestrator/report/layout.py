@@ -21,13 +21,14 @@ from orchestrator.report.sections import build_section
 
 #: Sections every report has; appended in this order when the mission does not place them.
 APPENDIX: tuple[tuple[str, str], ...] = (
-    ("evidence", "Evidence"), ("gaps", "Gaps and Contradictions"), ("quality", "Quality Assessment"),
+    ("evidence", "Evidence"), ("gaps", "Gaps and Contradictions"), ("contradictions", "Contradictions"),
+    ("quality", "Quality Assessment"),
     ("methodology", "How this research was done"), ("bibliography", "Bibliography"),
 )
 DEFAULT_SECTIONS = ("Executive Summary", "Key Findings", *(heading for _, heading in APPENDIX))
 
 #: Kinds whose generated content follows the outline's paragraphs instead of replacing them.
-ALWAYS_BUILT = frozenset({"evidence", "gaps", "quality", "methodology", "bibliography"})
+ALWAYS_BUILT = frozenset({"evidence", "gaps", "contradictions", "quality", "methodology", "bibliography"})
 
 
 def graph_time(graph: Mapping[str, Any]) -> datetime | None:
@@ -78,6 +79,10 @@ def _plan(required: list[str], outline_sections: list[Mapping[str, Any]]) -> lis
     if not slots:
         ordered.extend(extra.get(0, []))
     present = {kind for _, kind, _ in ordered}
+    if "contradictions" not in present and "gaps" in present:  # next to the gaps the mission placed
+        at = max(i for i, (_, kind, _) in enumerate(ordered) if kind == "gaps") + 1
+        ordered.insert(at, ("Contradictions", "contradictions", []))
+        present.add("contradictions")
     ordered.extend((heading, kind, []) for kind, heading in APPENDIX if kind not in present)
     return ordered
 

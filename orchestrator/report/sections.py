@@ -11,6 +11,7 @@ from orchestrator.graph.citations import Citation, claim_resolver
 from orchestrator.graph.quality import effective_confidence, plan_sub_questions, same_ref
 from orchestrator.report.bibliography import reference_parts
 from orchestrator.report.context import PRIORITY_RANK, Context, agent_names, local_id
+from orchestrator.report.contradictions import contradictions_section
 from orchestrator.report.headings import normalize_heading
 from orchestrator.report.model import (
     Block,
@@ -187,17 +188,8 @@ def _gaps(heading: str, ctx: Context) -> list[Block]:
                    bullet_list([text_line(Strong(local_id(q["id"])), f" {q.get('question', '')}") for q in questions])]
     contradictions = list(ctx.graph.get("contradictions") or ())
     if contradictions:
-        lines = []
-        for item in contradictions:
-            line = [Strong(f"[{item.get('status')}]"), f" {item.get('description', '')} Claims: "]
-            for n, claim_id in enumerate(item.get("claim_ids") or ()):
-                citation = ctx.citer.cite(claim_id)
-                line += [("; " if n else "") + local_id(claim_id)]
-                line += [" ", Cite(citation)] if citation else [Emph(" (no verified evidence)")]
-            if item.get("resolution"):
-                line.append(f". Resolution: {item['resolution']}")
-            lines.append(text_line(*line))
-        blocks += [para(Strong("Contradictions")), bullet_list(lines)]
+        blocks.append(para(f"Contradictions between claims ({len(contradictions)}) are listed, both sides cited, "
+                           "under Contradictions."))
     return blocks or [para("No gaps, unanswered sub-questions or contradictions were recorded.")]
 
 
@@ -208,6 +200,7 @@ def _quality(heading: str, ctx: Context) -> list[Block]:
         verdict = " The mission's quality gate " + ("passed." if q["passed"] else "failed.")
     breakdown = [table_row(c["label"], str(c["weight"]), str(c["score"]), str(c["weighted"]), c["detail"])
                  for c in q.get("breakdown") or ()]
+    breakdown += [table_row(p["label"], "", "", str(p["points"]), p["detail"]) for p in q.get("penalties") or ()]
     breakdown.append(table_row(Strong("Total"), "100", "", Strong(str(q.get("score"))), ""))
     blocks: list[Block] = [
         para("Quality score: ", Strong(f"{q.get('score')}/100"),
@@ -299,7 +292,7 @@ def _bibliography(heading: str, ctx: Context) -> list[Block]:
 _BUILDERS = {
     "summary": _summary, "introduction": _introduction, "key_findings": _key_findings,
     "conclusion": _conclusion, "evidence": _evidence, "gaps": _gaps, "quality": _quality,
-    "methodology": _methodology, "bibliography": _bibliography,
+    "methodology": _methodology, "bibliography": _bibliography, "contradictions": contradictions_section,
 }
 
 

@@ -1,0 +1,147 @@
+"""Finding the pairs of claims that conflict without comparing every pair (pure).
+
+Prefix filtering (rare words first): two word sets with Jaccard >= t share a word among the
+first ``|x| - ceil(t|x|) + 1`` words of each, so only those need probing; each candidate is
+then checked with the size bound and the exact overlap. A :class:`ConflictCache` carries the
+result from one build of the views to the next: only claims that changed (new, edited, or
+with other canonical sources or entities) are compared again, against every claim.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from math import ceil
+from typing import Any
+
+from orchestrator.graph.conflicts import (
+    ENTITY_BONUS,
+    MIN_CONTENT_WORDS,
+    NUMERIC_OVERLAP,
+    POLARITY_OVERLAP,
+    Conflict,
+    agent_of,
+    claim_conflict,
+    sources_of,
+)
+from orchestrator.graph.statements import analyse
+
+THRESHOLD = min(NUMERIC_OVERLAP, POLARITY_OVERLAP) - ENTITY_BONUS
+Pair = tuple[str, str]
+
+
+def _prefix(content: frozenset[str], frequency: Counter[str]) -> list[str]:
+    ordered = sorted(content, key=lambda w: (frequency[w], w))
+    return ordered[: len(content) - ceil(THRESHOLD * len(content)) + 1]
+
+
+def _close(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    if min(len(mine), len(theirs)) < THRESHOLD * max(len(mine), len(theirs)):
+        return False
+    shared = len(mine & theirs)
+    return shared >= THRESHOLD * (len(mine) + len(theirs) - shared)
+
+
+def _all_pairs(words: Sequence[frozenset[str]], frequency: Counter[str]) -> Iterator[tuple[int, int]]:
+    """Every pair close enough, each once: only prefix words are indexed."""
+    postings: dict[str, list[int]] = defaultdict(list)
+    for index, content in enumerate(words):
+        if len(content) < MIN_CONTENT_WORDS:
+            continue
+        seen: set[int] = set()
+        for word in _prefix(content, frequency):
+            for other in postings[word]:
+                if other not in seen:
+                    seen.add(other)
+                    if _close(content, words[other]):
+                        yield other, index
+            postings[word].append(index)
+
+
+def _pairs_touching(words: Sequence[frozenset[str]], frequency: Counter[str], focus: Sequence[int]
+                    ) -> Iterator[tuple[int, int]]:
+    """Every close pair with at least one side in ``focus``: its prefix probed against all words."""
+    postings: dict[str, list[int]] = defaultdict(list)
+    for index, content in enumerate(words):
+        if len(content) >= MIN_CONTENT_WORDS:
+            for word in content:
+                postings[word].append(index)
+    for index in focus:
+        content = words[index]
+        if len(content) < MIN_CONTENT_WORDS:
+            continue
+        seen = {index}
+        for word in _prefix(content, frequency):
+            for other in postings[word]:
+                if other not in seen:
+                    seen.add(other)
+                    if _close(content, words[other]):
+                        yield (other, index) if other < index else (index, other)
+
+
+#: Bump when the pairwise rules change: a cache written under other rules is not reused.
+RULES_VERSION = 1
+
+
+@dataclass
+class ConflictCache:
+    """What the last search saw (a signature digest per claim id) and found (conflicts by claim-id pair).
+
+    Kept in memory between flushes, and as JSON in the session's state folder between processes:
+    a cache is only ever a shortcut, since a pair is reused only when both claims are unchanged.
+    """
+
+    tolerance: float | None = None
+    signatures: dict[str, str] = field(default_factory=dict)
+    conflicts: dict[Pair, Conflict] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rules": RULES_VERSION, "tolerance": self.tolerance, "signatures": self.signatures,
+                "conflicts": [[a, b, c.kind, c.reason, c.compared] for (a, b), c in sorted(self.conflicts.items())]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ConflictCache:
+        """The cache ``to_json`` wrote; an empty one for anything else (other rules, damage)."""
+        try:
+            if data["rules"] != RULES_VERSION:
+                return cls()
+            conflicts = {(str(a), str(b)): Conflict(str(kind), str(reason), compared)
+                         for a, b, kind, reason, compared in data["conflicts"]}
+            signatures = {str(k): str(v) for k, v in data["signatures"].items()}
+            return cls(float(data["tolerance"]), signatures, conflicts)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return cls()
+
+
+def _signature(claim: Mapping[str, Any]) -> str:
+    """A digest of everything the pairwise rules read from a claim."""
+    parts = [str(claim.get("statement", "")), sorted(sources_of(claim)), agent_of(claim),
+             sorted(str(e) for e in claim.get("entity_ids") or ())]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:24]
+
+
+def find_conflicts(claims: Sequence[Mapping[str, Any]], tolerance: float,
+                   cache: ConflictCache | None = None) -> dict[Pair, Conflict]:
+    """The conflicting pairs among ``claims`` (ids ordered within each pair); the same with or without cache."""
+    cache = cache if cache is not None else ConflictCache()
+    claims = [c for c in claims if isinstance(c.get("id"), str)]
+    signatures = {str(c["id"]): _signature(c) for c in claims}
+    words = [analyse(str(c.get("statement", ""))).content for c in claims]
+    frequency = Counter(w for content in words for w in content)
+    if cache.tolerance == tolerance and cache.signatures:
+        same = {cid for cid, sig in signatures.items() if cache.signatures.get(cid) == sig}
+        found = {pair: c for pair, c in cache.conflicts.items() if pair[0] in same and pair[1] in same}
+        focus = [i for i, c in enumerate(claims) if c["id"] not in same]
+        pairs = _pairs_touching(words, frequency, focus)
+    else:
+        found, pairs = {}, _all_pairs(words, frequency)
+    for i, j in pairs:
+        conflict = claim_conflict(claims[i], claims[j], tolerance)
+        if conflict is not None:
+            a, b = str(claims[i]["id"]), str(claims[j]["id"])
+            found[(a, b) if a < b else (b, a)] = conflict
+    cache.tolerance, cache.signatures, cache.conflicts = tolerance, signatures, found
+    return found
