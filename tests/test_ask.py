@@ -249,9 +249,11 @@ def test_contradictions_are_read_tolerantly() -> None:
     base = {"session": "s", "claims": [{"id": "a:C1", "statement": "x"}, {"id": "a:C2", "statement": "y"}]}
     assert NodeIndex.build(base).contradictions_of({"a:C1"}) == []  # no key at all
     assert NodeIndex.build({**base, "contradictions": None}).contradictions_of({"a:C1"}) == []
-    detected = {"id": "contradiction-1", "kind": "numeric", "sides": [{"claim_id": "a:C1"}, {"claim_id": "a:C2"}],
-                "claim_ids": "not a list"}
-    index = NodeIndex.build({**base, "contradictions": [detected, "junk", {"claim_ids": ["b:C9"]}]})
+    detected = {"id": "detected:contradiction-1", "detected": True, "kind": "numeric", "claim_ids": ["a:C1", "a:C2"],
+                "description": "12% against 30%", "resolved": False}
+    damaged = {"id": "x", "claim_ids": "a:C2"}  # not a list: never read character by character
+    index = NodeIndex.build({**base, "contradictions": [detected, "junk", damaged, {"claim_ids": ["b:C9"]}]})
     assert index.contradictions_of({"a:C2"}) == [
-        {"claim_ids": ["a:C1", "a:C2"], "id": "contradiction-1", "kind": "numeric"}]
+        {"claim_ids": ["a:C1", "a:C2"], "id": "detected:contradiction-1", "kind": "numeric",
+         "description": "12% against 30%", "resolved": False}]
     assert index.contradictions_of({"a:C3"}) == []

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.answers.model import NodeKind, Passage
+from orchestrator.graph.contradictions import contradictions_touching
 from orchestrator.model.errors import SessionDamaged, UsageError
 from orchestrator.model.layout import SessionPaths
 
@@ -131,23 +132,11 @@ class NodeIndex:
         return out
 
     def contradictions_of(self, claim_ids: set[str]) -> list[dict[str, Any]]:
-        """Recorded contradictions that name any of ``claim_ids``.
-
-        Tolerant of the list being absent or empty, and of entries naming their claims as
-        ``claim_ids`` or as ``sides``/``claims`` objects with a ``claim_id`` (detected conflicts).
-        """
-        out = []
-        for item in self.contradictions:
-            named = {c for c in _as_list(item.get("claim_ids")) if isinstance(c, str)}
-            for key in ("sides", "claims"):
-                named |= {str(side["claim_id"]) for side in _as_list(item.get(key))
-                          if isinstance(side, dict) and isinstance(side.get("claim_id"), str)}
-            if named & claim_ids:
-                found: dict[str, Any] = {"claim_ids": sorted(named)}
-                found.update({k: item[k] for k in ("id", "kind", "description", "status") if k in item})
-                out.append(found)
-        return out
-
+        """The graph's contradictions (recorded by agents or detected at merge) touching ``claim_ids``."""
+        graph = {"claims": list(self.claims.values()), "contradictions": self.contradictions}
+        return [{"claim_ids": sorted(str(c) for c in item.get("claim_ids") or ()),
+                 **{k: item[k] for k in ("id", "kind", "description", "status", "resolved") if k in item}}
+                for item in contradictions_touching(graph, claim_ids)]
 
 def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []

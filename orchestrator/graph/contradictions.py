@@ -143,7 +143,8 @@ def contradictions_touching(graph: Mapping[str, Any], node_ids: Iterable[str]) -
     for item in graph.get("contradictions") or ():
         if not isinstance(item, Mapping):
             continue
-        claims = {str(c) for c in item.get("claim_ids") or ()}
+        named = item.get("claim_ids")
+        claims = {c for c in named if isinstance(c, str)} if isinstance(named, list) else set()
         related = claims.union(*(about.get(c, set()) for c in claims))
         related |= {str(r.get("id")) for r in item.get("relationships") or () if isinstance(r, Mapping)}
         if item.get("id") in wanted or related & wanted:
