@@ -138,9 +138,5 @@ class NodeIndex:
                  **{k: item[k] for k in ("id", "kind", "description", "status", "resolved") if k in item}}
                 for item in contradictions_touching(graph, claim_ids)]
 
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _items_any(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
