@@ -16,7 +16,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.graph.quality import gate, score_graph
+from orchestrator.graph.quality import score_graph
+from orchestrator.graph.quality_gate import gate
 from orchestrator.report.html import render_html
 from orchestrator.report.markdown import render_markdown
 from orchestrator.run.missions import load_mission

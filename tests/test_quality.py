@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.graph.quality import WEIGHTS, gate, score_graph, source_score
+from orchestrator.graph.quality import WEIGHTS, score_graph, source_score
+from orchestrator.graph.quality_gate import gate
 from orchestrator.run.missions import load_mission
 
 NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)

@@ -12,7 +12,8 @@ from pylatexenc import latex2text
 
 from orchestrator.contract.schemas import SchemaRegistry
 from orchestrator.graph.citations import check_outline, claim_lookup, claim_resolver, find_markers
-from orchestrator.graph.quality import gate, score_graph
+from orchestrator.graph.quality import score_graph
+from orchestrator.graph.quality_gate import gate
 from orchestrator.report import build_document, kind_of
 from orchestrator.report.bibliography import bibtex_keys, split_name, to_bibtex, to_csl_json
 from orchestrator.report.html import render_html

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.graph.quality import gate, score_graph
+from orchestrator.graph.quality import score_graph
+from orchestrator.graph.quality_gate import gate
 from orchestrator.report.html import render_html
 from tests.browser import run_chromium
 from tests.test_report import LEDGER, OUTLINE, SESSION, make_graph, mission_dict

@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from orchestrator.graph.citations import Citer, claim_resolver
-from orchestrator.graph.quality import gate, score_graph
+from orchestrator.graph.quality import score_graph
+from orchestrator.graph.quality_gate import gate
 from orchestrator.report.context import Context
 from orchestrator.report.headings import kind_of, normalize_heading
 from orchestrator.report.model import Block, Document, Line, Para, Section, text_line
