@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
@@ -33,6 +33,9 @@ from orchestrator.schemas import SchemaRegistry
 from orchestrator.session import load_session
 from orchestrator.sourcetexts import TextStore, source_text_problems
 from orchestrator.state import GraphState
+
+if TYPE_CHECKING:
+    from orchestrator.shacl import RdfState
 from orchestrator.store import LedgerEntry, Store
 
 __all__ = ["Outcome", "Processor", "RequiredFiles", "TextStore"]
@@ -52,7 +55,7 @@ class Processor:
         required_files: RequiredFiles | None = None,
         events: EventLog | None = None,
     ):
-        from orchestrator.shacl import RdfState
+        from orchestrator.rdf_neighbourhood import LazyRdf
 
         self.paths = paths
         self.session_id = str(load_session(paths)["id"])
@@ -64,7 +67,7 @@ class Processor:
         self.evidence_threshold = evidence_threshold
         self.required_files = required_files or (lambda agent: ())
         self.state = GraphState(self.session_id)
-        self.rdf = RdfState()
+        self.lazy = LazyRdf(self.session_id, self.state)
         self.texts = TextStore(paths)
         self.lock = threading.RLock()
         self._mutex = FileLock(paths.mutex)
@@ -75,6 +78,12 @@ class Processor:
 
     def close(self) -> None:
         self.store.close()
+
+    @property
+    def rdf(self) -> RdfState:
+        """The whole union graph, every agent installed (full validation, exports); merges load less."""
+        with self.lock:
+            return self.lazy.ensure_all()
 
     # -- loading -----------------------------------------------------------------
     def refresh(self) -> None:
@@ -88,15 +97,8 @@ class Processor:
             self.state.head_seq = head
 
     def _install(self, agent: str, record: dict[str, Any] | None) -> None:
-        from orchestrator.rdf import contribution_to_graph
-
         self.state.put(agent, record)
-        if record is None:
-            self.rdf.remove_agent(agent)
-        else:
-            self.rdf.replace_agent(
-                contribution_to_graph(self.session_id, record["contribution"], kind_of=self.state.kind_of)
-            )
+        self.lazy.note(agent, record)
 
     # -- processing ----------------------------------------------------------------
     def process_pending(self, only: Iterable[str] | None = None) -> list[Outcome]:
@@ -125,7 +127,8 @@ class Processor:
         except Exception as exc:
             # Undo whatever the failed evaluation installed: the graph goes back to the committed record.
             with contextlib.suppress(Exception):
-                self._install(name, committed)
+                self.state.put(name, committed)
+                self.lazy.restore(name, committed)
             detail = log_internal_error(self.paths, f"evaluating {name}", exc)
             self.events.emit("processor.agent_failed", f"{name}: internal error while evaluating: {exc!r}",
                              agent=name, error=repr(exc), log=detail)
@@ -198,8 +201,9 @@ class Processor:
         from orchestrator.rdf import contribution_to_graph
 
         graph = contribution_to_graph(self.session_id, result.contribution, kind_of=self._kind_of(result.contribution))
-        undo = self.rdf.replace_agent(graph)
-        shacl_problems = self.rdf.validate_agent(name)
+        self.lazy.prepare(name, graph)
+        undo = self.lazy.rdf.replace_agent(graph)
+        shacl_problems = self.lazy.rdf.validate_agent(name)
         self.events.emit(
             "shacl.completed",
             f"{name}: SHACL found {len(errors(shacl_problems))} violation(s), "
@@ -228,6 +232,7 @@ class Processor:
             "contribution": result.contribution,
         }
         self.state.put(name, record)
+        self.lazy.note(name, record, staged=True)
         return Outcome(name, "merged", attempt, [p for p in problems if not p.is_error]), artifact_set, record
 
     def _check_citations(self, agent: str, artifact_set: ArtifactSet, contribution: dict[str, Any]) -> list[Problem]:
@@ -313,10 +318,10 @@ class Processor:
                     and last["attempt"] == outcome.attempt)
 
     def _reload(self) -> None:
-        self.state = GraphState(self.session_id)
-        from orchestrator.shacl import RdfState
+        from orchestrator.rdf_neighbourhood import LazyRdf
 
-        self.rdf = RdfState()
+        self.state = GraphState(self.session_id)
+        self.lazy = LazyRdf(self.session_id, self.state)
         self.refresh()
 
     def _reconcile_session(self) -> None:

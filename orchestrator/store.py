@@ -43,6 +43,13 @@ CREATE TABLE IF NOT EXISTS current (
     record_seq INTEGER REFERENCES records(seq),
     changed_seq INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS derived (
+    kind TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (kind, agent, seq)
+);
 """
 
 
@@ -172,6 +179,23 @@ class Store:
         with self._lock:
             row = self._db.execute("SELECT record FROM records WHERE seq = ?", (seq,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    # -- derived data: a cache of what a record renders to (views), never the source of truth --
+    def derived(self, kind: str) -> dict[str, tuple[int, str]]:
+        """agent -> (record seq, body) of the ``kind`` rendering of each agent's current record."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT d.agent, d.seq, d.body FROM derived d JOIN current c"
+                " ON c.agent = d.agent AND c.record_seq = d.seq WHERE d.kind = ?", (kind,)).fetchall()
+        return {agent: (seq, body) for agent, seq, body in rows}
+
+    def put_derived(self, kind: str, rows: Sequence[tuple[str, int, str]]) -> None:
+        """Cache renderings (agent, record seq, body), dropping that agent's older ones."""
+        with self._transaction() as db:
+            for agent, seq, body in rows:
+                db.execute("DELETE FROM derived WHERE kind = ? AND agent = ? AND seq <> ?", (kind, agent, seq))
+                db.execute("INSERT OR REPLACE INTO derived(kind, agent, seq, body) VALUES (?, ?, ?, ?)",
+                           (kind, agent, seq, body))
 
     def rollback_to(self, target: int, committed_at: str) -> dict[str, int | None]:
         """Make each agent's namespace what it was right after ledger entry ``target``.

@@ -19,15 +19,16 @@ from filelock import FileLock
 
 from orchestrator.atomic import atomic_write_bytes, atomic_write_json
 from orchestrator.ids import iso_timestamp
-from orchestrator.rdf_write import TrigCache
+from orchestrator.rdf_write import trig_document
 from orchestrator.unified import Recheck, build_views
+from orchestrator.view_blocks import TrigBlocks
 
 if TYPE_CHECKING:
     from orchestrator.pipeline import Processor
 
 
-#: One TriG cache per processor: each flush re-renders only the agents merged since the last one.
-_TRIG_CACHES: weakref.WeakKeyDictionary[Processor, TrigCache] = weakref.WeakKeyDictionary()
+#: One TriG block cache per processor: each flush renders only the agents merged since the last one.
+_TRIG_BLOCKS: weakref.WeakKeyDictionary[Processor, TrigBlocks] = weakref.WeakKeyDictionary()
 
 
 def _marker(processor: Processor) -> dict[str, object]:
@@ -83,7 +84,6 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     with processor.lock:
         seq = processor.state.head_seq
         records = dict(processor.state.records)
-        agent_graphs = processor.rdf.agent_graphs()
     paths = processor.paths
     if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
@@ -94,7 +94,9 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
         body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
-    trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(agent_graphs.values(), processor.session_id).encode()
+    with processor.lock:  # the blocks read the graph state; joining them needs no lock
+        blocks = _TRIG_BLOCKS.setdefault(processor, TrigBlocks()).blocks(processor, records)
+    trig = trig_document(processor.session_id, blocks).encode()
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
             return False

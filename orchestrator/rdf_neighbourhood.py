@@ -1,0 +1,141 @@
+"""Install agents' RDF into the SHACL union only when a merge's validation needs them.
+
+Why: converting and installing every agent's contribution at start-up cost a processor
+seconds on a large graph (12 s at 50 MB) before it read the one new agent. Incremental SHACL
+looks only at the focus nodes of one merge (the agent's nodes, the nodes it removed, the nodes
+pointing at them) and at what the shapes reach from them: the ``rdf:type`` of the nodes they
+reference (``sh:class``), through the agent's own evidence nodes. So a merge needs the graphs of
+the agent, of the agents owning the nodes it references, of the agents referencing it, and of
+the agents those referrers reference. Loading more never changes a verdict, only the cost; the
+tests compare with validation of the whole graph.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from rdflib import URIRef
+
+from orchestrator.rdf import AgentGraph, contribution_to_graph, parse_node_iri
+from orchestrator.shacl import RdfState
+from orchestrator.state import GraphState
+
+__all__ = ["LazyRdf", "referenced_agents"]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for inner in value.values():
+            yield from _strings(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner)
+
+
+def referenced_agents(record: Mapping[str, Any]) -> frozenset[str]:
+    """Every prefix ``X`` of a string ``X:...`` in the agent's items: a superset of the agents it cites.
+
+    A superset is safe (an extra agent loaded costs time, not correctness); a reference is always
+    a global id ``agent:local`` once merged, or a bare id of the agent itself.
+    """
+    items = (record.get("contribution") or {}).get("items") or {}
+    found = {s.partition(":")[0] for s in _strings(items) if ":" in s}
+    found.discard(str(record.get("agent")))
+    return frozenset(found)
+
+
+def _owners(graph: AgentGraph) -> set[str]:
+    """Agents owning the nodes this graph's triples point at (its ``sh:class`` targets)."""
+    found = set()
+    for _, _, o in graph.triples:
+        if isinstance(o, URIRef) and o.startswith("urn:cconductor:"):
+            parsed = parse_node_iri(str(o))
+            if parsed is not None and ":" in parsed[1]:
+                found.add(parsed[1].partition(":")[0])
+    found.discard(graph.agent)
+    return found
+
+
+class LazyRdf:
+    """The SHACL union over the installed subset of agents, kept equal to their committed records.
+
+    Not thread-safe: the processor serialises calls under its lock.
+    """
+
+    def __init__(self, session_id: str, state: GraphState) -> None:
+        self.session_id = session_id
+        self.state = state
+        self.rdf = RdfState()
+        #: agent -> the record object whose graph is installed
+        self._installed: dict[str, Mapping[str, Any]] = {}
+        self._refs: dict[str, frozenset[str]] = {}
+        self._referrers: dict[str, set[str]] = defaultdict(set)
+
+    # -- bookkeeping of committed records --------------------------------------------------
+    def note(self, agent: str, record: Mapping[str, Any] | None, *, staged: bool = False) -> None:
+        """The state now holds ``record`` for ``agent``: index its references, refresh it if installed.
+
+        ``staged``: the union already holds the graph of ``record`` (the merge just validated it).
+        """
+        for target in self._refs.pop(agent, ()):
+            self._referrers[target].discard(agent)
+        if record is not None:
+            refs = referenced_agents(record)
+            self._refs[agent] = refs
+            for target in refs:
+                self._referrers[target].add(agent)
+        if staged and record is not None:
+            self._installed[agent] = record
+        elif agent in self._installed:
+            if record is None:
+                self.rdf.remove_agent(agent)
+                del self._installed[agent]
+            else:
+                self._put(agent, record)
+
+    def _put(self, agent: str, record: Mapping[str, Any]) -> AgentGraph:
+        graph = contribution_to_graph(self.session_id, record["contribution"], kind_of=self.state.kind_of)
+        self.rdf.replace_agent(graph)
+        self._installed[agent] = record
+        return graph
+
+    def ensure(self, agents: Iterable[str]) -> None:
+        """Install the committed graph of each of these agents that is not installed yet."""
+        for agent in sorted(set(agents)):
+            record = self.state.records.get(agent)
+            if record is not None and self._installed.get(agent) is not record:
+                self._put(agent, record)
+
+    def ensure_all(self) -> RdfState:
+        self.ensure(self.state.records)
+        return self.rdf
+
+    # -- one merge -----------------------------------------------------------------------
+    def prepare(self, agent: str, graph: AgentGraph) -> None:
+        """Install everything the validation of ``graph`` replacing ``agent``'s graph can look at."""
+        referrers = set(self._referrers.get(agent, ()))
+        needed = {agent} | _owners(graph) | referrers
+        for other in referrers:
+            needed |= self._refs.get(other, frozenset())
+        self.ensure(needed)
+
+    def restore(self, agent: str, record: Mapping[str, Any] | None) -> None:
+        """After a failed evaluation: the union holds exactly the committed graph of ``agent``, if any."""
+        self.rdf.remove_agent(agent)
+        self._installed.pop(agent, None)
+        self.note(agent, record)
+        if record is not None:
+            self._put(agent, record)
+
+    def installed(self) -> frozenset[str]:
+        return frozenset(self._installed)
+
+    def graph_of(self, agent: str, record: Mapping[str, Any]) -> AgentGraph | None:
+        """The installed graph of ``agent`` if it was built from this very record, else None."""
+        if self._installed.get(agent) is not record:
+            return None
+        return self.rdf.agent_graph(agent)
