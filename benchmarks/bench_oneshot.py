@@ -80,14 +80,16 @@ def build(workdir: Path, label: str) -> SessionPaths:
 
 def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB, exit status) of one child process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0 and proc.stderr is not None:
-        say(f"    {argv[0]} exited {proc.returncode}: {proc.stderr.read().decode(errors='replace')[-400:]}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    # Through /usr/bin/time: a child forked from this (large) process would inherit its RSS high-water mark.
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, env=env, check=False)
+        wall = time.perf_counter() - t0
+        rss_kib = int(out.read().split()[-1])
+    if proc.returncode != 0:
+        say(f"    {argv[0]} exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-400:]}")
+    return wall, rss_kib / 1024, proc.returncode
 
 
 def cconductor() -> str:

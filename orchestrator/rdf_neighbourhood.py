@@ -13,37 +13,57 @@ tests compare with validation of the whole graph.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rdflib import URIRef
 
-from orchestrator.rdf import AgentGraph, contribution_to_graph, parse_node_iri
+from orchestrator.rdf import FIELDS, ITEM_KINDS, AgentGraph, contribution_to_graph, parse_node_iri
 from orchestrator.shacl import RdfState
 from orchestrator.state import GraphState
 
 __all__ = ["LazyRdf", "referenced_agents"]
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for inner in value.values():
-            yield from _strings(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from _strings(inner)
+#: item kind -> JSON paths (inside the item) whose values become IRI references in its RDF.
+_REF_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    kind: tuple(path for path, _, conv in fields if conv.startswith(("ref:", "refs:")))
+    for kind, fields in FIELDS.items()
+}
+
+
+def _get(item: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = item
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _prefixes(kind: str, item: Mapping[str, Any], found: set[str]) -> None:
+    for path in _REF_PATHS.get(kind, ()):
+        value = _get(item, path)
+        for ref in value if isinstance(value, list) else (value,):
+            if isinstance(ref, str) and ":" in ref:
+                found.add(ref.partition(":")[0])
 
 
 def referenced_agents(record: Mapping[str, Any]) -> frozenset[str]:
-    """Every prefix ``X`` of a string ``X:...`` in the agent's items: a superset of the agents it cites.
+    """The agents whose nodes the agent's RDF can point at (the prefix of each ``agent:id`` reference).
 
-    A superset is safe (an extra agent loaded costs time, not correctness); a reference is always
-    a global id ``agent:local`` once merged, or a bare id of the agent itself.
+    Reads the same fields the RDF conversion turns into references (rdf.FIELDS), claims' evidence
+    included. A bare reference names the agent's own item.
     """
     items = (record.get("contribution") or {}).get("items") or {}
-    found = {s.partition(":")[0] for s in _strings(items) if ":" in s}
+    found: set[str] = set()
+    for key, kind in ITEM_KINDS.items():
+        for item in items.get(key) or ():
+            if not isinstance(item, Mapping):
+                continue
+            _prefixes(kind, item, found)
+            evidence = item.get("evidence") if kind == "claim" else None
+            for ev in evidence if isinstance(evidence, list) else ():
+                if isinstance(ev, Mapping):
+                    _prefixes("evidence", ev, found)
     found.discard(str(record.get("agent")))
     return frozenset(found)
 

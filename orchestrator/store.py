@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from filelock import FileLock
 
 from orchestrator.errors import StoreError
@@ -147,7 +148,7 @@ class Store:
                 " WHERE c.changed_seq > ? ORDER BY c.agent",
                 (since,),
             ).fetchall()
-        return {agent: (json.loads(record) if record else None) for agent, record in rows}
+        return {agent: (_loads(record) if record else None) for agent, record in rows}
 
     def attempts(self, agent: str) -> int:
         with self._lock:
@@ -235,6 +236,14 @@ class Store:
                 )
                 changed[agent] = wanted
         return changed
+
+
+def _loads(text: str) -> Any:
+    """orjson parses a record ~3x faster; json reads what orjson refuses (NaN, integers beyond 64 bits)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def read_ledger(path: Path) -> list[dict[str, Any]]:
