@@ -92,9 +92,11 @@ class Processor:
         if head == self.state.head_seq:
             return
         with self.lock:
+            self.lazy.load_index(self.store)
             for agent, record in self.store.current_changes(self.state.head_seq).items():
                 self._install(agent, record)
             self.state.head_seq = head
+            self.lazy.save_index(self.store)
 
     def _install(self, agent: str, record: dict[str, Any] | None) -> None:
         self.state.put(agent, record)

@@ -12,6 +12,8 @@ tests compare with validation of the whole graph.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -21,8 +23,12 @@ from rdflib import URIRef
 from orchestrator.rdf import FIELDS, ITEM_KINDS, AgentGraph, contribution_to_graph, parse_node_iri
 from orchestrator.shacl import RdfState
 from orchestrator.state import GraphState
+from orchestrator.store import Store
 
-__all__ = ["LazyRdf", "referenced_agents"]
+__all__ = ["INDEX_KIND", "LazyRdf", "referenced_agents"]
+
+#: The store's ``derived`` rows holding each record's referenced agents (one per line).
+INDEX_KIND = "references"
 
 
 #: item kind -> JSON paths (inside the item) whose values become IRI references in its RDF.
@@ -94,6 +100,34 @@ class LazyRdf:
         self._installed: dict[str, Mapping[str, Any]] = {}
         self._refs: dict[str, frozenset[str]] = {}
         self._referrers: dict[str, set[str]] = defaultdict(set)
+        #: agent -> (record seq, referenced agents) as persisted in the store, and what to add to it
+        self._index: dict[str, tuple[int, frozenset[str]]] | None = None
+        self._unsaved: list[tuple[str, int, str]] = []
+
+    # -- the persisted reference index ---------------------------------------------------------
+    def load_index(self, store: Store) -> None:
+        """Read each agent's referenced agents from the store once, instead of from every record."""
+        if self._index is None:
+            self._index = {agent: (seq, frozenset(body.split("\n")) - {""})
+                           for agent, (seq, body) in store.derived(INDEX_KIND).items()}
+
+    def save_index(self, store: Store) -> None:
+        """Persist what :meth:`note` had to compute; a busy store is skipped (it is a cache)."""
+        rows, self._unsaved = self._unsaved, []
+        if rows:
+            with contextlib.suppress(sqlite3.OperationalError):
+                store.put_derived(INDEX_KIND, rows)
+
+    def _referenced(self, agent: str, record: Mapping[str, Any]) -> frozenset[str]:
+        seq = record.get("seq")
+        known = self._index.get(agent) if self._index is not None else None
+        if known is not None and known[0] == seq:
+            return known[1]
+        refs = referenced_agents(record)
+        if isinstance(seq, int) and self._index is not None:
+            self._index[agent] = (seq, refs)
+            self._unsaved.append((agent, seq, "\n".join(sorted(refs))))
+        return refs
 
     # -- bookkeeping of committed records --------------------------------------------------
     def note(self, agent: str, record: Mapping[str, Any] | None, *, staged: bool = False) -> None:
@@ -104,7 +138,7 @@ class LazyRdf:
         for target in self._refs.pop(agent, ()):
             self._referrers[target].discard(agent)
         if record is not None:
-            refs = referenced_agents(record)
+            refs = self._referenced(agent, record)
             self._refs[agent] = refs
             for target in refs:
                 self._referrers[target].add(agent)
