@@ -36,8 +36,15 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_pipeline import (GraphBuilder, expect_merged, new_processor, say, small_agent, write_files,
-                            write_small)  # noqa: E402
+from bench_pipeline import (  # noqa: E402
+    GraphBuilder,
+    expect_merged,
+    new_processor,
+    say,
+    small_agent,
+    write_files,
+    write_small,
+)
 
 from orchestrator.paths import SessionPaths  # noqa: E402
 from orchestrator.session import create_session  # noqa: E402
@@ -266,7 +273,7 @@ def main() -> None:
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    say(f"\n| size | original | cconductor | ratio | target |\n|---|---|---|---|---|")
+    say("\n| size | original | cconductor | ratio | target |\n|---|---|---|---|---|")
     for label, t_wall, t_rss, o_wall, o_rss in rows:
         met = "met" if o_wall / t_wall <= TARGETS[label] else "NOT met"
         say(f"| {label} | {t_wall:.2f} s, {t_rss:.0f} MiB | {o_wall:.2f} s, {o_rss:.0f} MiB | "

@@ -34,9 +34,9 @@ class TrigBlocks:
         missing = self._missing(records)
         if missing and not self._loaded:
             self._loaded = True
-            for agent, (seq, body) in processor.store.derived(KIND).items():
+            for agent, (stored_seq, body) in processor.store.derived(KIND).items():
                 if agent in missing:
-                    self._memory[agent] = (seq, body)
+                    self._memory[agent] = (stored_seq, body)
             missing = self._missing(records)
         fresh = []
         for agent in missing:
