@@ -239,11 +239,12 @@ class Processor:
 
     def _check_citations(self, agent: str, artifact_set: ArtifactSet, contribution: dict[str, Any]) -> list[Problem]:
         """Report markers must cite claims of the graph that have verified evidence."""
-        from orchestrator.report.citations import check_outline
-
         outlines = [f for f in artifact_set.files if isinstance(f.data.get("report_outline"), dict)]
         if not outlines:
             return []
+        # Only now: importing the report package costs ~50-150 ms, and most agents have no outline.
+        from orchestrator.report.citations import check_outline
+
         own = {c["id"]: c for c in contribution["items"]["claims"]}
         view = self.state.excluding(agent)
 
