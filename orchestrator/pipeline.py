@@ -283,7 +283,8 @@ class Processor:
         for outcome, artifact_set, record in staged:
             if outcome.status == "merged" and record is not None and artifact_set is not None:
                 entries.append(LedgerEntry(outcome.agent, "merge", artifact_set.sha256, outcome.attempt, now,
-                                           {"files": [f.name for f in artifact_set.files]}, record))
+                                           {"files": [f.name for f in artifact_set.files]}, record,
+                                           self.lazy.index_entry(outcome.agent)))
                 owners.append(outcome)
             elif outcome.status == "rejected" and not self._already_rejected(outcome, artifact_set):
                 entries.append(LedgerEntry(outcome.agent, "reject",
@@ -300,6 +301,7 @@ class Processor:
             outcome.seq = seq
             if outcome.status == "merged":
                 self.state.records[outcome.agent]["seq"] = seq
+                self.lazy.committed(outcome.agent, seq)
         if seqs:
             self.state.head_seq = self.store.head()
         for item in staged:

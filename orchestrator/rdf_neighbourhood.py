@@ -118,6 +118,15 @@ class LazyRdf:
             with contextlib.suppress(sqlite3.OperationalError):
                 store.put_derived(INDEX_KIND, rows)
 
+    def index_entry(self, agent: str) -> dict[str, str]:
+        """The persisted index row of the agent's staged record, committed with it (Store.commit)."""
+        return {INDEX_KIND: "\n".join(sorted(self._refs.get(agent, ())))}
+
+    def committed(self, agent: str, seq: int) -> None:
+        """The staged record of ``agent`` is now ledger entry ``seq`` (its index row went with it)."""
+        if self._index is not None and agent in self._refs:
+            self._index[agent] = (seq, self._refs[agent])
+
     def _referenced(self, agent: str, record: Mapping[str, Any]) -> frozenset[str]:
         seq = record.get("seq")
         known = self._index.get(agent) if self._index is not None else None

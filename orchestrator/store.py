@@ -65,6 +65,8 @@ class LedgerEntry:
     committed_at: str
     detail: dict[str, Any]
     record: dict[str, Any] | None = None
+    #: derived data of ``record`` (kind -> body) cached with it, in the same transaction
+    derived: dict[str, str] | None = None
 
 
 class Store:
@@ -138,6 +140,10 @@ class Store:
                         " changed_seq = excluded.changed_seq",
                         (entry.agent, seq, seq),
                     )
+                for kind, body in (entry.derived or {}).items():
+                    db.execute("DELETE FROM derived WHERE kind = ? AND agent = ?", (kind, entry.agent))
+                    db.execute("INSERT INTO derived(kind, agent, seq, body) VALUES (?, ?, ?, ?)",
+                               (kind, entry.agent, seq, body))
         return seqs
 
     def current_changes(self, since: int = 0) -> dict[str, dict[str, Any] | None]:
