@@ -150,11 +150,11 @@ class Store:
         """Each agent whose namespace changed after ``since``, with its current record (None if removed)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT c.agent, r.record FROM current c LEFT JOIN records r ON r.seq = c.record_seq"
-                " WHERE c.changed_seq > ? ORDER BY c.agent",
+                "SELECT c.agent, json_remove(r.record, '$.raw') FROM current c"
+                " LEFT JOIN records r ON r.seq = c.record_seq WHERE c.changed_seq > ? ORDER BY c.agent",
                 (since,),
             ).fetchall()
-        return {agent: (_loads(record) if record else None) for agent, record in rows}
+        return {agent: (_Record(self, _loads(record)) if record else None) for agent, record in rows}
 
     def attempts(self, agent: str) -> int:
         with self._lock:
@@ -242,6 +242,24 @@ class Store:
                 )
                 changed[agent] = wanted
         return changed
+
+
+class _Record(dict[str, Any]):
+    """A current record read without ``raw`` (the artifact files as submitted, a third of its size).
+
+    Only archiving and ``validate`` read them: ``record["raw"]`` fetches them from the store then.
+    """
+
+    def __init__(self, store: Store, data: dict[str, Any]) -> None:
+        super().__init__(data)
+        self._store = store
+
+    def __missing__(self, key: str) -> Any:
+        full = self._store.record(self["seq"]) if key == "raw" and "seq" in self else None
+        if full is None or key not in full:
+            raise KeyError(key)
+        self[key] = full[key]
+        return full[key]
 
 
 def _loads(text: str) -> Any:

@@ -32,7 +32,7 @@ AGENTS = ["ant", "bee", "cat", "dog", "eel"]
 def _submission(rng: random.Random, agent: str, merged: dict[str, list[str]]) -> dict[str, Any]:
     """Sources, claims citing own or other agents' sources, entities and a relationship; sometimes invalid."""
     n_sources = rng.randint(1, 3)
-    sources = [sample_source(f"S{i}", doi=f"10.1/{agent}.{i}" if rng.random() < 0.5 else None)
+    sources = [sample_source(f"S{i}", doi=f"10.1000/{rng.choice(AGENTS)}.{i}" if rng.random() < 0.5 else None)
                for i in range(n_sources)]
     for source in sources:
         if source["doi"] is None:
@@ -130,3 +130,22 @@ def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: Sessi
         live.close()
     assert seen["merged"] and seen["rejected"], seen  # both paths were exercised
 
+
+
+def test_a_loaded_record_reads_its_submitted_files_from_the_store_on_demand(session: SessionPaths) -> None:
+    files = {"sources.json": {"sources": [sample_source("S1", url="https://example.org/a")]}}
+    write_artifacts(session, "ant", files)
+    first = Processor(session)
+    try:
+        assert [o.status for o in first.process_pending()] == ["merged"]
+    finally:
+        first.close()
+    again = Processor(session)
+    try:
+        record = again.state.records["ant"]
+        assert "raw" not in record  # start-up parsed the record without the files as submitted
+        assert record["raw"] == files  # ... which the archive and `validate` still get
+        with pytest.raises(KeyError):
+            record["no-such-field"]
+    finally:
+        again.close()
