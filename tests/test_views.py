@@ -8,9 +8,10 @@ import pytest
 from rdflib import Dataset
 
 from orchestrator.commit.processor import Processor
+from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.commit.views import flush_views
 from orchestrator.model.layout import SessionPaths
-from orchestrator.rdf.write import TrigCache, serialize_graphs
+from orchestrator.rdf.write import serialize_graphs
 from tests.conftest import sample_claim, sample_source, write_artifacts
 
 # rdflib's TriG parser warns about its own internal use of ConjunctiveGraph / default_context.
@@ -19,14 +20,14 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")
 
 def test_incremental_trig_equals_full_serialisation_after_each_merge(session: SessionPaths) -> None:
     processor = Processor(session)
-    cache = TrigCache()
+    blocks = TrigBlocks()
     try:
         for round_number, agent in enumerate(["alpha", "beta", "alpha"]):
             write_artifacts(session, agent, {"sources.json": {"sources": [sample_source(f"S{round_number}")]},
                                              "claims.json": {"claims": [sample_claim(source_id=f"S{round_number}")]}})
             assert [o.status for o in processor.process_pending()] == ["merged"]
             graphs = processor.rdf.agent_graphs()
-            incremental = cache.render(graphs.values(), processor.session_id)
+            incremental = blocks.render(processor, processor.state.records)
             assert incremental == serialize_graphs(graphs.values(), processor.session_id, "trig")
         dataset = Dataset()
         dataset.parse(data=incremental, format="trig")

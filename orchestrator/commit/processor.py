@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
@@ -32,8 +32,11 @@ from orchestrator.model.errors import InvalidAgentName
 from orchestrator.model.layout import SessionPaths, check_agent_name
 from orchestrator.model.problems import Problem, errors
 from orchestrator.session.events import EventLog
-from orchestrator.session.ledger import LedgerEntry, Store
 from orchestrator.session.record import load_session
+
+if TYPE_CHECKING:
+    from orchestrator.rdf.shacl import RdfState
+from orchestrator.session.ledger import LedgerEntry, Store
 
 __all__ = ["Outcome", "Processor", "RequiredFiles", "TextStore"]
 
@@ -52,7 +55,7 @@ class Processor:
         required_files: RequiredFiles | None = None,
         events: EventLog | None = None,
     ):
-        from orchestrator.rdf.shacl import RdfState
+        from orchestrator.rdf.neighbourhood import LazyRdf
 
         self.paths = paths
         self.session_id = str(load_session(paths)["id"])
@@ -64,7 +67,7 @@ class Processor:
         self.evidence_threshold = evidence_threshold
         self.required_files = required_files or (lambda agent: ())
         self.state = GraphState(self.session_id)
-        self.rdf = RdfState()
+        self.lazy = LazyRdf(self.session_id, self.state)
         self.texts = TextStore(paths)
         self.lock = threading.RLock()
         self._mutex = FileLock(paths.mutex)
@@ -76,6 +79,12 @@ class Processor:
     def close(self) -> None:
         self.store.close()
 
+    @property
+    def rdf(self) -> RdfState:
+        """The whole union graph, every agent installed (full validation, exports); merges load less."""
+        with self.lock:
+            return self.lazy.ensure_all()
+
     # -- loading -----------------------------------------------------------------
     def refresh(self) -> None:
         """Catch up with commits made by other processes since we last looked."""
@@ -83,20 +92,15 @@ class Processor:
         if head == self.state.head_seq:
             return
         with self.lock:
+            self.lazy.load_index(self.store)
             for agent, record in self.store.current_changes(self.state.head_seq).items():
                 self._install(agent, record)
             self.state.head_seq = head
+            self.lazy.save_index(self.store)
 
     def _install(self, agent: str, record: dict[str, Any] | None) -> None:
-        from orchestrator.rdf.convert import contribution_to_graph
-
         self.state.put(agent, record)
-        if record is None:
-            self.rdf.remove_agent(agent)
-        else:
-            self.rdf.replace_agent(
-                contribution_to_graph(self.session_id, record["contribution"], kind_of=self.state.kind_of)
-            )
+        self.lazy.note(agent, record)
 
     # -- processing ----------------------------------------------------------------
     def process_pending(self, only: Iterable[str] | None = None) -> list[Outcome]:
@@ -125,7 +129,8 @@ class Processor:
         except Exception as exc:
             # Undo whatever the failed evaluation installed: the graph goes back to the committed record.
             with contextlib.suppress(Exception):
-                self._install(name, committed)
+                self.state.put(name, committed)
+                self.lazy.restore(name, committed)
             detail = log_internal_error(self.paths, f"evaluating {name}", exc)
             self.events.emit("processor.agent_failed", f"{name}: internal error while evaluating: {exc!r}",
                              agent=name, error=repr(exc), log=detail)
@@ -198,8 +203,9 @@ class Processor:
         from orchestrator.rdf.convert import contribution_to_graph
 
         graph = contribution_to_graph(self.session_id, result.contribution, kind_of=self._kind_of(result.contribution))
-        undo = self.rdf.replace_agent(graph)
-        shacl_problems = self.rdf.validate_agent(name)
+        self.lazy.prepare(name, graph)
+        undo = self.lazy.rdf.replace_agent(graph)
+        shacl_problems = self.lazy.rdf.validate_agent(name)
         self.events.emit(
             "shacl.completed",
             f"{name}: SHACL found {len(errors(shacl_problems))} violation(s), "
@@ -228,15 +234,17 @@ class Processor:
             "contribution": result.contribution,
         }
         self.state.put(name, record)
+        self.lazy.note(name, record, staged=True)
         return Outcome(name, "merged", attempt, [p for p in problems if not p.is_error]), artifact_set, record
 
     def _check_citations(self, agent: str, artifact_set: ArtifactSet, contribution: dict[str, Any]) -> list[Problem]:
         """Report markers must cite claims of the graph that have verified evidence."""
-        from orchestrator.graph.citations import check_outline
-
         outlines = [f for f in artifact_set.files if isinstance(f.data.get("report_outline"), dict)]
         if not outlines:
             return []
+        # Only now: importing the report package costs ~50-150 ms, and most agents have no outline.
+        from orchestrator.graph.citations import check_outline
+
         own = {c["id"]: c for c in contribution["items"]["claims"]}
         view = self.state.excluding(agent)
 
@@ -275,7 +283,8 @@ class Processor:
         for outcome, artifact_set, record in staged:
             if outcome.status == "merged" and record is not None and artifact_set is not None:
                 entries.append(LedgerEntry(outcome.agent, "merge", artifact_set.sha256, outcome.attempt, now,
-                                           {"files": [f.name for f in artifact_set.files]}, record))
+                                           {"files": [f.name for f in artifact_set.files]}, record,
+                                           self.lazy.index_entry(outcome.agent)))
                 owners.append(outcome)
             elif outcome.status == "rejected" and not self._already_rejected(outcome, artifact_set):
                 entries.append(LedgerEntry(outcome.agent, "reject",
@@ -292,6 +301,7 @@ class Processor:
             outcome.seq = seq
             if outcome.status == "merged":
                 self.state.records[outcome.agent]["seq"] = seq
+                self.lazy.committed(outcome.agent, seq)
         if seqs:
             self.state.head_seq = self.store.head()
         for item in staged:
@@ -313,10 +323,10 @@ class Processor:
                     and last["attempt"] == outcome.attempt)
 
     def _reload(self) -> None:
-        self.state = GraphState(self.session_id)
-        from orchestrator.rdf.shacl import RdfState
+        from orchestrator.rdf.neighbourhood import LazyRdf
 
-        self.rdf = RdfState()
+        self.state = GraphState(self.session_id)
+        self.lazy = LazyRdf(self.session_id, self.state)
         self.refresh()
 
     def _reconcile_session(self) -> None:

@@ -17,20 +17,21 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from filelock import FileLock
 
+from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.graph.contradiction_summary import emit_contradiction_events
 from orchestrator.graph.contradictions import ConflictCache
 from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.rdf.contradictions import contradiction_graph
-from orchestrator.rdf.write import TrigCache
+from orchestrator.rdf.write import trig_block, trig_document
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
 
 if TYPE_CHECKING:
     from orchestrator.commit.processor import Processor
 
 
-#: One TriG cache per processor: each flush re-renders only the agents merged since the last one.
-_TRIG_CACHES: weakref.WeakKeyDictionary[Processor, TrigCache] = weakref.WeakKeyDictionary()
+#: One TriG block cache per processor: each flush renders only the agents merged since the last one.
+_TRIG_BLOCKS: weakref.WeakKeyDictionary[Processor, TrigBlocks] = weakref.WeakKeyDictionary()
 #: And one conflict cache: each flush compares only the claims that changed since the last one.
 _CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.WeakKeyDictionary()
 
@@ -96,7 +97,6 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     with processor.lock:
         seq = processor.state.head_seq
         records = dict(processor.state.records)
-        agent_graphs = processor.rdf.agent_graphs()
     paths = processor.paths
     if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
@@ -110,9 +110,12 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
         body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
+    with processor.lock:  # the blocks read the graph state; joining them needs no lock
+        blocks = _TRIG_BLOCKS.setdefault(processor, TrigBlocks()).keyed_blocks(processor, records)
     derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
-    named = [*agent_graphs.values(), *([derived] if derived.triples else [])]
-    trig = _TRIG_CACHES.setdefault(processor, TrigCache()).render(named, processor.session_id).encode()
+    if derived.triples:
+        blocks.append((str(derived.graph_iri), trig_block(derived)))
+    trig = trig_document(processor.session_id, [b for _, b in sorted(blocks)]).encode()
     detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:

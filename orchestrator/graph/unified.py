@@ -18,8 +18,26 @@ SCHEMA_VERSION = 1
 UNIFIED = ("sources", "claims", "entities", "relationships", "gaps", "contradictions")
 
 
+#: (doi, arxiv_id, url, content_sha256) -> source keys: a views flush re-keys every source of the
+#: graph, and parsing URLs was most of its time; the keys depend on these four values only.
+_KEYS: dict[tuple[Any, ...], list[str]] = {}
+
+
 def source_keys(source: dict[str, Any]) -> list[str]:
     """Identifiers that make two source items the same work."""
+    raw = (source.get("doi"), source.get("arxiv_id"), source.get("url"), source.get("content_sha256"))
+    try:
+        found = _KEYS.get(raw)
+    except TypeError:  # an unhashable value: compute every time
+        return _source_keys(source)
+    if found is None:
+        found = _source_keys(source)
+        if len(_KEYS) < 500_000:
+            _KEYS[raw] = found
+    return list(found)
+
+
+def _source_keys(source: dict[str, Any]) -> list[str]:
     found = {
         "doi": clean_doi(source.get("doi")),
         "arxiv": clean_arxiv_id(source.get("arxiv_id")),

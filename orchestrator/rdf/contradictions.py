@@ -20,7 +20,7 @@ from orchestrator.rdf.convert import CC, AgentGraph, Triple, node_iri
 
 GRAPH_IRI = URIRef("urn:cconductor:graph:contradictions")
 ORCHESTRATOR = URIRef("urn:cconductor:orchestrator")
-#: Cache key of the graph in a TrigCache; not a valid agent name, so it never collides with one.
+#: Key of the graph among the agents' graphs; not a valid agent name, so it never collides with one.
 GRAPH_KEY = "#contradictions"
 
 

@@ -143,6 +143,9 @@ class RdfState:
     def agent_graphs(self) -> dict[str, AgentGraph]:
         return dict(self._agents)
 
+    def agent_graph(self, agent: str) -> AgentGraph | None:
+        return self._agents.get(agent)
+
     def origin(self, node: URIRef) -> Origin | None:
         return self._origins.get(node)
 

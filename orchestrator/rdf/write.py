@@ -18,7 +18,7 @@ from rdflib.term import Node
 
 from orchestrator.rdf.convert import BIBO, CC, CITO, DCMITYPE, AgentGraph, session_triples
 
-__all__ = ["PREFIXES", "serialize", "serialize_graphs", "to_dataset", "write_graphs"]
+__all__ = ["PREFIXES", "serialize", "serialize_graphs", "to_dataset", "trig_block", "trig_document", "write_graphs"]
 
 
 def to_dataset(
@@ -199,27 +199,14 @@ def write_graphs(graphs: Iterable[tuple[Node | None, Iterable[tuple[Any, Any, An
     raise ValueError(f"unknown RDF format {fmt!r}: use trig, turtle, json-ld or nquads")
 
 
-class TrigCache:
-    """TriG of the whole graph, re-rendering only the named graphs that changed since last time.
+def trig_block(graph: AgentGraph) -> str:
+    """One agent's named graph in TriG, as the whole-graph TriG writes it."""
+    body = "\n".join(_turtle_block(set(graph.triples), "    ", {}))
+    return f"{_term(graph.graph_iri, False)} {{\n{body}\n}}"
 
-    Agent graphs are immutable: a merge installs a new object, so "changed" is an identity check.
-    This keeps ``knowledge-graph.trig`` refreshes proportional to the change, not the graph.
-    """
 
-    def __init__(self) -> None:
-        self._blocks: dict[str, tuple[AgentGraph, str]] = {}
-
-    def render(self, agent_graphs: Iterable[AgentGraph], session_id: str) -> str:
-        header = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in PREFIXES.items()) + "\n"
-        default = "\n".join(_turtle_block(set(session_triples(session_id)), "", {}))
-        current: dict[str, tuple[AgentGraph, str]] = {}
-        for graph in agent_graphs:
-            cached = self._blocks.get(graph.agent)
-            if cached is not None and cached[0] is graph:
-                current[graph.agent] = cached
-                continue
-            body = "\n".join(_turtle_block(set(graph.triples), "    ", {}))
-            current[graph.agent] = (graph, f"{_term(graph.graph_iri, False)} {{\n{body}\n}}")
-        self._blocks = current
-        blocks = [current[a][1] for a in sorted(current, key=lambda a: str(current[a][0].graph_iri))]
-        return header + "\n\n".join(b for b in (default, *blocks) if b) + "\n"
+def trig_document(session_id: str, blocks: Iterable[str]) -> str:
+    """The TriG file: prefixes, the session's default graph, then the agents' blocks (sorted by graph IRI)."""
+    header = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in PREFIXES.items()) + "\n"
+    default = "\n".join(_turtle_block(set(session_triples(session_id)), "", {}))
+    return header + "\n\n".join(b for b in (default, *blocks) if b) + "\n"

@@ -1,0 +1,151 @@
+"""Loading only a merge's neighbourhood, and views from cached blocks, change nothing.
+
+A seeded random sequence of merges, retries (resubmissions, some rejected) and rollbacks runs
+against a processor that is sometimes long-lived (as ``watch`` keeps it) and sometimes fresh (as
+one-shot ``process`` starts). Before each batch, a copy of the
+session is processed by a processor that has the whole graph installed: the verdicts (status and
+problem rules) must be the same. After each step, the views the long-lived processor writes must
+be byte-identical to a rebuild from the ledger by a fresh processor that converts every agent.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.rollback import rollback_session
+from orchestrator.commit.views import flush_views
+from orchestrator.graph.unified import build_views
+from orchestrator.model.layout import SessionPaths
+from orchestrator.rdf.write import serialize_graphs
+from tests.conftest import sample_claim, sample_source, write_artifacts
+
+AGENTS = ["ant", "bee", "cat", "dog", "eel"]
+
+
+def _submission(rng: random.Random, agent: str, merged: dict[str, list[str]]) -> dict[str, Any]:
+    """Sources, claims citing own or other agents' sources, entities and a relationship; sometimes invalid."""
+    n_sources = rng.randint(1, 3)
+    sources = [sample_source(f"S{i}", doi=f"10.1000/{rng.choice(AGENTS)}.{i}" if rng.random() < 0.5 else None)
+               for i in range(n_sources)]
+    for source in sources:
+        if source["doi"] is None:
+            del source["doi"]
+            source["url"] = f"https://example.org/{rng.choice(AGENTS)}/{source['id']}"  # shared URLs dedupe
+    others = [f"{a}:{s}" for a, ids in merged.items() if a != agent for s in ids]
+    claims = []
+    for i in range(rng.randint(1, 3)):
+        cited = rng.choice(others) if others and rng.random() < 0.5 else f"S{rng.randrange(n_sources)}"
+        claims.append(sample_claim(f"C{i}", source_id=cited))
+    roll = rng.random()
+    if roll < 0.12:
+        claims[0]["priority"] = "high"  # no verified evidence: a SHACL violation
+    elif roll < 0.2:
+        claims[0]["evidence"][0]["source_id"] = "nobody:S9"  # an unresolved reference
+    files: dict[str, Any] = {"sources.json": {"sources": sources}, "claims.json": {"claims": claims}}
+    if rng.random() < 0.5:
+        files["entities.json"] = {"entities": [{"id": "E1", "name": rng.choice(["Water", "Salt"]),
+                                                "type": "substance"}]}
+        target = rng.choice([f"{a}:C0" for a in merged if a != agent] or ["C0"])
+        files["relationships.json"] = {"relationships": [
+            {"id": "R1", "subject": "E1", "predicate": "mentions", "object": target}]}
+    return files
+
+
+def _verdicts(outcomes: list[Any]) -> dict[str, tuple[str, list[str]]]:
+    return {o.agent: (o.status, sorted(p.rule for p in o.problems if p.is_error)) for o in outcomes}
+
+
+def _reference_verdicts(session: SessionPaths, scratch: Path) -> dict[str, tuple[str, list[str]]]:
+    """The same pending locks processed on a copy of the session with every agent's RDF installed."""
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    shutil.copytree(session.root, scratch)
+    full = Processor(SessionPaths(scratch))
+    try:
+        full.lazy.ensure_all()
+        return _verdicts(full.process_pending())
+    finally:
+        full.close()
+
+
+def _assert_views_equal_rebuild(session: SessionPaths) -> None:
+    fresh = Processor(session)
+    try:
+        graphs = fresh.rdf.agent_graphs().values()  # converts every agent from its ledger record
+        trig = serialize_graphs(graphs, fresh.session_id, "trig").encode()
+        written = orjson.loads(session.kg_json.read_bytes())
+        expected = build_views(fresh.state.records, fresh.session_id, fresh.state.head_seq,
+                               written["generated_at"])
+        body = orjson.dumps(expected, option=orjson.OPT_INDENT_2) + b"\n"
+    finally:
+        fresh.close()
+    assert session.kg_trig.read_bytes() == trig
+    assert session.kg_json.read_bytes() == body
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: SessionPaths, tmp_path: Path,
+                                                                   seed: int) -> None:
+    rng = random.Random(seed)
+    live = Processor(session)
+    merged: dict[str, list[str]] = {}
+    seen = {"merged": 0, "rejected": 0, "rollback": 0}
+    try:
+        for _ in range(16):
+            if rng.random() < 0.5:  # a one-shot `cconductor process` starts with nothing installed
+                live.close()
+                live = Processor(session)
+            if merged and rng.random() < 0.15:
+                target = rng.randint(0, live.store.head())
+                rollback_session(session, target)  # its own processor, as `cconductor rollback` runs
+                live.refresh()  # the long-lived processor catches up, as watch does
+                merged = {a: [s["local_id"] for s in r["contribution"]["items"]["sources"]]
+                          for a, r in live.state.records.items()}
+                seen["rollback"] += 1
+            else:
+                for agent in rng.sample(AGENTS, rng.randint(1, 2)):
+                    for stale in session.root.glob(f"{agent}.kg.lock*"):
+                        stale.unlink()
+                    shutil.rmtree(session.agent_artifacts(agent), ignore_errors=True)
+                    write_artifacts(session, agent, _submission(rng, agent, merged))
+                expected = _reference_verdicts(session, tmp_path / "full")
+                got = _verdicts(live.process_pending())
+                assert got == expected
+                for agent, (status, _) in got.items():
+                    seen[status] = seen.get(status, 0) + 1
+                    if status == "merged":
+                        merged[agent] = [s["local_id"] for s in
+                                         live.state.records[agent]["contribution"]["items"]["sources"]]
+            live.refresh()
+            flush_views(live)
+            _assert_views_equal_rebuild(session)
+    finally:
+        live.close()
+    assert seen["merged"] and seen["rejected"], seen  # both paths were exercised
+
+
+
+def test_a_loaded_record_reads_its_submitted_files_from_the_store_on_demand(session: SessionPaths) -> None:
+    files = {"sources.json": {"sources": [sample_source("S1", url="https://example.org/a")]}}
+    write_artifacts(session, "ant", files)
+    first = Processor(session)
+    try:
+        assert [o.status for o in first.process_pending()] == ["merged"]
+    finally:
+        first.close()
+    again = Processor(session)
+    try:
+        record = again.state.records["ant"]
+        assert "raw" not in record  # start-up parsed the record without the files as submitted
+        assert record["raw"] == files  # ... which the archive and `validate` still get
+        with pytest.raises(KeyError):
+            record["no-such-field"]
+    finally:
+        again.close()
