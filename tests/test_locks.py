@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.commit import locks
-from orchestrator.commit import processor as pipeline
+from orchestrator.commit import evaluation, locks
+from orchestrator.commit import processor as processor_module
 from orchestrator.commit.processor import Processor
 from orchestrator.model.layout import SessionPaths
 from orchestrator.session.events import read_events
@@ -82,14 +82,14 @@ def test_a_rejected_claim_becomes_the_error_lock_and_a_lock_made_meanwhile_stays
     folder.mkdir()
     (folder / "claims.json").write_text("{not json")
     session.lock("flaky").touch()
-    real = pipeline.read_artifact_set
+    real = evaluation.read_artifact_set
 
     def read_then_relock(*args: Any, **kwargs: Any) -> Any:
         result = real(*args, **kwargs)
         session.lock("flaky").touch()  # the agent signals again while its old files are judged
         return result
 
-    monkeypatch.setattr(pipeline, "read_artifact_set", read_then_relock)
+    monkeypatch.setattr(evaluation, "read_artifact_set", read_then_relock)
     processor = Processor(session)
     try:
         assert [o.status for o in processor.process_pending()] == ["rejected"]
@@ -104,14 +104,14 @@ def test_an_exception_for_one_agent_rejects_it_and_merges_the_bystander_in_the_s
 ) -> None:
     write_agent(session.root, "bystander")
     write_agent(session.root, "victim")
-    real = pipeline.build_contribution
+    real = evaluation.build_contribution
 
     def failing_for_victim(agent: str, *args: Any, **kwargs: Any) -> Any:
         if agent == "victim":
             raise KeyError("simulated bug")
         return real(agent, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "build_contribution", failing_for_victim)
+    monkeypatch.setattr(evaluation, "build_contribution", failing_for_victim)
     processor = Processor(session)
     try:
         outcomes = {o.agent: o for o in processor.process_pending()}
@@ -130,7 +130,7 @@ def test_an_exception_while_applying_an_outcome_is_finished_by_the_next_batch(
 ) -> None:
     write_agent(session.root, "archived")
     write_agent(session.root, "other")
-    real = pipeline.apply_outcome
+    real = processor_module.apply_outcome
     failed: list[str] = []
 
     def failing_once(paths: SessionPaths, events: Any, staged: Any, **kwargs: Any) -> None:
@@ -139,7 +139,7 @@ def test_an_exception_while_applying_an_outcome_is_finished_by_the_next_batch(
             raise OSError(28, "No space left on device")
         real(paths, events, staged, **kwargs)
 
-    monkeypatch.setattr(pipeline, "apply_outcome", failing_once)
+    monkeypatch.setattr(processor_module, "apply_outcome", failing_once)
     processor = Processor(session)
     try:
         statuses = {o.agent: o.status for o in processor.process_pending()}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.commit import processor as pipeline
+from orchestrator.commit import evaluation
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.watcher import _LockHandler
 from orchestrator.model.layout import SessionPaths
@@ -149,7 +149,7 @@ def test_an_internal_failure_for_one_agent_rejects_only_that_agent_and_its_bysta
 ) -> None:
     # "second" hits a bug of cconductor's own: it is rejected with an internal error (retry
     # instructions, an event), "first" in the same batch merges, and the watcher goes on
-    real = pipeline.bind_evidence
+    real = evaluation.bind_evidence
     failed = threading.Event()
 
     def bind_failing_once_for_second(contribution: dict[str, Any], *args: Any) -> Any:
@@ -158,7 +158,7 @@ def test_an_internal_failure_for_one_agent_rejects_only_that_agent_and_its_bysta
             raise RuntimeError("evidence binding bug (simulated)")
         return real(contribution, *args)
 
-    monkeypatch.setattr(pipeline, "bind_evidence", bind_failing_once_for_second)
+    monkeypatch.setattr(evaluation, "bind_evidence", bind_failing_once_for_second)
     write_agent(session.root, "first")
     write_agent(session.root, "second")
     with running_watcher(processor, rescan_interval=NO_RESCAN) as (_, thread):
