@@ -517,15 +517,15 @@ def stats_per_merge(profile: cProfile.Profile, merges: int) -> dict[tuple[str, i
 
 #: Steps of one merge, as (file name, function name, label), for the per-step breakdown.
 STEPS = [
-    ("pipeline.py", "process_pending", "process_pending (whole batch of one lock)"),
+    ("processor.py", "process_pending", "process_pending (whole batch of one lock)"),
     ("artifacts.py", "read_artifact_set", "  read + JSON Schema (read_artifact_set)"),
     ("merge.py", "build_contribution", "  build_contribution"),
     ("evidence.py", "bind_evidence", "  bind_evidence (snippets vs source text)"),
-    ("rdf.py", "contribution_to_graph", "  contribution_to_graph"),
+    ("convert.py", "contribution_to_graph", "  contribution_to_graph"),
     ("shacl.py", "replace_agent", "  RdfState.replace_agent"),
     ("shacl.py", "validate_agent", "  SHACL validate_agent"),
     ("artifacts.py", "folder_fingerprint", "  folder_fingerprint (re-check)"),
-    ("store.py", "commit", "  SQLite group commit (Store.commit)"),
+    ("ledger.py", "commit", "  SQLite group commit (Store.commit)"),
     ("outcomes.py", "archive", "  archive copy of the artifacts"),
     ("outcomes.py", "record_outcomes", "  session.json update"),
     ("events.py", "emit", "  events.jsonl (all emits)"),
