@@ -18,7 +18,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from orchestrator.rdf.convert import AgentGraph, contribution_to_graph
-from orchestrator.rdf.shacl import RdfState, shapes
+from orchestrator.rdf.shacl import shapes
+from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.write import serialize, serialize_graphs, to_dataset
 
 SESSION = "bench"

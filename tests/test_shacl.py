@@ -12,7 +12,8 @@ from rdflib.namespace import OWL, RDF, RDFS
 from orchestrator.model.layout import resource_dir
 from orchestrator.model.problems import errors
 from orchestrator.rdf.convert import CC, AgentGraph, Origin, contribution_to_graph
-from orchestrator.rdf.shacl import CCSH, SH, RdfState, shapes
+from orchestrator.rdf.shacl import CCSH, SH, shapes
+from orchestrator.rdf.state import RdfState
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")
 
@@ -482,12 +483,12 @@ def test_a_triple_two_agents_assert_survives_removing_one() -> None:
 
 def test_public_api_fallback_finds_the_same_problems(monkeypatch: pytest.MonkeyPatch) -> None:
     """If a pyshacl upgrade removes the internals the fast path uses, results must not change."""
-    import orchestrator.rdf.shacl as shacl_module
+    import orchestrator.rdf.state as state_module
 
     s = session()
     items(s, ACA, "claims").update(confidence=1.5, evidence=[])
     items(s, ACA, "sources").pop("doi")
     state, _ = build(s)
     fast = state.validate_agent(ACA)
-    monkeypatch.setattr(shacl_module, "_FAST", False)
+    monkeypatch.setattr(state_module, "FAST", False)
     assert state.validate_agent(ACA) == fast and len(fast) == 2

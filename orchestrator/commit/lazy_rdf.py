@@ -22,7 +22,7 @@ from rdflib import URIRef
 
 from orchestrator.graph.state import GraphState
 from orchestrator.rdf.convert import FIELDS, ITEM_KINDS, AgentGraph, contribution_to_graph, parse_node_iri
-from orchestrator.rdf.shacl import RdfState
+from orchestrator.rdf.state import RdfState
 from orchestrator.session.ledger import Store
 
 __all__ = ["INDEX_KIND", "LazyRdf", "referenced_agents"]

@@ -33,7 +33,7 @@ from orchestrator.session.events import EventLog
 from orchestrator.session.record import load_session
 
 if TYPE_CHECKING:
-    from orchestrator.rdf.shacl import RdfState
+    from orchestrator.rdf.state import RdfState
 from orchestrator.session.ledger import LedgerEntry, Store
 
 __all__ = ["Outcome", "Processor", "RequiredFiles", "TextStore"]
