@@ -20,8 +20,8 @@ from orchestrator.graph.contradictions import contradictions_touching
 from orchestrator.graph.quality import score_graph
 from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.contradictions import GRAPH_IRI
-from orchestrator.rdf.convert import CC
 from orchestrator.rdf.state import RdfState
+from orchestrator.rdf.vocabulary import CC
 from orchestrator.report.markdown import render_markdown
 from orchestrator.session.events import read_events
 from orchestrator.session.ledger import read_ledger

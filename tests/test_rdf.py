@@ -12,18 +12,8 @@ from hypothesis import strategies as st
 from rdflib import Dataset, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, XSD
 
-from orchestrator.rdf.convert import (
-    BIBO,
-    CC,
-    CITO,
-    AgentGraph,
-    agent_iri,
-    contribution_to_graph,
-    field_path,
-    node_iri,
-    parse_node_iri,
-    session_iri,
-)
+from orchestrator.rdf.convert import AgentGraph, contribution_to_graph
+from orchestrator.rdf.vocabulary import BIBO, CC, CITO, agent_iri, field_path, node_iri, parse_node_iri, session_iri
 from orchestrator.rdf.write import serialize, serialize_graphs, to_dataset
 
 # rdflib's own parsers warn about their internal use of ConjunctiveGraph / default_context.

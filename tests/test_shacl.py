@@ -11,9 +11,10 @@ from rdflib.namespace import OWL, RDF, RDFS
 
 from orchestrator.model.layout import resource_dir
 from orchestrator.model.problems import errors
-from orchestrator.rdf.convert import CC, AgentGraph, Origin, contribution_to_graph
+from orchestrator.rdf.convert import AgentGraph, Origin, contribution_to_graph
 from orchestrator.rdf.shacl import CCSH, SH, shapes
 from orchestrator.rdf.state import RdfState
+from orchestrator.rdf.vocabulary import CC
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")
 

@@ -21,8 +21,9 @@ from typing import Any
 from rdflib import URIRef
 
 from orchestrator.graph.state import GraphState
-from orchestrator.rdf.convert import FIELDS, ITEM_KINDS, AgentGraph, contribution_to_graph, parse_node_iri
+from orchestrator.rdf.convert import AgentGraph, contribution_to_graph
 from orchestrator.rdf.state import RdfState
+from orchestrator.rdf.vocabulary import FIELDS, ITEM_KINDS, parse_node_iri
 from orchestrator.session.ledger import Store
 
 __all__ = ["INDEX_KIND", "LazyRdf", "referenced_agents"]

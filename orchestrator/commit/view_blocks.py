@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.rdf.convert import agent_iri, contribution_to_graph
+from orchestrator.rdf.convert import contribution_to_graph
+from orchestrator.rdf.vocabulary import agent_iri
 from orchestrator.rdf.write import trig_block, trig_document
 
 if TYPE_CHECKING:

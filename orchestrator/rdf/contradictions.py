@@ -16,7 +16,8 @@ from typing import Any
 from rdflib import Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
 
-from orchestrator.rdf.convert import CC, AgentGraph, Triple, node_iri
+from orchestrator.rdf.convert import AgentGraph
+from orchestrator.rdf.vocabulary import CC, Triple, node_iri
 
 GRAPH_IRI = URIRef("urn:cconductor:graph:contradictions")
 ORCHESTRATOR = URIRef("urn:cconductor:orchestrator")

@@ -14,8 +14,9 @@ from rdflib.namespace import RDF
 from rdflib.term import Node
 
 from orchestrator.model.problems import Problem, pointer_join
-from orchestrator.rdf.convert import Origin, field_path, parse_node_iri
+from orchestrator.rdf.convert import Origin
 from orchestrator.rdf.shacl import EVIDENCE_BINDING_SHAPE, SEVERITY, SH, shapes
+from orchestrator.rdf.vocabulary import field_path, parse_node_iri
 
 
 def _clip(text: Any, limit: int = 160) -> str:

@@ -16,9 +16,10 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDF
 
 from orchestrator.model.problems import Problem
-from orchestrator.rdf.convert import CC, AgentGraph, Origin, Triple
+from orchestrator.rdf.convert import AgentGraph, Origin
 from orchestrator.rdf.shacl import FAST, SHACLExecutor, Validator, shapes, wrap
 from orchestrator.rdf.shacl_report import problems_from_report
+from orchestrator.rdf.vocabulary import CC, Triple
 
 
 class Undo:

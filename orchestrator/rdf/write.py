@@ -16,7 +16,8 @@ from rdflib import BNode, Dataset, Literal
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 from rdflib.term import Node
 
-from orchestrator.rdf.convert import BIBO, CC, CITO, DCMITYPE, AgentGraph, session_triples
+from orchestrator.rdf.convert import AgentGraph, session_triples
+from orchestrator.rdf.vocabulary import BIBO, CC, CITO, DCMITYPE
 
 __all__ = ["PREFIXES", "serialize", "serialize_graphs", "to_dataset", "trig_block", "trig_document", "write_graphs"]
 
