@@ -167,12 +167,22 @@ class Corpus:
     index: PassageIndex
     _info: dict[str, _DocInfo] = field(default_factory=dict)
     _df: Counter[str] | None = None
+    _retriever: Any = None
+    cache_dir: Path | None = None
 
     def idf(self, term: str) -> float:
         """How rare a (stemmed) term is among the documents: 'S2ORC' says more than 'paper'."""
         if self._df is None:
             self._df = Counter(t for doc in self.documents.values() for t in terms(doc.text))
         return math.log((len(self.documents) + 1) / (self._df[term] + 0.5))
+
+    def retriever(self) -> Any:
+        """The answer retriever over these documents (agents.offline.retrieval), built on first use."""
+        if self._retriever is None:
+            from agents.offline.retrieval import Retriever  # imports corpus: a cycle at module level
+
+            self._retriever = Retriever.cached(self, self.cache_dir)
+        return self._retriever
 
     def title(self, source_id: str) -> str:
         return str(self.documents[source_id].source.get("title") or source_id)
@@ -247,7 +257,7 @@ def load_corpus(context: AgentContext, graph: dict[str, Any] | None = None) -> C
             if stale != path:
                 stale.unlink(missing_ok=True)
         index = PassageIndex.open(path)
-    return Corpus({d.id: d for d in docs}, index)
+    return Corpus({d.id: d for d in docs}, index, cache_dir=path.parent)
 
 
 def plan_questions(graph: dict[str, Any]) -> list[dict[str, Any]]:

@@ -212,6 +212,8 @@ _TERMINATOR_RE = re.compile(
 _PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 _BULLET_RE = re.compile(r"(?:[-*+•▪◦]|\d{1,2}[.)])\s+\S")
 _NUMBERED_HEADING_RE = re.compile(r"\d+(?:\.\d+)*\.?\s+[A-Z][^.!?]*")
+#: A footnote line: its number glued to its first word ("7We assume ...", "2https://...").
+_FOOTNOTE_RE = re.compile(r"(?:\d{1,2}|[*\u2020\u2021\u00a7])(?=[A-Z][a-z]|https?:)")
 _MAX_SENTENCE = 800
 
 
@@ -240,6 +242,8 @@ def _line_breaks(text: str) -> list[int]:
         nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
         if not s or _BULLET_RE.match(s):
             cuts.append(pos)
+        elif (foot := _FOOTNOTE_RE.match(line)) is not None:
+            cuts.extend((pos, pos + foot.end()))  # the marker alone, then the footnote's own sentence
         else:
             short = len(s) <= 60 and len(s.split()) <= 8 and len(s) <= 0.6 * typical
             heading = (
