@@ -86,7 +86,7 @@ def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, lim
     picks = []
     for answer in answers[:limit]:
         used.add(answer.sentence.flat.casefold())
-        picks.append(Pick(answer.sentence, min(1.0, answer.score)))
+        picks.append(Pick(answer.sentence, max(0.0, answer.score)))
     return picks, len(answers)
 
 
@@ -96,7 +96,7 @@ def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str)
     claim: dict[str, Any] = {
         "id": f"{local}-C{number}",
         "statement": sentence.flat,
-        "confidence": round(min(0.8, max(0.4, 0.4 + 0.4 * pick.score)), 2),
+        "confidence": round(0.4 + 0.45 * min(1.0, pick.score / 1.4), 3),  # keeps the retrieval order
         "priority": "high" if number == 1 else "medium" if number <= 3 else "low",
         "evidence": [
             {"source_id": sentence.source_id, "snippet": sentence.flat, "locator": {"page": sentence.page}}
