@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -84,7 +86,13 @@ def judge(question: dict[str, Any], session: Path) -> tuple[bool, str]:
     return False, "phrase present, other paper cited" if anywhere else "phrase missing"
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_one(question: dict[str, Any], workdir: Path) -> tuple[bool, str, float]:
+    """(answered, why, wall seconds) of one `cconductor run` of the question."""
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "orchestrator", "run", question["question"], "--mission", "academic-research",
@@ -120,6 +128,7 @@ def main() -> None:
         questions = kept
     score: dict[str, list[int]] = {}
     times: list[float] = []
+    cpu_before = _children_cpu()
     with tempfile.TemporaryDirectory(prefix="bench-answers-") as tmp:
         for q in questions:
             ok, why, elapsed = run_one(q, Path(tmp))
@@ -135,8 +144,10 @@ def main() -> None:
         print(f"{kind:<13} {ok:>3}/{n:<3} {100 * ok / n:5.1f}%")
     print(f"{'all':<13} {total[0]:>3}/{total[1]:<3} {100 * total[0] / max(1, total[1]):5.1f}%")
     if times:
+        cpu = (_children_cpu() - cpu_before) / len(times)
         print(f"wall time per run: mean {sum(times) / len(times):.1f} s, max {max(times):.1f} s, "
-              f"{len(times)} run(s)")
+              f"{len(times)} run(s); CPU time per run (all processes) {cpu:.1f} s; load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ QUESTION_FILLER = frozenset(wordlist("""
     provide provides contain contains mean means stand stands find found
     report reported describe describes main kind kinds type according get got make made give gives given
     say says said tell show shown shows known exactly paper papers study studies article articles doe does
+    affect affects affected impact impacts influence influences relate relates interact interacts
 """))
 
 

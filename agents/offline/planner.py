@@ -32,7 +32,6 @@ _VERSUS = re.compile(r"(?i)\b(?:better|worse|more effective|less effective|faste
 _CLAUSE = re.compile(
     r"(?i)[,;]?\s+(?:and|but|or)\s+(?=(?:how|what|why|which|when|where|who|whether)\b)|[;:?]\s+"
 )
-_COMPARATIVE = re.compile(r"(?i)\b(?:vs\.?|versus|compared?|comparison|than|differ(?:s|ence|ent)?|between)\b")
 
 #: Aspects a question may ask for: facet -> (words that ask for it, how the sub-question asks, priority).
 _ASPECTS: dict[str, tuple[re.Pattern[str], str, str]] = {

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.offline.text import STOPWORDS
+
 __all__ = ["QuestionType", "classify", "fit"]
 
 _NUMERIC = re.compile(
@@ -76,11 +78,17 @@ def classify(question: str) -> QuestionType:
 
 
 def _counted(question: str) -> str:
-    m = re.search(r"(?i)\bhow many ((?:[a-z][\w-]* ){0,2}[a-z][\w-]*)", question)
+    """The noun a "how many" question counts: the first plural among its next words, else the first word."""
+    m = re.search(r"(?i)\bhow many ((?:[a-z][\w-]* ?){1,3})", question)
     if not m:
         return ""
-    words = [w for w in m.group(1).split() if w.casefold() not in ("of", "the", "do", "does", "did", "were", "are")]
-    return words[-1].casefold()[:5] if words else ""
+    words = []
+    for word in m.group(1).split():
+        if word.casefold() in STOPWORDS:
+            break
+        words.append(word.casefold())
+    plural = [w for w in words if w.endswith("s") and not w.endswith("ss")]
+    return (plural or words or [""])[0][:5]
 
 
 def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float:

@@ -66,8 +66,6 @@ def search_text(question: dict[str, Any], query: str) -> str:
     """What to search for: the sub-question itself; for the orchestrator's follow-up questions ("What
     does <title> report about: <query>", "No passage ... answers: <question>") the question they carry."""
     text = normalize_ws(str(question.get("question", ""))) or query
-    if question.get("source_ids"):
-        return query
     return _ASKED_RE.sub("", text) or text
 
 
@@ -234,7 +232,9 @@ def locate(corpus: Corpus, source_id: str, text: str) -> Sentence | None:
     """
     doc = corpus.documents.get(source_id)
     wanted = normalize_ws(text.rstrip("\u2026")).casefold()
-    pieces = sorted({wanted, *re.split(r"(?<=[.!?])\s+", wanted)}, key=lambda p: (-len(p), p))
+    split = {wanted, *re.split(r"(?<=[.!?])\s+", wanted)}
+    split |= {" ".join(p.split()[k:]) for p in split for k in (1, 2, 3)}  # after a heading ("Abstract While ...")
+    pieces = sorted(split, key=lambda p: (-len(p), p))
     pieces = [p.rstrip(".") for p in pieces if len(p) >= 20]
     if doc is None or not pieces:
         return None

@@ -242,12 +242,26 @@ class Retriever:
         return classify(question)
 
 
+#: Stems that flip what a sentence says: two sentences differing in one of them are not duplicates.
+_POLARITY = frozenset(stem_words(["increase", "decrease", "higher", "lower", "more", "less", "improve", "worsen",
+                                  "not", "no", "without", "positive", "negative", "better", "worse", "rise", "fall",
+                                  "gain", "loss", "before", "after"]))
+
+
+def same_statement(a: str, b: str) -> bool:
+    """Near-identical wording (token-set similarity >= DUPLICATE) with no difference in direction."""
+    if fuzz.token_set_ratio(a.casefold(), b.casefold()) < DUPLICATE:
+        return False
+    differ = set(analyze(a)) ^ set(analyze(b))
+    return not (differ & _POLARITY) and not any(t[:1].isdigit() for t in differ)
+
+
 def dedupe(answers: list[Answer], limit: int, exclude: set[str]) -> list[Answer]:
     """The first ``limit`` answers that do not repeat an earlier one (or an excluded sentence)."""
     kept: list[Answer] = []
     for answer in answers:
-        flat = answer.sentence.flat.casefold()
-        if flat in exclude or any(fuzz.token_set_ratio(flat, k.sentence.flat.casefold()) >= DUPLICATE for k in kept):
+        flat = answer.sentence.flat
+        if flat.casefold() in exclude or any(same_statement(flat, k.sentence.flat) for k in kept):
             continue
         kept.append(answer)
         if len(kept) >= limit:
