@@ -16,6 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from agents.offline.citemeta import publication_fields
 from agents.offline.text import (
     join_wrapped_lines,
     normalize_chars,
@@ -369,6 +370,12 @@ def pdf_bibliography(
     subject = normalize_ws(meta.get("/Subject", ""))
     if "venue" not in fields and subject and subject in head:
         fields["venue"] = subject
+    printed = publication_fields(pages)  # "Clinical Science (2014) 126, 305–313" and the like
+    if printed.get("venue") and "venue" not in fields:
+        fields["venue"] = printed["venue"]
+    numbers = {k: printed[k] for k in ("volume", "issue", "pages") if k in printed}
+    if numbers:
+        fields["extra"] = {**fields.get("extra", {}), **numbers}
     fields["abstract"] = _pdf_abstract(first)
     return fields
 
