@@ -134,7 +134,7 @@ def main() -> None:
             ok, why, elapsed = run_one(q, Path(tmp))
             times.append(elapsed)
             score.setdefault(q["kind"], [0, 0])
-            score[q["kind"]][0] += ok
+            score[q["kind"]][0] += int(ok)
             score[q["kind"]][1] += 1
             if args.verbose or not ok:
                 print(f"{q['id']} {'ok  ' if ok else 'FAIL'} {elapsed:5.1f}s {q['kind']:<12} {q['question']}  ({why})",

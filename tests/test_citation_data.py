@@ -44,7 +44,8 @@ def test_acl_and_eacl_proceedings_carry_their_venue_and_page_range(papers: Path)
     eacl = _source(papers / "eacl-2023-main-121_longeval.pdf")
     assert acl["type"] == eacl["type"] == "conference-paper"
     bib = to_bibtex([acl, eacl])
-    assert "booktitle = {Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics}" in bib
+    acl_venue = "Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics"
+    assert f"booktitle = {{{acl_venue}}}" in bib
     assert "pages = {4969--4983}" in bib and "pages = {1650--1669}" in bib
     assert "European Chapter of the Association for Computational Linguistics" in bib
 

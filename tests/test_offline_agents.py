@@ -344,9 +344,11 @@ def test_retry_corrects_a_misquoted_claim_and_drops_an_unsupported_one(chain: Ch
     """A real rejection: two high-priority claims quote text the source does not hold."""
     session, agent = chain.session, "academic-researcher-retry"
     questions = [  # papers nobody in the chain has quoted yet; the plan has one question, these answer it
-        {"id": "research-planner:Q2", "answers": "research-planner:Q1", "question": "How should human evaluation of faithfulness in long-form "
+        {"id": "research-planner:Q2", "answers": "research-planner:Q1",
+         "question": "How should human evaluation of faithfulness in long-form "
          "summarization be done?", "keywords": ["LongEval", "faithfulness", "summarization"]},
-        {"id": "research-planner:Q3", "answers": "research-planner:Q1", "question": "What barriers hinder quality improvement at the hospital "
+        {"id": "research-planner:Q3", "answers": "research-planner:Q1",
+         "question": "What barriers hinder quality improvement at the hospital "
          "in Malawi?", "keywords": ["quality improvement", "barriers", "Malawi"]},
     ]
     context = AgentContext(write_task(session.paths, agent, "academic-researcher", sub_questions=questions))
@@ -384,7 +386,8 @@ def test_retry_corrects_a_misquoted_claim_and_drops_an_unsupported_one(chain: Ch
 
 def test_retry_drops_exactly_the_claim_a_hand_made_document_names(chain: Chain) -> None:
     session, agent = chain.session, "academic-researcher-3"
-    questions = [{"id": "research-planner:Q4", "answers": "research-planner:Q1", "keywords": ["VESPA", "selective pressure", "evolutionary"],
+    questions = [{"id": "research-planner:Q4", "answers": "research-planner:Q1",
+                  "keywords": ["VESPA", "selective pressure", "evolutionary"],
                   "question": "How does VESPA analyse selective pressure in evolutionary studies?"}]
     assert session.run(agent, "academic-researcher", sub_questions=questions) == "merged"
     folder = session.folder(agent)

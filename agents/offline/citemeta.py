@@ -1,9 +1,9 @@
 """Where a PDF was published: venue, volume, issue and pages from its first page's citation lines.
 
 Publishers print the citation on the paper itself, each in its house style: "Clinical Science
-(2014) 126, 305–313", "BMC Health Services Research 2014, 14:1", "Rehabilitation Research and
+(2014) 126, 305-313", "BMC Health Services Research 2014, 14:1", "Rehabilitation Research and
 Practice Volume 2010, Article ID 157939", "PLoS ONE 13(6): e0197919", "PeerJ Comput. Sci. 3:e118",
-"Proceedings of the 58th Annual Meeting ..., pages 4969–4983". Those forms are matched here, in
+"Proceedings of the 58th Annual Meeting ..., pages 4969-4983". Those forms are matched here, in
 the first page and the page footers, so BibTeX and CSL entries can carry them.
 """
 
@@ -21,7 +21,7 @@ _VENUE = r"(?P<venue>[A-Z][A-Za-z&.'\- ]{3,80}?)"
 _PAGES = r"(?P<pages>[eE]?\d+(?:\s*[\u2013\u2014-]\s*[eE]?\d+)?)"
 #: (pattern, what the page part means); tried in order, first match wins.
 _FORMS: tuple[re.Pattern[str], ...] = (
-    # "Clinical Science (2014) 126, 305–313"
+    # "Clinical Science (2014) 126, 305-313"
     re.compile(rf"{_VENUE}\s*\((?:19|20)\d\d\)\s*(?P<volume>\d{{1,4}}),\s*{_PAGES}\b"),
     # "Rehabilitation Research and Practice Volume 2010, Article ID 157939, 6 pages"
     re.compile(rf"{_VENUE}\s+Volume\s+(?P<volume>\d{{1,4}}),\s*Article ID\s*(?P<pages>\d+)"),
@@ -70,5 +70,5 @@ def publication_fields(pages: Sequence[str]) -> dict[str, str]:
 
 
 def _dash(pages: str) -> str:
-    """'305–313' -> '305--313' (BibTeX's page range)."""
+    """'305-313' (any dash) -> '305--313' (BibTeX's page range)."""
     return re.sub(r"\s*[\u2013\u2014-]\s*", "--", pages.strip())

@@ -16,7 +16,8 @@ import Stemmer
 
 from agents.offline.text import STOPWORDS, wordlist
 
-__all__ = ["LAY_TERMS", "QUESTION_FILLER", "analyze", "find_abbreviations", "lay_expansions", "question_terms", "stem_words", "terms_of"]
+__all__ = ["LAY_TERMS", "QUESTION_FILLER", "analyze", "find_abbreviations", "lay_expansions", "question_terms",
+           "stem_words", "terms_of"]
 
 _STEMMER = Stemmer.Stemmer("english")
 #: Words that shape a question but are not what it is about ("what happened to ...", "which ... did best").
@@ -76,7 +77,8 @@ LAY_TERMS: dict[str, tuple[str, ...]] = {
     "summary": ("summarization", "summarisation"), "judge": ("annotate", "evaluate", "rate"),
     "rater": ("annotator", "judge"), "agreement": ("correlation", "consistency"),
     "cost": ("expense", "expenditure", "workload"), "effort": ("workload", "cost"),
-    "satisfaction": ("satisfied", "rating"),     "enzyme": ("protease", "peptidase"), "block": ("inhibit", "inhibitor"), "blocker": ("inhibitor",),
+    "satisfaction": ("satisfied", "rating"),
+    "enzyme": ("protease", "peptidase"), "block": ("inhibit", "inhibitor"), "blocker": ("inhibitor",),
     "bind": ("affinity", "binding"), "strength": ("affinity", "potency"), "selective": ("selectivity", "specific"),
     "shrink": ("reduce", "decrease"), "cut": ("reduce", "decrease", "reduction"), "lower": ("reduce", "decrease"),
     "increase": ("rise", "elevate", "higher"), "improve": ("enhance", "increase"), "better": ("outperform", "improve"),

@@ -370,7 +370,7 @@ def pdf_bibliography(
     subject = normalize_ws(meta.get("/Subject", ""))
     if "venue" not in fields and subject and subject in head:
         fields["venue"] = subject
-    printed = publication_fields(pages)  # "Clinical Science (2014) 126, 305–313" and the like
+    printed = publication_fields(pages)  # "Clinical Science (2014) 126, 305-313" and the like
     if printed.get("venue") and "venue" not in fields:
         fields["venue"] = printed["venue"]
     numbers = {k: printed[k] for k in ("volume", "issue", "pages") if k in printed}

@@ -23,8 +23,9 @@ _NUMERIC = re.compile(
 )
 _LIMITATION = re.compile(r"(?i)\b(?:limitations?|weakness(?:es)?|shortcomings?|drawbacks?|caveats?|"
                          r"what (?:are|were) the (?:main )?(?:problems|challenges))\b")
-_DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |acronym )?[\"'\u201c]?([A-Za-z][\w-]{1,11})"
-                         r"[\"'\u201d]? (?:stand for|mean)\b|\bwhat is meant by\b|\bdefin(?:e|ition)\b")
+_DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |acronym )?[\"'\u201c]?"
+                         r"([A-Za-z][\w-]{1,11})[\"'\u201d]? (?:stand for|mean)\b|\bwhat is meant by\b|"
+                         r"\bdefin(?:e|ition)\b")
 _NAME = re.compile(r"(?i)^\s*(?:who|which|what (?:tool|software|program|method|dataset|model|algorithm|"
                    r"language|compound|drug|species|genotypes?|hospital|country))\b")
 _UNITS = {
@@ -99,8 +100,8 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float
         bonus += 0.15 if numbers else -0.15
         if kind.unit and _UNITS[kind.unit].search(sentence):
             bonus += 0.1
-        if kind.counted and re.search(rf"(?i)(?:\d|\b(?:{_NUMBER_WORDS}))\S*\s+(?:\S+\s+){{0,2}}{re.escape(kind.counted)}",
-                                      sentence):
+        counted = rf"(?i)(?:\d|\b(?:{_NUMBER_WORDS}))\S*\s+(?:\S+\s+){{0,2}}{re.escape(kind.counted)}"
+        if kind.counted and re.search(counted, sentence):
             bonus += 0.15
     if kind.limitation:
         bonus += 0.2 if section == "limitations" else 0.0

@@ -57,6 +57,15 @@ class Answer:
     section: str
 
 
+def quotable(text: str) -> bool:
+    """A sentence worth quoting (:func:`corpus.informative`); one may open with a number ("64 known ...")."""
+    flat = text.lstrip()
+    if flat[:1].isdigit():
+        number = re.match(r"[\d.,]+", flat)
+        flat = "Many" + flat[number.end() if number else 0 :]
+    return informative(flat)
+
+
 @dataclass(frozen=True)
 class _Unit:
     sentence: Sentence
@@ -83,7 +92,7 @@ class Retriever:
                         continue
                     boiler = any(_line_key(line) in info.boilerplate for line in text.split("\n"))
                     self.units.append(_Unit(Sentence(sid, page_no, a, b, text), section,
-                                            not boiler and informative(text), number))
+                                            not boiler and quotable(text), number))
         self.terms = [analyze(u.sentence.text) for u in self.units]
         windows = []
         for i, unit in enumerate(self.units):

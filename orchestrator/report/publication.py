@@ -22,7 +22,8 @@ _REFS = (
 
 def publication(source: Mapping[str, Any]) -> dict[str, str]:
     """{'venue', 'volume', 'issue', 'pages'} known for ``source`` (pages as a BibTeX range 'a--b')."""
-    extra = source.get("extra") if isinstance(source.get("extra"), Mapping) else {}
+    raw = source.get("extra")
+    extra: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     out = {k: str(extra[k]) for k in ("volume", "issue", "pages") if extra.get(k)}
     if source.get("venue"):
         out["venue"] = str(source["venue"])
