@@ -140,8 +140,8 @@ def main() -> None:
                 print(f"{q['id']} {'ok  ' if ok else 'FAIL'} {elapsed:5.1f}s {q['kind']:<12} {q['question']}  ({why})",
                       flush=True)
     total = [sum(v[0] for v in score.values()), sum(v[1] for v in score.values())]
-    for kind, (ok, n) in sorted(score.items()):
-        print(f"{kind:<13} {ok:>3}/{n:<3} {100 * ok / n:5.1f}%")
+    for kind, (hits, n) in sorted(score.items()):
+        print(f"{kind:<13} {hits:>3}/{n:<3} {100 * hits / n:5.1f}%")
     print(f"{'all':<13} {total[0]:>3}/{total[1]:<3} {100 * total[0] / max(1, total[1]):5.1f}%")
     if times:
         cpu = (_children_cpu() - cpu_before) / len(times)
