@@ -51,7 +51,9 @@ def test_the_terminal_prints_the_answer_with_short_titles_and_pages(run: dict[st
     assert lines.index(answer) < next(i for i, line in enumerate(lines) if line.startswith("report: "))
 
 
-def test_json_mode_carries_the_answer_in_the_result_event(run: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_mode_carries_the_answer_in_the_result_event(
+    run: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     from orchestrator.cli.research_commands import _finish
 
     _finish({"session": str(run["root"]), "status": "partial"}, "json")
