@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import bm25s
 import numpy as np
 from rapidfuzz import fuzz
 
@@ -66,6 +65,21 @@ def quotable(text: str) -> bool:
     return informative(flat)
 
 
+def _bm25_postings(windows: list[list[str]]) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
+    """Index the windows with bm25s and keep its score matrix (term -> window scores, CSC arrays).
+
+    Only the arrays are kept, so the pickled index loads in researcher processes without
+    importing bm25s and scipy (half a second each).
+    """
+    import bm25s
+
+    bm25 = bm25s.BM25()
+    bm25.index(windows or [[""]], show_progress=False)
+    scores = bm25.scores
+    return (dict(bm25.vocab_dict), np.asarray(scores["data"], dtype=float), np.asarray(scores["indices"]),
+            np.asarray(scores["indptr"]))
+
+
 @dataclass(frozen=True)
 class _Unit:
     sentence: Sentence
@@ -102,8 +116,7 @@ class Retriever:
                     window += self.terms[j]
             windows.append(window)
         self.window_sets = [set(w) for w in windows]
-        self.bm25 = bm25s.BM25()
-        self.bm25.index(windows or [[""]], show_progress=False)
+        self._postings = _bm25_postings(windows)
         df: Counter[str] = Counter(t for w in self.window_sets for t in w)
         n = max(1, len(windows))
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
@@ -113,7 +126,7 @@ class Retriever:
         self._scores: dict[str, np.ndarray] = {}
         self.anchors = self._anchor_counts()
 
-    _VERSION = 1
+    _VERSION = 2
 
     @classmethod
     def cached(cls, corpus: Corpus, folder: Path | None) -> Retriever:
@@ -158,9 +171,14 @@ class Retriever:
 
     # -- query --------------------------------------------------------------------------------
     def _term_scores(self, term: str) -> np.ndarray:
+        """BM25 score of every window for one term (what ``bm25s.BM25.get_scores([term])`` returns)."""
         if term not in self._scores:
-            self._scores[term] = np.asarray(self.bm25.get_scores([term]), dtype=float) if term in self.idf \
-                else np.zeros(len(self.units))
+            vocab, data, indices, indptr = self._postings
+            scores = np.zeros(len(self.units))
+            tid = vocab.get(term)
+            if tid is not None:
+                scores[indices[indptr[tid] : indptr[tid + 1]]] = data[indptr[tid] : indptr[tid + 1]]
+            self._scores[term] = scores
         return self._scores[term]
 
     def expand(self, question: str) -> list[tuple[str, set[str]]]:
