@@ -35,6 +35,7 @@ _UNITS = {
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
                  "fifty|hundred|thousand|million|billion|half|twice")
 _NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.I)
+_CITATION_RE = re.compile(r"\[[\d,;\s\u2013-]+\]|\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b(?:Fig(?:ure)?|Table|Eq)\.?\s*\d+")
 _LIMIT_WORDS = re.compile(r"(?i)\blimitation|\blimited\b|\bcaveat|\bshortcoming|\bdrawback|\bcannot\b|"
                           r"\bdoes not allow\b|\bgeneralis|\bgeneraliz|\bsmall (?:sample|size|number)\b|\bbias")
 _PROPER = re.compile(r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*)\b")
@@ -96,6 +97,7 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float
     """A bonus in about [-0.15, 0.35] for how well ``sentence`` has the kind of answer asked for."""
     bonus = 0.0
     if kind.numeric:
+        sentence = _CITATION_RE.sub(" ", sentence)  # "[30; 31]", "(Smith et al., 2018)" are not answers
         numbers = _NUMBER_RE.findall(sentence)
         bonus += 0.15 if numbers else -0.15
         if kind.unit and _UNITS[kind.unit].search(sentence):
