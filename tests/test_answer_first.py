@@ -70,3 +70,25 @@ def test_citations_resolve_to_short_titles() -> None:
                                        "Patient Experiences of Structured Heart Failure\u2026, pp. 3, 4]")
     assert direct_answer("## Abstract\n\nNo answer section.\n") is None
     assert short_title("LONGEVAL: Guidelines for Human Evaluation") == "LONGEVAL"
+
+
+def test_the_answer_takes_the_best_new_sentence_of_each_part() -> None:
+    from agents.offline.synthesis import Synthesis
+
+    def claim(cid: str, question: str, text: str, confidence: float) -> dict[str, Any]:
+        return {"id": cid, "statement": text, "confidence": confidence, "sub_question_id": question,
+                "evidence": [{"source_id": "S1", "snippet": text, "verification": {"verified": True}}]}
+
+    small = "The small size of the focus groups limits generalisation to all patients."
+    graph = {"sources": [{"id": "S1", "title": "T"}], "claims": [
+        claim("a:Q1-C1", "p:Q1", small, 0.8), claim("a:Q1-C2", "p:Q1", "Participants valued the programme.", 0.6),
+        claim("b:Q2-C1", "p:Q2", small, 0.79), claim("b:Q2-C2", "p:Q2", "Exercise sessions built confidence.", 0.7),
+        claim("c:Q3-C1", "p:Q3", "Assertive members may have dominated the groups.", 0.75)]}
+    questions = [{"id": f"p:Q{n}", "question": f"Q{n}?"} for n in (1, 2, 3)]
+    synthesis = Synthesis(graph, questions, "What are the results and limitations?")
+    chosen = [c["id"] for c in synthesis.answer_claims()]
+    assert chosen == ["a:Q1-C1", "b:Q2-C2", "c:Q3-C1"]  # Q1's second is too weak; Q2's best is already used
+    outline = synthesis.outline(["Abstract", "Key Findings", "Conclusion"])
+    assert [s["heading"] for s in outline["sections"]][0] == "Answer"
+    texts = " ".join(p["text"] for s in outline["sections"] for p in s["paragraphs"])
+    assert texts.count(small) == 1 and texts.count("[@a:Q1-C1]") == 1

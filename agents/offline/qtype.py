@@ -26,6 +26,7 @@ _LIMITATION = re.compile(r"(?i)\b(?:limitations?|weakness(?:es)?|shortcomings?|d
 _DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |acronym )?[\"'\u201c]?"
                          r"([A-Za-z][\w-]{1,11})[\"'\u201d]? (?:stand for|mean)\b|\bwhat is meant by\b|"
                          r"\bdefin(?:e|ition)\b")
+_RESULTS = re.compile(r"(?i)\b(?:results?|findings?|outcomes?|what did (?:they|the \w+) find)\b")
 _NAME = re.compile(r"(?i)^\s*(?:who|which|what (?:tool|software|program|method|dataset|model|algorithm|"
                    r"language|compound|drug|species|genotypes?|hospital|country))\b")
 _UNITS = {
@@ -50,12 +51,14 @@ class QuestionType:
     limitation: bool = False
     definition: str = ""  # the abbreviation to define, lower-case ('' when none)
     name: bool = False
+    results: bool = False  # "what were the results / findings / outcomes"
     counted: str = ""  # "how many wheat genotypes": the first 5 letters of the counted noun
 
     @property
     def label(self) -> str:
         kinds = [k for k, on in (("numeric", self.numeric), ("limitations", self.limitation),
-                                 ("definition", bool(self.definition)), ("name", self.name)) if on]
+                                 ("definition", bool(self.definition)), ("name", self.name),
+                                 ("results", self.results)) if on]
         return "+".join(kinds) or "open"
 
 
@@ -75,6 +78,7 @@ def classify(question: str) -> QuestionType:
         limitation=bool(_LIMITATION.search(question)),
         definition=(definition.group(1) or "").casefold() if definition else "",
         name=bool(_NAME.search(question)),
+        results=bool(_RESULTS.search(question)),
         counted=_counted(question),
     )
 
@@ -108,6 +112,9 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float
     if kind.limitation:
         bonus += 0.2 if section == "limitations" else 0.0
         bonus += 0.15 if _LIMIT_WORDS.search(sentence) else -0.05
+    if kind.results and not kind.limitation:
+        bonus += 0.1 if section in ("results", "abstract", "conclusion", "discussion") else 0.0
+        bonus -= 0.1 if _LIMIT_WORDS.search(sentence) else 0.0
     if kind.definition:
         defined = re.search(rf"(?i)\(\s*{re.escape(kind.definition)}s?\s*\)|\b{re.escape(kind.definition)}s?\s*\(",
                             sentence)

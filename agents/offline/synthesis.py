@@ -185,15 +185,18 @@ class Synthesis:
             return []
         first, *others = self.questions
         main = self.by_question[first["id"]]
-        chosen = [c for c in main[:3] if rank(c) >= rank(main[0]) - 0.08] if main else []
-        chosen += [self.by_question[q["id"]][0] for q in others if self.by_question[q["id"]]]
+        groups = [[c for c in main[:3] if rank(c) >= rank(main[0]) - 0.08]] if main else []
+        groups += [self.by_question[q["id"]] for q in others]  # each part: its best sentence not yet chosen
         out: list[Item] = []
         seen: set[str] = set()
-        for claim in chosen:
-            key = normalize_ws(claim["statement"]).casefold()
-            if key not in seen and len(out) < limit:
-                seen.add(key)
-                out.append(claim)
+        for number, group in enumerate(groups):
+            for claim in group:
+                key = normalize_ws(claim["statement"]).casefold()
+                if key not in seen and len(out) < limit:
+                    seen.add(key)
+                    out.append(claim)
+                    if number:
+                        break
         return out
 
     def _answer(self, heading: str) -> list[str]:
