@@ -89,6 +89,6 @@ def test_the_answer_takes_the_best_new_sentence_of_each_part() -> None:
     chosen = [c["id"] for c in synthesis.answer_claims()]
     assert chosen == ["a:Q1-C1", "b:Q2-C2", "c:Q3-C1"]  # Q1's second is too weak; Q2's best is already used
     outline = synthesis.outline(["Abstract", "Key Findings", "Conclusion"])
-    assert [s["heading"] for s in outline["sections"]][0] == "Answer"
+    assert outline["sections"][0]["heading"] == "Answer"
     texts = " ".join(p["text"] for s in outline["sections"] for p in s["paragraphs"])
     assert texts.count(small) == 1 and texts.count("[@a:Q1-C1]") == 1
