@@ -50,6 +50,13 @@ def test_sentences_join_across_line_breaks_and_hyphenation() -> None:
                                      "Next, the data were cleaned."]
 
 
+def test_a_numbered_heading_is_not_glued_to_the_first_sentence() -> None:
+    page = ("The protocol was approved by the ethics committee.\n3. Results\nThemes identified from the focus\n"
+            "groups included confidence and morale.")
+    assert split_sentences(page)[1:] == ["3. Results", "Themes identified from the focus groups included "
+                                                       "confidence and morale."]
+
+
 def test_a_real_footnote_is_cut_off_in_the_longeval_paper(corpus: Corpus) -> None:
     doc = corpus.documents[_doc(corpus, "longeval")]
     sentences = [s for page in doc.pages for s in split_sentences(page)]

@@ -241,10 +241,10 @@ def _line_breaks(text: str) -> list[int]:
         s = line.strip()
         nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
         if not s or _BULLET_RE.match(s):
-            cuts.append(pos)
-        elif (foot := _FOOTNOTE_RE.match(line)) is not None:
+            cuts.append(pos)  # a numbered heading ("3. Results") is a bullet too: it is also cut after, below
+        if s and (foot := _FOOTNOTE_RE.match(line)) is not None:
             cuts.extend((pos, pos + foot.end()))  # the marker alone, then the footnote's own sentence
-        else:
+        elif s:
             short = len(s) <= 60 and len(s.split()) <= 8 and len(s) <= 0.6 * typical
             heading = (
                 (short or (_NUMBERED_HEADING_RE.fullmatch(s) is not None and len(s.split()) <= 8))
