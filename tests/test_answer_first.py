@@ -82,12 +82,14 @@ def test_the_answer_takes_the_best_new_sentence_of_each_part() -> None:
     small = "The small size of the focus groups limits generalisation to all patients."
     graph = {"sources": [{"id": "S1", "title": "T"}], "claims": [
         claim("a:Q1-C1", "p:Q1", small, 0.8), claim("a:Q1-C2", "p:Q1", "Participants valued the programme.", 0.6),
+        claim("a:Q1-C3", "p:Q1", "Sessions took place in quiet rooms.", 0.55),
         claim("b:Q2-C1", "p:Q2", small, 0.79), claim("b:Q2-C2", "p:Q2", "Exercise sessions built confidence.", 0.7),
         claim("c:Q3-C1", "p:Q3", "Assertive members may have dominated the groups.", 0.75)]}
     questions = [{"id": f"p:Q{n}", "question": f"Q{n}?"} for n in (1, 2, 3)]
     synthesis = Synthesis(graph, questions, "What are the results and limitations?")
     chosen = [c["id"] for c in synthesis.answer_claims()]
-    assert chosen == ["a:Q1-C1", "b:Q2-C2", "c:Q3-C1"]  # Q1's second is too weak; Q2's best is already used
+    # Q1's two best (its third is too far behind), then each part's best sentence not already chosen
+    assert chosen == ["a:Q1-C1", "a:Q1-C2", "b:Q2-C2", "c:Q3-C1"]
     outline = synthesis.outline(["Abstract", "Key Findings", "Conclusion"])
     assert outline["sections"][0]["heading"] == "Answer"
     texts = " ".join(p["text"] for s in outline["sections"] for p in s["paragraphs"])

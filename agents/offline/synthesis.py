@@ -179,13 +179,13 @@ class Synthesis:
         return outline
 
     def answer_claims(self, limit: int = 5) -> list[Item]:
-        """The claims that answer the query: the best for the query itself (Q1), those nearly as good,
-        then the best of each other sub-question; at most ``limit``, one per sentence."""
+        """The claims that answer the query: the two best for the query itself (Q1), a third nearly as
+        good, then the best new one of each other sub-question; at most ``limit``, one per sentence."""
         if not self.questions:
             return []
         first, *others = self.questions
         main = self.by_question[first["id"]]
-        groups = [[c for c in main[:3] if rank(c) >= rank(main[0]) - 0.08]] if main else []
+        groups = [[c for n, c in enumerate(main[:3]) if n < 2 or rank(c) >= rank(main[0]) - 0.08]] if main else []
         groups += [self.by_question[q["id"]] for q in others]  # each part: its best sentence not yet chosen
         out: list[Item] = []
         seen: set[str] = set()
@@ -211,17 +211,14 @@ class Synthesis:
         overview = (f"This report answers \u201c{self.query}\u201d from {len(self.sources)} ingested source(s), "
                     f"quoting {len(sources)} of them; {self.covered()} of {len(self.coverage)} sub-question(s) are "
                     "covered by verified evidence.")
-        heads = [c for claims in self.by_question.values() for c in claims[:2]]
-        return [overview, self.cite(sorted(heads, key=lambda c: (-weight(c), c["id"])), limit=2, fresh=True)]
+        return [overview]  # the Answer above quotes the best sentences; Key Findings the rest
 
     def _introduction(self, heading: str) -> list[str]:
         listed = "; ".join(f"{q['id'].rpartition(':')[2]}: {q.get('question')}" for q in self.questions)
         intro = f"This report addresses the question \u201c{self.query}\u201d."
         if listed:
             intro += f" It is organised around {len(self.questions)} sub-questions ({listed})."
-        defining = [c for q in self.questions if q.get("facet") in ("definitions", "overview")
-                    for c in self.by_question[q["id"]][:3]]
-        return [intro, self.cite(defining, limit=2, fresh=True)]
+        return [intro]
 
     def _findings(self, heading: str) -> list[str]:
         cited = [(q, self.cite(self.by_question[q["id"]], PER_QUESTION, fresh=True)) for q in self.questions]
