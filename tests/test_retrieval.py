@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,12 @@ def test_near_duplicate_sentences_are_quoted_once() -> None:
     opposite = [answer("Daily caffeine intake increased total sleep duration in healthy older adults.", 1),
                 answer("Daily caffeine intake decreased total sleep duration in healthy older adults.", 2)]
     assert len(dedupe(opposite, 5, set())) == 2  # a contradiction is not a duplicate
+
+
+def test_a_question_about_these_papers_quotes_several_of_them(retriever: Retriever) -> None:
+    answers = retriever.search("What methods do these papers use?", limit=8)
+    per_paper = Counter(a.sentence.source_id for a in answers)
+    assert len(per_paper) >= 4 and max(per_paper.values()) <= 3
 
 
 def test_a_numeric_question_gets_a_sentence_with_the_number_and_unit(retriever: Retriever, corpus: Corpus) -> None:

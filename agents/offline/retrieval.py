@@ -250,7 +250,10 @@ class Retriever:
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
-        return dedupe([a for _, a in candidates], limit, exclude or set())
+        answers = [a for _, a in candidates]
+        if _BROAD.search(question):  # "these papers": spread the quotes over the papers
+            answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
+        return dedupe(answers, limit, exclude or set())
 
     def _feedback(self, score: np.ndarray, weights: dict[str, float]) -> np.ndarray:
         """Pseudo-relevance feedback: terms frequent in the 5 best windows and rare elsewhere, at low weight."""
@@ -281,6 +284,23 @@ def same_statement(a: str, b: str) -> bool:
         return False
     differ = set(analyze(a)) ^ set(analyze(b))
     return not (differ & _POLARITY) and not any(t[:1].isdigit() for t in differ)
+
+
+_BROAD = re.compile(r"(?i)\b(?:these|the|all|both|each|across|different|several|most)\s+(?:\w+\s+)?"
+                    r"(?:papers|studies|articles|documents|sources|works|trials|reviews)\b")
+
+
+def spread(answers: list[Answer], decay: float = 0.85) -> list[Answer]:
+    """Reorder so each further quote from an already quoted paper counts ``decay`` times less."""
+    pool = list(answers)
+    out: list[Answer] = []
+    count: Counter[str] = Counter()
+    while pool:
+        best = max(range(len(pool)), key=lambda i: (pool[i].score * decay ** count[pool[i].sentence.source_id], -i))
+        chosen = pool.pop(best)
+        count[chosen.sentence.source_id] += 1
+        out.append(chosen)
+    return out
 
 
 def dedupe(answers: list[Answer], limit: int, exclude: set[str]) -> list[Answer]:
