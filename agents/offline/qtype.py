@@ -37,8 +37,9 @@ _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve
                  "fifty|hundred|thousand|million|billion|half|twice")
 _NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.I)
 _CITATION_RE = re.compile(r"\[[\d,;\s\u2013-]+\]|\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b(?:Fig(?:ure)?|Table|Eq)\.?\s*\d+")
-_LIMIT_WORDS = re.compile(r"(?i)\blimitation|\blimited\b|\bcaveat|\bshortcoming|\bdrawback|\bcannot\b|"
-                          r"\bdoes not allow\b|\bgeneralis|\bgeneraliz|\bsmall (?:sample|size|number)\b|\bbias")
+_LIMIT_WORDS = re.compile(r"(?i)\blimitations?\b|\b(?:is|are|was|were) limited (?:to|by|in)\b|\bcaveats?\b|"
+                          r"\bshortcomings?\b|\bdrawbacks?\b|\bdoes not allow\b|\bgenerali[sz]|\bbias(?:ed|es)?\b|"
+                          r"\bsmall (?:sample|size|number)\b|\binterpreted with caution\b|\bfuture (?:work|research)\b")
 _PROPER = re.compile(r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*)\b")
 
 
