@@ -152,6 +152,8 @@ def test_a_limitations_question_finds_the_limitations_paragraph(retriever: Retri
 def test_an_out_of_scope_question_gets_nothing_to_cite(retriever: Retriever) -> None:
     assert retriever.search("Who won the 2018 FIFA World Cup?") == []
     assert retriever.search("What is the GDP per capita of Norway?") == []
+    # the page header near the first sentence names the ACL, but no sentence says anything about a president
+    assert retriever.search("Who is the president of the Association for Computational Linguistics?") == []
 
 
 def test_every_quoted_sentence_is_verbatim_in_its_page(retriever: Retriever, corpus: Corpus) -> None:

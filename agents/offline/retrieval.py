@@ -40,6 +40,7 @@ from agents.offline.text import sentence_spans, tokens
 __all__ = ["MIN_COVERAGE", "Answer", "Retriever"]
 
 MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
+MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
 DUPLICATE = 90.0  # token-set similarity above which two sentences say the same thing
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
@@ -246,6 +247,8 @@ class Retriever:
             if cover_w < min_coverage:
                 continue
             cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
+            if cover_s < MIN_OWN_COVERAGE:
+                continue  # its neighbours are on topic, the sentence itself says nothing of the question
             base = 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
