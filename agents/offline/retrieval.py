@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rapidfuzz import fuzz
 
 from agents.offline.corpus import Corpus, Sentence, _line_key, informative
 from agents.offline.expansion import (
@@ -35,26 +34,16 @@ from agents.offline.expansion import (
 )
 from agents.offline.qtype import QuestionType, classify, fit
 from agents.offline.sections import detect_sections
+from agents.offline.selection import Answer, dedupe, is_broad, spread
 from agents.offline.text import sentence_spans, tokens
 
-__all__ = ["MIN_COVERAGE", "Answer", "Retriever"]
+__all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe"]
 
 MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
 MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
-DUPLICATE = 90.0  # token-set similarity above which two sentences say the same thing
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
 _SKIP = frozenset({"references", "backmatter"})
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A quotable sentence, its score, how much of the question its window covers, and its section."""
-
-    sentence: Sentence
-    score: float
-    coverage: float
-    section: str
 
 
 def quotable(text: str) -> bool:
@@ -254,7 +243,7 @@ class Retriever:
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
         answers = [a for _, a in candidates]
-        if _BROAD.search(question):  # "these papers": spread the quotes over the papers
+        if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
 
@@ -273,47 +262,3 @@ class Retriever:
 
     def kind(self, question: str) -> QuestionType:
         return classify(question)
-
-
-#: Stems that flip what a sentence says: two sentences differing in one of them are not duplicates.
-_POLARITY = frozenset(stem_words(["increase", "decrease", "higher", "lower", "more", "less", "improve", "worsen",
-                                  "not", "no", "without", "positive", "negative", "better", "worse", "rise", "fall",
-                                  "gain", "loss", "before", "after"]))
-
-
-def same_statement(a: str, b: str) -> bool:
-    """Near-identical wording (token-set similarity >= DUPLICATE) with no difference in direction."""
-    if fuzz.token_set_ratio(a.casefold(), b.casefold()) < DUPLICATE:
-        return False
-    differ = set(analyze(a)) ^ set(analyze(b))
-    return not (differ & _POLARITY) and not any(t[:1].isdigit() for t in differ)
-
-
-_BROAD = re.compile(r"(?i)\b(?:these|the|all|both|each|across|different|several|most)\s+(?:\w+\s+)?"
-                    r"(?:papers|studies|articles|documents|sources|works|trials|reviews)\b")
-
-
-def spread(answers: list[Answer], decay: float = 0.85) -> list[Answer]:
-    """Reorder so each further quote from an already quoted paper counts ``decay`` times less."""
-    pool = list(answers)
-    out: list[Answer] = []
-    count: Counter[str] = Counter()
-    while pool:
-        best = max(range(len(pool)), key=lambda i: (pool[i].score * decay ** count[pool[i].sentence.source_id], -i))
-        chosen = pool.pop(best)
-        count[chosen.sentence.source_id] += 1
-        out.append(chosen)
-    return out
-
-
-def dedupe(answers: list[Answer], limit: int, exclude: set[str]) -> list[Answer]:
-    """The first ``limit`` answers that do not repeat an earlier one (or an excluded sentence)."""
-    kept: list[Answer] = []
-    for answer in answers:
-        flat = answer.sentence.flat
-        if flat.casefold() in exclude or any(same_statement(flat, k.sentence.flat) for k in kept):
-            continue
-        kept.append(answer)
-        if len(kept) >= limit:
-            break
-    return kept
