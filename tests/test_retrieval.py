@@ -171,3 +171,15 @@ def test_eval_questions_are_answered_from_the_right_paper(qid: str, retriever: R
     expected = _doc(corpus, question["paper"])
     assert any(question["answer"].casefold() in a.sentence.flat.casefold() and a.sentence.source_id == expected
                for a in answers), [a.sentence.flat for a in answers]
+
+
+def test_the_shared_index_is_json_and_restores_the_same_ranking(corpus: Corpus, tmp_path: Path) -> None:
+    built = Retriever.cached(corpus, tmp_path)
+    (stored,) = tmp_path.glob("retriever-*.json")
+    json.loads(stored.read_text())  # plain data, never a pickle
+    loaded = Retriever.cached(corpus, tmp_path)
+    question = "What does IVC mean in the trauma thrombosis review?"
+    assert [(a.sentence, a.score) for a in loaded.search(question)] == [
+        (a.sentence, a.score) for a in built.search(question)]
+    stored.write_text("{damaged")
+    assert Retriever.cached(corpus, tmp_path).search(question)  # a damaged file is rebuilt

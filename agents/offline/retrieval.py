@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import pickle
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from agents.offline.corpus import Corpus, Sentence, _line_key, informative
 from agents.offline.expansion import (
@@ -58,7 +58,7 @@ def quotable(text: str) -> bool:
 def _bm25_postings(windows: list[list[str]]) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
     """Index the windows with bm25s and keep its score matrix (term -> window scores, CSC arrays).
 
-    Only the arrays are kept, so the pickled index loads in researcher processes without
+    Only the arrays are kept, so the cached index loads in researcher processes without
     importing bm25s and scipy (half a second each).
     """
     import bm25s
@@ -78,26 +78,44 @@ class _Unit:
     doc: int
 
 
+def _units(corpus: Corpus) -> list[_Unit]:
+    """Every sentence outside reference lists, back matter and running headers, in reading order."""
+    units: list[_Unit] = []
+    for number, (sid, doc) in enumerate(sorted(corpus.documents.items())):
+        info = corpus.info(sid)
+        sections = detect_sections(doc.pages)
+        for page_no, page in enumerate(doc.pages, start=1):
+            for a, b in sentence_spans(page):
+                section = sections.at(page_no, a)
+                refs = info.references and info.references[0] <= (page_no, a) < info.references[1]
+                text = page[a:b]
+                if section in _SKIP or refs or len(tokens(text)) < 3:
+                    continue
+                boiler = any(_line_key(line) in info.boilerplate for line in text.split("\n"))
+                units.append(_Unit(Sentence(sid, page_no, a, b, text), section, not boiler and quotable(text), number))
+    return units
+
+
 class Retriever:
     """Sentence units of a corpus and their BM25 window index (built once per corpus)."""
 
-    def __init__(self, corpus: Corpus) -> None:
+    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None) -> None:
+        """Build the index, or restore it from :meth:`state` (the same corpus texts)."""
         self.corpus = corpus
-        self.units: list[_Unit] = []
-        for number, (sid, doc) in enumerate(sorted(corpus.documents.items())):
-            info = corpus.info(sid)
-            sections = detect_sections(doc.pages)
-            for page_no, page in enumerate(doc.pages, start=1):
-                for a, b in sentence_spans(page):
-                    section = sections.at(page_no, a)
-                    refs = info.references and info.references[0] <= (page_no, a) < info.references[1]
-                    text = page[a:b]
-                    if section in _SKIP or refs or len(tokens(text)) < 3:
-                        continue
-                    boiler = any(_line_key(line) in info.boilerplate for line in text.split("\n"))
-                    self.units.append(_Unit(Sentence(sid, page_no, a, b, text), section,
-                                            not boiler and quotable(text), number))
-        self.terms = [analyze(u.sentence.text) for u in self.units]
+        postings = None
+        if state is None:
+            self.units = _units(corpus)
+            self.terms = [analyze(u.sentence.text) for u in self.units]
+            self.abbreviations = find_abbreviations(d.text for d in corpus.documents.values())
+        else:
+            pages = {sid: doc.pages for sid, doc in corpus.documents.items()}
+            self.units = [_Unit(Sentence(sid, page, a, b, pages[sid][page - 1][a:b]), section, bool(ok), doc)
+                          for sid, page, a, b, section, ok, doc in state["units"]]
+            self.terms = [list(t) for t in state["terms"]]
+            self.abbreviations = dict(state["abbreviations"])
+            found = state["postings"]
+            postings = (dict(found["vocab"]), np.asarray(found["data"], dtype=float),
+                        np.asarray(found["indices"], dtype=np.int64), np.asarray(found["indptr"], dtype=np.int64))
         windows = []
         for i, unit in enumerate(self.units):
             window = list(self.terms[i])
@@ -106,43 +124,48 @@ class Retriever:
                     window += self.terms[j]
             windows.append(window)
         self.window_sets = [set(w) for w in windows]
-        self._postings = _bm25_postings(windows)
+        self._postings = postings or _bm25_postings(windows)
         df: Counter[str] = Counter(t for w in self.window_sets for t in w)
         n = max(1, len(windows))
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
         self.max_idf = math.log(1 + (n + 0.5) / 0.5)
         self.vocab = sorted(df)
-        self.abbreviations = find_abbreviations(d.text for d in corpus.documents.values())
         self._scores: dict[str, np.ndarray] = {}
         self.anchors = self._anchor_counts()
 
-    _VERSION = 2
+    _VERSION = 3
+
+    def state(self) -> dict[str, Any]:
+        """What :meth:`__init__` needs to restore this index without rebuilding it (JSON-serialisable)."""
+        vocab, data, indices, indptr = self._postings
+        return {"units": [[u.sentence.source_id, u.sentence.page, u.sentence.start, u.sentence.end, u.section,
+                           u.quotable, u.doc] for u in self.units],
+                "terms": self.terms, "abbreviations": self.abbreviations,
+                "postings": {"vocab": vocab, "data": data.tolist(), "indices": indices.tolist(),
+                             "indptr": indptr.tolist()}}
 
     @classmethod
     def cached(cls, corpus: Corpus, folder: Path | None) -> Retriever:
-        """Build once per set of texts: researcher processes of one session share a pickled copy."""
+        """Build once per set of texts: the researcher processes of one session share the index,
+        stored as JSON (not a pickle: a session folder may come from elsewhere)."""
         if folder is None:
             return cls(corpus)
         key = hashlib.sha256(repr((cls._VERSION, sorted((sid, d.source.get("content_sha256"))
                                                            for sid, d in corpus.documents.items()))).encode())
-        path = folder / f"retriever-{key.hexdigest()[:20]}.pickle"
+        path = folder / f"retriever-{key.hexdigest()[:20]}.json"
         try:
-            with path.open("rb") as handle:
-                retriever: Retriever = pickle.load(handle)
-            retriever.corpus = corpus
-            return retriever
+            return cls(corpus, orjson.loads(path.read_bytes()))
         except Exception:  # missing or damaged: rebuild
             pass
         retriever = cls(corpus)
         folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as handle:
-            pickle.dump(retriever, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        tmp.write_bytes(orjson.dumps(retriever.state()))
+        os.replace(tmp, path)  # concurrent builders write identical files; the last rename wins
+        for stale in folder.glob("retriever-*.json"):  # indexes of earlier graph states
+            if stale != path:
+                stale.unlink(missing_ok=True)
         return retriever
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("corpus", "_scores")} | {"_scores": {}}
 
     def _anchor_counts(self) -> dict[str, Counter[str]]:
         """Per source, how often each stem occurs (outside references): is a named thing its subject?"""
