@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.offline.ingest import Document, ingest_dirs
+from agents.offline.keyphrases import key_phrases
 from agents.offline.text import (
     dehyphenate_pages,
-    key_phrases,
     normalize_page,
     sentence_spans,
     split_sentences,

@@ -16,7 +16,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from agents.offline.corpus import Corpus, complete_retry, load_corpus, stem, terms
+from agents.offline.corpus import Corpus, load_corpus
+from agents.offline.retry_repair import complete_retry
+from agents.offline.sentences import stem, terms
 from agents.offline.text import normalize_ws, wordlist
 from agents.runtime import AgentContext
 

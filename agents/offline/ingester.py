@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.offline.corpus import complete_retry
 from agents.offline.ingest import Document, IngestResult, ingest_dirs, read_library
+from agents.offline.retry_repair import complete_retry
 from agents.runtime import AgentContext
 
 __all__ = ["run", "source_item"]

@@ -1,8 +1,9 @@
-"""research-planner, offline: split the query into the question itself plus facet sub-questions.
+"""research-planner, offline: the query itself, then the parts it asks about.
 
-Without a model the plan cannot understand the question, but it can aim the search: every
-sub-question repeats the query's topic (so retrieval stays on topic) and adds the vocabulary its
-facet is written in (methods sections say "we used", limitations say "however"). Deterministic:
+Without a model the plan cannot understand the question, but it can take it apart: separate
+clauses ("What methods ... and what are their limitations?"), the two sides of a comparison, and
+the aspects the query names (methods, results, limitations), each asked about the query's topic.
+A simple question stays one question; no sub-question asks what the query did not. Deterministic:
 the same query always gives the same plan.
 """
 
@@ -12,8 +13,9 @@ import json
 import re
 from typing import Any
 
-from agents.offline.corpus import apply_retry
-from agents.offline.text import STOPWORDS, key_phrases, normalize_ws, tokens, wordlist
+from agents.offline.keyphrases import key_phrases
+from agents.offline.retry_repair import apply_retry
+from agents.offline.text import STOPWORDS, normalize_ws, tokens, wordlist
 from agents.runtime import AgentContext
 
 __all__ = ["make_plan", "run"]
@@ -31,21 +33,22 @@ _VERSUS = re.compile(r"(?i)\b(?:better|worse|more effective|less effective|faste
 _CLAUSE = re.compile(
     r"(?i)[,;]?\s+(?:and|but|or)\s+(?=(?:how|what|why|which|when|where|who|whether)\b)|[;:?]\s+"
 )
-_COMPARATIVE = re.compile(r"(?i)\b(?:vs\.?|versus|compared?|comparison|than|differ(?:s|ence|ent)?|between)\b")
 
-#: facet -> (question template, priority, facet vocabulary)
-_FACETS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "definitions": ("How are the key concepts of {topic} defined, and what mechanisms explain them?",
-                    "medium", ("defined", "definition", "mechanism", "concept")),
-    "evidence": ("What results and evidence have been reported on {topic}?", "high",
-                 ("results", "showed", "significant", "found")),
-    "methods": ("Which methods, data and study designs have been used to study {topic}?", "medium",
-                ("method", "data", "analysis", "approach")),
-    "limitations": ("What limitations, risks or open problems have been reported for {topic}?", "medium",
-                    ("limitation", "challenge", "risk", "barrier")),
-    "comparisons": ("How do findings on {topic} compare across approaches, settings or studies?", "low",
-                    ("compared", "than", "outperform", "difference")),
+#: Aspects a question may ask for: facet -> (words that ask for it, how the sub-question asks, priority).
+_ASPECTS: dict[str, tuple[re.Pattern[str], str, str]] = {
+    "methods": (re.compile(r"(?i)\b(?:methods?|methodolog\w*|study designs?|approach(?:es)?|how (?:was|were|is|are)"
+                           r" \w+ (?:measured|studied|assessed|built|constructed|collected))\b"),
+                "Which methods were used to study {topic}?", "medium"),
+    "evidence": (re.compile(r"(?i)\b(?:results?|findings?|outcomes?|evidence)\b"),
+                 "What were the main results on {topic}?", "high"),
+    "limitations": (re.compile(r"(?i)\b(?:limitations?|weakness(?:es)?|shortcomings?|drawbacks?|caveats?|"
+                               r"open problems?|risks?)\b"),
+                    "What limitations were reported for {topic}?", "medium"),
 }
+_SPLIT = re.compile(r"(?i)\s*(?:[,;]\s*|\s)(?:and|but|or|as well as)\s+(?=(?:how|what|why|which|when|where|who|whether|"
+                    r"do|does|did|is|are|was|were)\b)|[;?]\s+")
+_PAIR = re.compile(r"(?i)\b(?:compare|comparing|between)\s+(.+?)\s+(?:and|with|to|versus|vs\.?)\s+(.+?)[?.!]*$|"
+                   r"^(?:.*?\b(?:is|are|does|do)\s+)?(.+?)\s+(?:versus|vs\.?|better than|worse than)\s+(.+?)[?.!]*$")
 
 
 def _words(text: str) -> list[str]:
@@ -105,33 +108,73 @@ def _as_noun_phrase(topic: str) -> str:
     return f"“{topic}”" if any(w.casefold() in _CLAUSE_WORDS for w in _words(topic)) else topic
 
 
-def make_plan(query: str, depth: int = 1) -> dict[str, Any]:
-    """The plan document (schemas/plan.schema.json) for ``query``."""
-    query = normalize_ws(query)
+def _as_question(text: str) -> str:
+    text = normalize_ws(text).rstrip(" ,;:.!?")
+    return (text[:1].upper() + text[1:] + "?") if text else ""
+
+
+_EDGE = frozenset(wordlist("and or of the on in for about from with main key major their its these those this"))
+
+
+def _bare_topic(query: str) -> str:
+    """The query's topic without the aspect words ("main results and limitations of X" -> "X")."""
     topic = topic_of(query)
+    for pattern, _, _ in _ASPECTS.values():
+        topic = pattern.sub(" ", topic)
+    words = normalize_ws(topic).split()
+    while words and words[0].casefold() in _EDGE:
+        words.pop(0)
+    while words and words[-1].casefold() in _EDGE:
+        words.pop()
+    return " ".join(words) or "the question"
+
+
+def decompose(query: str) -> list[tuple[str, str]]:
+    """The parts a query asks, as (question, facet): its clauses, the two sides of a comparison and
+    the aspects (methods, results, limitations) it names; never a question it does not ask."""
+    query = normalize_ws(query)
+    parts: list[tuple[str, str]] = []
+    clauses = [c for c in _SPLIT.split(query) if c and len(_words(c)) >= 2]
+    if len(clauses) > 1:
+        parts += [(_as_question(c), "part") for c in clauses]
+    pair = _PAIR.search(query)
+    if pair:
+        sides = [g for g in pair.groups() if g][:2]
+        if len(sides) == 2 and all(any(_content(w) for w in _words(x)) for x in sides):
+            parts += [(f"What is reported about {normalize_ws(x)}?", "comparisons") for x in sides]
+    topic = _as_noun_phrase(_bare_topic(query))
+    named = [facet for facet, (pattern, _, _) in _ASPECTS.items() if pattern.search(query)]
+    if len(named) >= 2 and len(clauses) <= 1:  # "results and limitations of X": one question per aspect
+        parts += [(_ASPECTS[facet][1].format(topic=topic), facet) for facet in named]
+    seen = {query.casefold().rstrip("?")}
+    out = []
+    for question, facet in parts:
+        key = question.casefold().rstrip("?")
+        if key not in seen:
+            seen.add(key)
+            out.append((question, facet))
+    return out[:4]
+
+
+def make_plan(query: str, depth: int = 1) -> dict[str, Any]:
+    """The plan document (schemas/plan.schema.json) for ``query``: the question, then its parts."""
+    query = normalize_ws(query)
     keywords = keywords_of(query)
-    facets = ["definitions", "evidence", "methods", "limitations"]
-    if _COMPARATIVE.search(query) or depth > 1:
-        facets.append("comparisons")
     questions: list[dict[str, Any]] = [
         {"id": "Q1", "question": query if query.endswith("?") else query + "?", "priority": "high",
          "keywords": keywords, "facet": "overview"}
     ]
-    for number, facet in enumerate(facets, start=2):
-        template, priority, vocabulary = _FACETS[facet]
-        questions.append({
-            "id": f"Q{number}",
-            "question": template.format(topic=_as_noun_phrase(topic)),
-            "priority": priority,
-            "keywords": [*keywords[:4], *vocabulary],
-            "facet": facet,
-        })
+    for number, (question, facet) in enumerate(decompose(query), start=2):
+        priority = _ASPECTS[facet][2] if facet in _ASPECTS else "high"
+        questions.append({"id": f"Q{number}", "question": question, "priority": priority,
+                          "keywords": keywords_of(question), "facet": facet})
+    parts = f"{len(questions) - 1} part(s) it asks about" if len(questions) > 1 else "no separate parts"
     strategy = (
-        f"Answer '{query}' from the ingested documents: first the question as asked (Q1), then "
-        f"{len(facets)} facets of '{topic}' ({', '.join(facets)}). Each sub-question is searched with "
-        "BM25 over sentence passages; claims quote the best sentences verbatim with page numbers, the "
-        "fact-checker looks for corroboration in other sources, and sub-questions without evidence "
-        "become gaps for the next iteration."
+        f"Answer '{query}' from the ingested documents: the question as asked (Q1) and {parts}. Each "
+        "sub-question is searched with BM25 over sentence windows (query expanded with the documents' "
+        "abbreviations and related terms); claims quote the best sentences verbatim with page numbers, the "
+        "fact-checker looks for corroboration in other sources, and sub-questions without evidence become "
+        "gaps for the next iteration."
     )
     return {"query": query, "sub_questions": questions, "strategy": strategy}
 
@@ -152,6 +195,6 @@ def run(context: AgentContext) -> None:
         count = len(_produce(context)["sub_questions"])
     context.complete(
         "completed",
-        f"Planned {count} sub-questions for the query: the question itself and facets of its topic.",
+        f"Planned {count} sub-question(s): the query itself and the parts it asks about.",
         notes,
     )

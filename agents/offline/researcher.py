@@ -16,17 +16,12 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from agents.offline.corpus import (
-    Corpus,
-    Sentence,
-    complete_retry,
-    load_corpus,
-    plan_questions,
-    stem,
-    terms,
-)
-from agents.offline.text import key_phrases, normalize_ws, sentence_spans, wordlist
-from agents.offline.textindex import Hit
+from agents.offline.corpus import Corpus, load_corpus, plan_questions
+from agents.offline.keyphrases import key_phrases
+from agents.offline.retrieval import retriever_for
+from agents.offline.retry_repair import complete_retry
+from agents.offline.sentences import Sentence, stem
+from agents.offline.text import normalize_ws, sentence_spans, wordlist
 from agents.runtime import AgentContext
 
 __all__ = ["Pick", "fix_claim", "run", "select"]
@@ -61,65 +56,33 @@ def _local(ref: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "-", ref.rpartition(":")[2]) or "Q"
 
 
-def _gather(corpus: Corpus, queries: list[str], limit: int, only: list[str] | None = None) -> list[tuple[Hit, float]]:
-    """Hits of several searches, each scored against its own best (BM25 scores of different
-    queries are not comparable); a passage found twice keeps its better relevance."""
-    found: dict[tuple[str, int, int], tuple[Hit, float]] = {}
-    for query in queries:
-        hits = corpus.search(query, limit=limit, only=only)
-        for hit in hits:
-            key = (hit.source_id, hit.page, hit.passage)
-            relevance = hit.score / (hits[0].score or 1.0)
-            if key not in found or found[key][1] < relevance:
-                found[key] = (hit, relevance)
-    return sorted(found.values(), key=lambda e: (-e[1], e[0].source_id, e[0].page, e[0].passage))
+_ASKED_RE = re.compile(r"^.*?\b(?:answers|address|report about):\s*", re.IGNORECASE | re.DOTALL)
+
+
+def search_text(question: dict[str, Any], query: str) -> str:
+    """What to search for: the sub-question itself; for the orchestrator's follow-up questions ("What
+    does <title> report about: <query>", "No passage ... answers: <question>") the question they carry."""
+    text = normalize_ws(str(question.get("question", ""))) or query
+    return _ASKED_RE.sub("", text) or text
 
 
 def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, limit: int,
            used: set[str]) -> tuple[list[Pick], int]:
-    """The best informative sentences for one sub-question, and how many passages were read.
+    """The best quotable sentences for one sub-question, and how many candidate sentences were ranked.
 
-    The topic terms (those the sub-question shares with the research query) must appear in a
-    sentence and facet terms ("method", "limitation") raise its rank, so a methods question gets
-    methods sentences about the topic rather than any methods sentence. Searching with the query
-    too keeps the topic's passages in view when the facet words dominate BM25.
+    Ranking is :class:`agents.offline.retrieval.Retriever` (BM25 over sentence windows with query
+    expansion and answer typing); the research query is context for a sub-question. Sentences
+    already in ``used`` (quoted by another researcher) are skipped, and chosen ones are added.
     """
-    text = " ".join([str(question.get("question", "")), *map(str, question.get("keywords") or ())])
-    wanted = terms(text)
-    topic = (terms(query) & wanted) or wanted
-    facet = wanted - topic
-    queries = [text, query]
-    only = [str(s) for s in question.get("source_ids") or ()] or None  # a question about named sources
-    hits = _gather(corpus, queries, 10 * depth + 10, only)
-    if depth > 1 and hits:  # search wider: add the vocabulary of the best passages
-        feedback = key_phrases(" . ".join(h.text for h, _ in hits[:5]), top_n=4 + depth)
-        hits = _gather(corpus, [*queries, f"{text} {' '.join(feedback)}"], 10 * depth + 10, only)
-    weight = {t: max(corpus.idf(t), 0.05) for t in topic}
-    total = sum(weight.values()) or 1.0
-    candidates: list[tuple[float, int, Sentence]] = []
-    for rank, (hit, relevance) in enumerate(hits):
-        for sentence in corpus.sentences(hit):
-            found = terms(sentence.text)
-            on_topic = sum(weight[t] for t in found & topic) / total  # rare topic words count most
-            if on_topic < MIN_TOPIC:
-                continue
-            score = 0.3 * relevance + 0.4 * on_topic + 0.3 * min(len(found & facet), 2) / 2
-            candidates.append((round(score, 6), rank, sentence))
-    candidates.sort(key=lambda c: (-c[0], c[1], c[2].source_id, c[2].page, c[2].start))
-    picks: list[Pick] = []
-    per_source: dict[str, int] = {}
-    pool = [c for c in candidates if c[0] >= MIN_SCORE]
-    while pool and len(picks) < limit:  # greedy, gently preferring sources not quoted yet
-        adjusted = [(s * 0.93 ** per_source.get(c.source_id, 0), -i) for i, (s, _, c) in enumerate(pool)]
-        score, neg_index = max(adjusted)
-        _, _, sentence = pool.pop(-neg_index)
-        key = sentence.flat.casefold()
-        if key in used:
-            continue
-        used.add(key)
-        per_source[sentence.source_id] = per_source.get(sentence.source_id, 0) + 1
-        picks.append(Pick(sentence, score))
-    return picks, len(hits)
+    text = search_text(question, query)
+    only = {str(s) for s in question.get("source_ids") or ()} or None  # a question about named sources
+    context = query if normalize_ws(query).casefold() != text.casefold() else ""
+    answers = retriever_for(corpus).search(text, limit=limit * depth, context=context, only=only, exclude=used)
+    picks = []
+    for answer in answers[:limit]:
+        used.add(answer.sentence.flat.casefold())
+        picks.append(Pick(answer.sentence, max(0.0, answer.score)))
+    return picks, len(answers)
 
 
 def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str) -> dict[str, Any]:
@@ -128,7 +91,7 @@ def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str)
     claim: dict[str, Any] = {
         "id": f"{local}-C{number}",
         "statement": sentence.flat,
-        "confidence": round(min(0.8, max(0.4, 0.4 + 0.4 * pick.score)), 2),
+        "confidence": round(0.4 + 0.45 * min(1.0, pick.score / 1.4), 3),  # keeps the retrieval order
         "priority": "high" if number == 1 else "medium" if number <= 3 else "low",
         "evidence": [
             {"source_id": sentence.source_id, "snippet": sentence.flat, "locator": {"page": sentence.page}}
@@ -266,7 +229,9 @@ def locate(corpus: Corpus, source_id: str, text: str) -> Sentence | None:
     """
     doc = corpus.documents.get(source_id)
     wanted = normalize_ws(text.rstrip("\u2026")).casefold()
-    pieces = sorted({wanted, *re.split(r"(?<=[.!?])\s+", wanted)}, key=lambda p: (-len(p), p))
+    split = {wanted, *re.split(r"(?<=[.!?])\s+", wanted)}
+    split |= {" ".join(p.split()[k:]) for p in split for k in (1, 2, 3)}  # after a heading ("Abstract While ...")
+    pieces = sorted(split, key=lambda p: (-len(p), p))
     pieces = [p.rstrip(".") for p in pieces if len(p) >= 20]
     if doc is None or not pieces:
         return None

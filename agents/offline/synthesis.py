@@ -15,7 +15,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from agents.offline.corpus import complete_retry, plan_questions, terms
+from agents.offline.corpus import plan_questions
+from agents.offline.retry_repair import complete_retry
+from agents.offline.sentences import terms
 from agents.offline.text import normalize_ws
 from agents.runtime import AgentContext
 from orchestrator.session.atomic import dumps_pretty
@@ -29,6 +31,7 @@ OUTLINE_BUDGET = 60_000
 
 #: Section kind -> words that select it in a heading (checked in this order).
 _KINDS = (
+    ("answer", ("answer",)),
     ("bibliography", ("bibliograph", "reference", "works cited", "sources")),
     ("summary", ("summary", "abstract", "tl;dr", "tldr")),
     ("gaps", ("gap", "limitation", "risk", "contradiction", "open question")),
@@ -55,6 +58,11 @@ def weight(claim: Item) -> float:
     return round(sum(scores) / len(scores), 4) if scores else float(claim.get("confidence", 0.0))
 
 
+def rank(claim: Item) -> float:
+    """The researcher's own confidence: how well the sentence answers its sub-question (retrieval order)."""
+    return float(claim.get("confidence", 0.0))
+
+
 def status(claim: Item) -> str:
     statuses = {a.get("status") for a in claim.get("assessments") or ()}
     order = ("contradicted", "corroborated", "single-source", "unverified")
@@ -72,7 +80,7 @@ class Synthesis:
         self.verified = sorted((c for c in self.claims if verified(c)), key=lambda c: (-weight(c), c["id"]))
         self.sources = {s["id"]: s for s in graph.get("sources") or () if isinstance(s, dict)}
         self.by_question: dict[str, list[Item]] = {q["id"]: [] for q in questions}
-        for claim in self.verified:
+        for claim in sorted(self.verified, key=lambda c: (-rank(c), c["id"])):
             self.by_question.get(str(claim.get("sub_question_id")), []).append(claim)
         self.coverage = [self._coverage(q) for q in questions]
         self.cited: set[str] = set()
@@ -154,8 +162,11 @@ class Synthesis:
         return " ".join(out)
 
     def outline(self, headings: list[str]) -> Item:
+        if not any(kind_of(h) == "answer" for h in headings):
+            headings = ["Answer", *headings]
         builders: dict[str, Callable[[str], list[str]]] = {
-            "summary": self._summary, "introduction": self._introduction, "findings": self._findings,
+            "answer": self._answer, "summary": self._summary, "introduction": self._introduction,
+            "findings": self._findings,
             "evidence": self._evidence, "gaps": self._gaps, "quality": self._quality, "method": self._method,
             "conclusion": self._conclusion, "bibliography": lambda heading: [], "custom": self._custom,
         }
@@ -164,24 +175,52 @@ class Synthesis:
             for h in headings
         ]
         summary = f"Of {len(self.coverage)} sub-questions, {self.covered()} are covered by verified evidence."
-        outline = {"title": self.query or "Research report", "sections": sections,
-                   "summary": f"{summary} {self._summary('')[0]}".strip()}
+        outline = {"title": self.query or "Research report", "sections": sections, "summary": summary}
         while len(dumps_pretty(outline).encode()) > OUTLINE_BUDGET:  # stay under the file limit
             max(sections, key=lambda s: len(s["paragraphs"]))["paragraphs"].pop()
         return outline
 
+    def answer_claims(self, limit: int = 5) -> list[Item]:
+        """The claims that answer the query: the two best for the query itself (Q1), a third nearly as
+        good, then the best new one of each other sub-question; at most ``limit``, one per sentence."""
+        if not self.questions:
+            return []
+        first, *others = self.questions
+        main = self.by_question[first["id"]]
+        groups = [[c for n, c in enumerate(main[:3]) if n < 2 or rank(c) >= rank(main[0]) - 0.08]] if main else []
+        groups += [self.by_question[q["id"]] for q in others]  # each part: its best sentence not yet chosen
+        out: list[Item] = []
+        seen: set[str] = set()
+        for number, group in enumerate(groups):
+            for claim in group:
+                key = normalize_ws(claim["statement"]).casefold()
+                if key not in seen and len(out) < limit:
+                    seen.add(key)
+                    out.append(claim)
+                    if number:
+                        break
+        return out
+
+    def _answer(self, heading: str) -> list[str]:
+        cited = self.cite(self.answer_claims(), limit=5, fresh=True)
+        if cited:
+            return [cited]
+        return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question; "
+                "the gaps below say what was searched for."]
+
     def _summary(self, heading: str) -> list[str]:
-        heads = [c for claims in self.by_question.values() for c in claims[:2]]
-        return [self.cite(sorted(heads, key=lambda c: (-weight(c), c["id"])))]
+        sources = {_source_of(c) for c in self.verified}
+        overview = (f"This report answers \u201c{self.query}\u201d from {len(self.sources)} ingested source(s), "
+                    f"quoting {len(sources)} of them; {self.covered()} of {len(self.coverage)} sub-question(s) are "
+                    "covered by verified evidence.")
+        return [overview]  # the Answer above quotes the best sentences; Key Findings the rest
 
     def _introduction(self, heading: str) -> list[str]:
         listed = "; ".join(f"{q['id'].rpartition(':')[2]}: {q.get('question')}" for q in self.questions)
         intro = f"This report addresses the question \u201c{self.query}\u201d."
         if listed:
             intro += f" It is organised around {len(self.questions)} sub-questions ({listed})."
-        defining = [c for q in self.questions if q.get("facet") in ("definitions", "overview")
-                    for c in self.by_question[q["id"]][:3]]
-        return [intro, self.cite(defining, limit=2, fresh=True)]
+        return [intro]
 
     def _findings(self, heading: str) -> list[str]:
         cited = [(q, self.cite(self.by_question[q["id"]], PER_QUESTION, fresh=True)) for q in self.questions]
@@ -196,7 +235,8 @@ class Synthesis:
             source = self.sources.get(source_id, {})
             year = f" ({source['year']})" if source.get("year") else ""
             out.append(f"{source.get('title', source_id)}{year} supplies {len(claims)} verified claim(s), "
-                       f"for example: {self.cite(claims, limit=2)}")
+                       + (f"for example: {example}" if (example := self.cite(claims, limit=2, fresh=True))
+                          else "each quoted elsewhere in this report."))
         return out
 
     def _gaps(self, heading: str) -> list[str]:
@@ -235,7 +275,8 @@ class Synthesis:
     def _conclusion(self, heading: str) -> list[str]:
         strongest = sorted(self.verified, key=lambda c: (status(c) != "corroborated", -weight(c)))
         coverage = f"{self.covered()} of {len(self.coverage)} sub-questions are covered"
-        return [self.cite(strongest, limit=2), f"{coverage}; the gaps say what further sources would answer."]
+        return [self.cite(strongest, limit=2, fresh=True),
+                f"{coverage}; the gaps say what further sources would answer."]
 
     def _custom(self, heading: str) -> list[str]:
         wanted = terms(heading)

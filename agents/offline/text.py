@@ -7,16 +7,13 @@ slices of the stored text and the evidence verifier can find them again.
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
 __all__ = [
     "STOPWORDS",
     "dehyphenate_pages",
     "join_wrapped_lines",
-    "key_phrases",
     "normalize_chars",
     "normalize_page",
     "normalize_pages",
@@ -212,6 +209,8 @@ _TERMINATOR_RE = re.compile(
 _PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 _BULLET_RE = re.compile(r"(?:[-*+•▪◦]|\d{1,2}[.)])\s+\S")
 _NUMBERED_HEADING_RE = re.compile(r"\d+(?:\.\d+)*\.?\s+[A-Z][^.!?]*")
+#: A footnote line: its number glued to its first word ("7We assume ...", "2https://...").
+_FOOTNOTE_RE = re.compile(r"(?:\d{1,2}|[*\u2020\u2021\u00a7])(?=[A-Z][a-z]|https?:)")
 _MAX_SENTENCE = 800
 
 
@@ -239,8 +238,10 @@ def _line_breaks(text: str) -> list[int]:
         s = line.strip()
         nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
         if not s or _BULLET_RE.match(s):
-            cuts.append(pos)
-        else:
+            cuts.append(pos)  # a numbered heading ("3. Results") is a bullet too: it is also cut after, below
+        if s and (foot := _FOOTNOTE_RE.match(line)) is not None:
+            cuts.extend((pos, pos + foot.end()))  # the marker alone, then the footnote's own sentence
+        elif s:
             short = len(s) <= 60 and len(s.split()) <= 8 and len(s) <= 0.6 * typical
             heading = (
                 (short or (_NUMBERED_HEADING_RE.fullmatch(s) is not None and len(s.split()) <= 8))
@@ -306,51 +307,3 @@ def split_sentences(text: str) -> list[str]:
     return [normalize_ws(text[a:b]) for a, b in sentence_spans(text)]
 
 
-# --- key phrases ---------------------------------------------------------------------------
-
-_PHRASE_SPLIT_RE = re.compile(r"[^\w\s'\u2019-]|\s-\s|--")
-
-
-_GENERIC = frozenset(
-    wordlist(
-        """
-    al also among based doi et fig figs figure figures find found however http https include
-    includes including new one paper result results second section show shown shows studies study
-    table tables three two use used uses using well within work www
-        """
-    )
-)
-
-
-def key_phrases(text: str, top_n: int = 10, max_words: int = 4) -> list[str]:
-    """Deterministic key phrases, lower-cased, best first.
-
-    RAKE-style candidates (runs of content words between stopwords and punctuation), scored by
-    how often each n-gram of a run recurs, times sqrt(length) so multi-word phrases win and
-    single words count half. A phrase inside a better one (or containing it) is dropped; ties
-    break alphabetically.
-    """
-    counts: Counter[tuple[str, ...]] = Counter()
-    for chunk in _PHRASE_SPLIT_RE.split(normalize_chars(text).casefold()):
-        run: list[str] = []
-        for word in [*chunk.split(), ""]:
-            w = word.strip("'\u2019-")
-            if len(w) > 1 and w not in STOPWORDS and w not in _GENERIC and not w[0].isdigit():
-                run.append(w)
-                continue
-            for n in range(1, min(max_words, len(run)) + 1):
-                counts.update(tuple(run[i : i + n]) for i in range(len(run) - n + 1))
-            run = []
-
-    def score(p: tuple[str, ...]) -> float:
-        return counts[p] * (math.sqrt(len(p)) if len(p) > 1 else 0.5)
-
-    chosen: list[str] = []
-    for phrase in sorted(counts, key=lambda p: (-score(p), " ".join(p))):
-        padded = f" {' '.join(phrase)} "
-        if any(padded in f" {c} " or f" {c} " in padded for c in chosen):
-            continue
-        chosen.append(padded.strip())
-        if len(chosen) >= top_n:
-            break
-    return chosen

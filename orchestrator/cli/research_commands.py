@@ -74,17 +74,24 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 
 def _finish(result: dict[str, Any], mode: str) -> None:
+    from orchestrator.report.answer import answer_of
+
     root = Path(result["session"])
     report = root / "mission-report.md"
+    answer = answer_of(report) if report.exists() else None
     if mode == "json":  # one JSON object per line: the events, then the result
         click.echo(
             json.dumps(
-                {"type": "run.result", **result, "report": str(report) if report.exists() else None}, ensure_ascii=False
+                {"type": "run.result", **result, "report": str(report) if report.exists() else None,
+                 "answer": answer},
+                ensure_ascii=False,
             )
         )
     else:
         if result.get("research_stopped") and mode != "quiet":
             click.echo(f"research stopped: {result['research_stopped']}")
+        if answer and mode != "quiet":
+            click.echo(f"\nanswer: {answer}\n")
         click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
         click.echo(f"session: {root}")
         if report.exists():

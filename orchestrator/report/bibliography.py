@@ -17,6 +17,8 @@ from urllib.parse import quote
 
 from pylatexenc.latexencode import UnicodeToLatexEncoder
 
+from orchestrator.report.publication import publication
+
 BIBTEX_TYPES = {
     "journal-article": "article", "conference-paper": "inproceedings", "preprint": "misc",
     "book": "book", "book-chapter": "incollection", "thesis": "phdthesis", "report": "techreport",
@@ -166,8 +168,11 @@ def _bibtex_fields(source: Mapping[str, Any], kind: str) -> list[tuple[str, str]
     if source.get("authors"):
         fields.append(("author", " and ".join(_bib_name(a) for a in source["authors"])))
     fields.append(("title", _protect_title(str(source.get("title", "")))))
-    if source.get("venue"):
-        fields.append((VENUE_FIELD.get(kind, "howpublished"), latex_escape(source["venue"])))
+    printed = publication(source)
+    if printed.get("venue"):
+        fields.append((VENUE_FIELD.get(kind, "howpublished"), latex_escape(printed["venue"])))
+    fields += [(name, latex_escape(printed[key])) for key, name in (("volume", "volume"), ("issue", "number"),
+                                                                     ("pages", "pages")) if printed.get(key)]
     if _year(source):
         fields.append(("year", str(_year(source))))
     if source.get("publisher"):
@@ -226,6 +231,9 @@ def to_csl_json(sources: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         optional = {"DOI": source.get("doi"), "URL": source.get("url") or source.get("pdf_url"),
                     "container-title": source.get("venue"), "publisher": source.get("publisher"),
                     "abstract": source.get("abstract"), "language": source.get("language")}
+        printed = publication(source)
+        optional |= {"container-title": printed.get("venue"), "volume": printed.get("volume"),
+                     "issue": printed.get("issue"), "page": (printed.get("pages") or "").replace("--", "-")}
         item.update({k: v for k, v in optional.items() if v})
         if source.get("arxiv_id"):
             item["number"] = f"arXiv:{source['arxiv_id']}"

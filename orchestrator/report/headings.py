@@ -10,6 +10,7 @@ import re
 
 #: Section kinds and the headings (normalized) that select them.
 KIND_HEADINGS: dict[str, tuple[str, ...]] = {
+    "answer": ("answer", "direct answer", "short answer"),
     "summary": ("summary", "executive summary", "abstract", "tl dr", "tldr"),
     "introduction": ("introduction", "background", "overview", "market overview", "context", "scope",
                      "technical background"),

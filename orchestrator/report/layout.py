@@ -62,18 +62,21 @@ def _plan(required: list[str], outline_sections: list[Mapping[str, Any]]) -> lis
         if kind != "custom":
             by_kind.setdefault(kind, i)
     extra: dict[int, list[tuple[str, str, list[str]]]] = {}
+    front: list[tuple[str, str, list[str]]] = []  # an outline's direct answer opens the report
     anchor = 0
     for section in outline_sections:
         heading = " ".join(str(section.get("heading", "")).split())
         paragraphs = [p for p in section.get("paragraphs") or () if isinstance(p, dict)]
         texts = [str(p["text"]) for p in paragraphs if p.get("text")]
         slot = by_heading.get(normalize_heading(heading), by_kind.get(kind_of(heading)))
-        if slot is None:
+        if slot is None and kind_of(heading) == "answer":
+            front.append((heading, "answer", texts))
+        elif slot is None:
             extra.setdefault(anchor, []).append((heading, kind_of(heading), texts))
         else:
             anchor = slot
             slots[slot][2].extend(texts)
-    ordered: list[tuple[str, str, list[str]]] = []
+    ordered: list[tuple[str, str, list[str]]] = list(front)
     for position, slot_item in enumerate(slots):
         ordered.append(slot_item)
         ordered.extend(extra.get(position, []))

@@ -1,0 +1,127 @@
+"""What kind of answer a question wants, and how well a sentence fits that kind.
+
+"How many / what percentage" wants a sentence with a number (and the asked unit); "limitations"
+wants the limitations paragraph; "what does X stand for" wants the sentence defining X; "who /
+which tool" wants a name. The bonus is added to the retrieval score, so it reorders sentences that
+are already about the question rather than pulling in unrelated ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agents.offline.text import STOPWORDS
+
+__all__ = ["QuestionType", "classify", "fit"]
+
+_NUMERIC = re.compile(
+    r"(?i)\b(?:how (?:many|much|long|large|big|often|fast|high|low|old|far)|what(?: is| are| was| were)?"
+    r"(?: the)? (?:\w+ )?(?:percentage|percent|"
+    r"proportion|fraction|share|number|value|rate|size|amount|level|ratio|temperature|dose|score|accuracy|"
+    r"ki|ic50|concentration|capacity|risk|correlation|count)|at what|by how)\b"
+)
+_LIMITATION = re.compile(r"(?i)\b(?:limitations?|weakness(?:es)?|shortcomings?|drawbacks?|caveats?|"
+                         r"what (?:are|were) the (?:main )?(?:problems|challenges))\b")
+_DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |acronym )?[\"'\u201c]?"
+                         r"([A-Za-z][\w-]{1,11})[\"'\u201d]? (?:stand for|mean)\b|\bwhat is meant by\b|"
+                         r"\bdefin(?:e|ition)\b")
+_RESULTS = re.compile(r"(?i)\b(?:results?|findings?|outcomes?|what did (?:they|the \w+) find)\b")
+_NAME = re.compile(r"(?i)^\s*(?:who|which|what (?:tool|software|program|method|dataset|model|algorithm|"
+                   r"language|compound|drug|species|genotypes?|hospital|country))\b")
+_UNITS = {
+    "percent": re.compile(r"%|\bper ?cent\b"), "fold": re.compile(r"(?i)\d\s*-?\s*fold\b|\btimes\b"),
+    "temperature": re.compile(r"[\u00b0\u02da]\s?[CF]\b|\bdegrees?\b"),
+}
+_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
+                 "fifty|hundred|thousand|million|billion|half|twice")
+_NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.I)
+_CITATION_RE = re.compile(r"\[[\d,;\s\u2013-]+\]|\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b(?:Fig(?:ure)?|Table|Eq)\.?\s*\d+")
+_LIMIT_WORDS = re.compile(r"(?i)\blimitations?\b|\b(?:is|are|was|were) limited (?:to|by|in)\b|\bcaveats?\b|"
+                          r"\bshortcomings?\b|\bdrawbacks?\b|\bdoes not allow\b|\bgenerali[sz]|\bbias(?:ed|es)?\b|"
+                          r"\bsmall (?:sample|size|number)\b|\binterpreted with caution\b|\bfuture (?:work|research)\b")
+_PROPER = re.compile(r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*)\b")
+
+
+@dataclass(frozen=True)
+class QuestionType:
+    """The answer kinds a question asks for; ``unit`` is 'percent', 'fold', 'temperature' or ''."""
+
+    numeric: bool = False
+    unit: str = ""
+    limitation: bool = False
+    definition: str = ""  # the abbreviation to define, lower-case ('' when none)
+    name: bool = False
+    results: bool = False  # "what were the results / findings / outcomes"
+    counted: str = ""  # "how many wheat genotypes": the first 5 letters of the counted noun
+
+    @property
+    def label(self) -> str:
+        kinds = [k for k, on in (("numeric", self.numeric), ("limitations", self.limitation),
+                                 ("definition", bool(self.definition)), ("name", self.name),
+                                 ("results", self.results)) if on]
+        return "+".join(kinds) or "open"
+
+
+def classify(question: str) -> QuestionType:
+    unit = ""
+    low = question.casefold()
+    if re.search(r"percent|proportion|%|share of", low):
+        unit = "percent"
+    elif re.search(r"\bfold\b|times (?:more|less|higher|lower)", low):
+        unit = "fold"
+    elif "temperature" in low or "degrees" in low:
+        unit = "temperature"
+    definition = _DEFINITION.search(question)
+    return QuestionType(
+        numeric=bool(_NUMERIC.search(question)) or bool(unit and unit != "temperature"),
+        unit=unit,
+        limitation=bool(_LIMITATION.search(question)),
+        definition=(definition.group(1) or "").casefold() if definition else "",
+        name=bool(_NAME.search(question)),
+        results=bool(_RESULTS.search(question)),
+        counted=_counted(question),
+    )
+
+
+def _counted(question: str) -> str:
+    """The noun a "how many" question counts: the first plural among its next words, else the first word."""
+    m = re.search(r"(?i)\bhow many ((?:[a-z][\w-]* ?){1,3})", question)
+    if not m:
+        return ""
+    words = []
+    for word in m.group(1).split():
+        if word.casefold() in STOPWORDS:
+            break
+        words.append(word.casefold())
+    plural = [w for w in words if w.endswith("s") and not w.endswith("ss")]
+    return (plural or words or [""])[0][:5]
+
+
+def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float:
+    """A bonus in about [-0.15, 0.35] for how well ``sentence`` has the kind of answer asked for."""
+    bonus = 0.0
+    if kind.numeric:
+        sentence = _CITATION_RE.sub(" ", sentence)  # "[30; 31]", "(Smith et al., 2018)" are not answers
+        numbers = _NUMBER_RE.findall(sentence)
+        bonus += 0.15 if numbers else -0.15
+        if kind.unit and _UNITS[kind.unit].search(sentence):
+            bonus += 0.1
+        counted = rf"(?i)(?:\d|\b(?:{_NUMBER_WORDS}))\S*\s+(?:\S+\s+){{0,2}}{re.escape(kind.counted)}"
+        if kind.counted and re.search(counted, sentence):
+            bonus += 0.15
+    if kind.limitation:
+        bonus += 0.2 if section == "limitations" else 0.0
+        bonus += 0.15 if _LIMIT_WORDS.search(sentence) else -0.05
+    if kind.results and not kind.limitation:
+        bonus += 0.1 if section in ("results", "abstract", "conclusion", "discussion") else 0.0
+        bonus -= 0.1 if _LIMIT_WORDS.search(sentence) else 0.0
+    if kind.definition:
+        defined = re.search(rf"(?i)\(\s*{re.escape(kind.definition)}s?\s*\)|\b{re.escape(kind.definition)}s?\s*\(",
+                            sentence)
+        bonus += 0.35 if defined else 0.0
+    if kind.name:
+        asked = {w.casefold() for w in re.findall(r"\w+", question)}
+        names = [m for m in _PROPER.findall(sentence[1:]) if m.casefold() not in asked]
+        bonus += 0.08 if names else 0.0
+    return bonus

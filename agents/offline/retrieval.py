@@ -1,0 +1,296 @@
+"""Answer retrieval: BM25 (bm25s, Snowball stems) over sentence windows, with expansion and answer typing.
+
+Every sentence of every paper outside its reference list and back matter is a unit; it is indexed
+with its neighbours (a three-sentence window), because the sentence that answers often leaves its
+subject to the previous one. A query is expanded from the corpus (defined abbreviations, lay terms,
+word families) and by pseudo-relevance feedback, and each query term is weighted. A sentence's score
+mixes the window's BM25, how much of the question the sentence and its window cover, its section
+and the answer kind the question wants (:mod:`agents.offline.qtype`). Only sentences whose window
+covers most of the question are returned, so an out-of-scope question gets nothing to cite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from agents.offline.corpus import Corpus
+from agents.offline.expansion import (
+    analyze,
+    find_abbreviations,
+    lay_expansions,
+    question_terms,
+    stem_words,
+    terms_of,
+)
+from agents.offline.qtype import QuestionType, classify, fit
+from agents.offline.sections import detect_sections
+from agents.offline.selection import Answer, dedupe, is_broad, spread
+from agents.offline.sentences import Sentence, informative, line_key
+from agents.offline.text import sentence_spans, tokens
+
+__all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe"]
+
+MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
+MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
+_PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
+          "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
+_SKIP = frozenset({"references", "backmatter"})
+
+
+def quotable(text: str) -> bool:
+    """A sentence worth quoting (:func:`corpus.informative`); one may open with a number ("64 known ...")."""
+    flat = text.lstrip()
+    if flat[:1].isdigit():
+        number = re.match(r"[\d.,]+", flat)
+        flat = "Many" + flat[number.end() if number else 0 :]
+    return informative(flat)
+
+
+def _bm25_postings(windows: list[list[str]]) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
+    """Index the windows with bm25s and keep its score matrix (term -> window scores, CSC arrays).
+
+    Only the arrays are kept, so the cached index loads in researcher processes without
+    importing bm25s and scipy (half a second each).
+    """
+    import bm25s
+
+    bm25 = bm25s.BM25()
+    bm25.index(windows or [[""]], show_progress=False)
+    scores = bm25.scores
+    return (dict(bm25.vocab_dict), np.asarray(scores["data"], dtype=float), np.asarray(scores["indices"]),
+            np.asarray(scores["indptr"]))
+
+
+@dataclass(frozen=True)
+class _Unit:
+    sentence: Sentence
+    section: str
+    quotable: bool
+    doc: int
+
+
+def _units(corpus: Corpus) -> list[_Unit]:
+    """Every sentence outside reference lists, back matter and running headers, in reading order."""
+    units: list[_Unit] = []
+    for number, (sid, doc) in enumerate(sorted(corpus.documents.items())):
+        info = corpus.info(sid)
+        sections = detect_sections(doc.pages)
+        for page_no, page in enumerate(doc.pages, start=1):
+            for a, b in sentence_spans(page):
+                section = sections.at(page_no, a)
+                refs = info.references and info.references[0] <= (page_no, a) < info.references[1]
+                text = page[a:b]
+                if section in _SKIP or refs or len(tokens(text)) < 3:
+                    continue
+                boiler = any(line_key(line) in info.boilerplate for line in text.split("\n"))
+                units.append(_Unit(Sentence(sid, page_no, a, b, text), section, not boiler and quotable(text), number))
+    return units
+
+
+class Retriever:
+    """Sentence units of a corpus and their BM25 window index (built once per corpus)."""
+
+    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None) -> None:
+        """Build the index, or restore it from :meth:`state` (the same corpus texts)."""
+        self.corpus = corpus
+        postings = None
+        if state is None:
+            self.units = _units(corpus)
+            self.terms = [analyze(u.sentence.text) for u in self.units]
+            self.abbreviations = find_abbreviations(d.text for d in corpus.documents.values())
+        else:
+            pages = {sid: doc.pages for sid, doc in corpus.documents.items()}
+            self.units = [_Unit(Sentence(sid, page, a, b, pages[sid][page - 1][a:b]), section, bool(ok), doc)
+                          for sid, page, a, b, section, ok, doc in state["units"]]
+            self.terms = [list(t) for t in state["terms"]]
+            self.abbreviations = dict(state["abbreviations"])
+            found = state["postings"]
+            postings = (dict(found["vocab"]), np.asarray(found["data"], dtype=float),
+                        np.asarray(found["indices"], dtype=np.int64), np.asarray(found["indptr"], dtype=np.int64))
+        windows = []
+        for i, unit in enumerate(self.units):
+            window = list(self.terms[i])
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(self.units) and self.units[j].doc == unit.doc:
+                    window += self.terms[j]
+            windows.append(window)
+        self.window_sets = [set(w) for w in windows]
+        self._postings = postings or _bm25_postings(windows)
+        df: Counter[str] = Counter(t for w in self.window_sets for t in w)
+        n = max(1, len(windows))
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        self.max_idf = math.log(1 + (n + 0.5) / 0.5)
+        self.vocab = sorted(df)
+        self._scores: dict[str, np.ndarray] = {}
+        self.anchors = self._anchor_counts()
+
+    _VERSION = 3
+
+    def state(self) -> dict[str, Any]:
+        """What :meth:`__init__` needs to restore this index without rebuilding it (JSON-serialisable)."""
+        vocab, data, indices, indptr = self._postings
+        return {"units": [[u.sentence.source_id, u.sentence.page, u.sentence.start, u.sentence.end, u.section,
+                           u.quotable, u.doc] for u in self.units],
+                "terms": self.terms, "abbreviations": self.abbreviations,
+                "postings": {"vocab": vocab, "data": data.tolist(), "indices": indices.tolist(),
+                             "indptr": indptr.tolist()}}
+
+    @classmethod
+    def cached(cls, corpus: Corpus, folder: Path | None) -> Retriever:
+        """Build once per set of texts: the researcher processes of one session share the index,
+        stored as JSON (not a pickle: a session folder may come from elsewhere)."""
+        if folder is None:
+            return cls(corpus)
+        key = hashlib.sha256(repr((cls._VERSION, sorted((sid, d.source.get("content_sha256"))
+                                                           for sid, d in corpus.documents.items()))).encode())
+        path = folder / f"retriever-{key.hexdigest()[:20]}.json"
+        try:
+            return cls(corpus, orjson.loads(path.read_bytes()))
+        except Exception:  # missing or damaged: rebuild
+            pass
+        retriever = cls(corpus)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(orjson.dumps(retriever.state()))
+        os.replace(tmp, path)  # concurrent builders write identical files; the last rename wins
+        for stale in folder.glob("retriever-*.json"):  # indexes of earlier graph states
+            if stale != path:
+                stale.unlink(missing_ok=True)
+        return retriever
+
+    def _anchor_counts(self) -> dict[str, Counter[str]]:
+        """Per source, how often each stem occurs (outside references): is a named thing its subject?"""
+        counts: dict[str, Counter[str]] = {}
+        for unit, terms in zip(self.units, self.terms, strict=True):
+            counts.setdefault(unit.sentence.source_id, Counter()).update(terms)
+        return counts
+
+    def anchors_of(self, question: str) -> set[str]:
+        """Stems of the names a question uses ("S2ORC", "33RE", "SciBERT", "Malawi") that some paper uses."""
+        names = [w for w in re.findall(r"[\w-]+", question)[1:]
+                 if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2
+                 or (w[:1].isupper() and w.casefold() not in self.abbreviations and len(w) > 2)]
+        stems = {s for w in names for s in analyze(w)}
+        return {s for s in stems if s in self.idf and self.idf[s] > 2.0}
+
+    # -- query --------------------------------------------------------------------------------
+    def _term_scores(self, term: str) -> np.ndarray:
+        """BM25 score of every window for one term (what ``bm25s.BM25.get_scores([term])`` returns)."""
+        if term not in self._scores:
+            vocab, data, indices, indptr = self._postings
+            scores = np.zeros(len(self.units))
+            tid = vocab.get(term)
+            if tid is not None:
+                scores[indices[indptr[tid] : indptr[tid + 1]]] = data[indptr[tid] : indptr[tid + 1]]
+            self._scores[term] = scores
+        return self._scores[term]
+
+    def expand(self, question: str) -> list[tuple[str, set[str]]]:
+        """Each content stem of the question with the stems that may stand in for it."""
+        words = question_terms(question)
+        stems = stem_words(words)
+        groups: list[tuple[str, set[str]]] = []
+        flat = " ".join(terms_of(question))
+        for abbr, long_form in self.abbreviations.items():
+            long_stems = analyze(long_form)
+            if len(abbr) > 1 and long_stems and f" {' '.join(terms_of(long_form))} " in f" {flat} ":
+                groups.append((stem_words([abbr])[0], set(long_stems)))
+        for stem in dict.fromkeys(stems):
+            alternatives = set(lay_expansions(stem))
+            original = next((w for w in words if stem_words([w])[0] == stem), stem)
+            if original in self.abbreviations:
+                alternatives |= set(analyze(self.abbreviations[original]))
+            if len(stem) >= (4 if stem not in self.idf else 5):  # a word family: "rehab" -> "rehabilit"
+                alternatives |= {v for v in self.vocab if v.startswith(stem) and len(v) <= len(stem) + 6}
+            groups.append((stem, {a for a in alternatives if a in self.idf and a != stem}))
+        return groups
+
+    def _weight(self, stem: str, alternatives: set[str]) -> float:
+        if stem in self.idf:
+            return self.idf[stem]
+        known = [self.idf[a] for a in alternatives if a in self.idf]
+        return max(known) if known else self.max_idf  # a word no paper uses: the question is off-corpus
+
+    # -- ranking ------------------------------------------------------------------------------
+    def search(self, question: str, limit: int = 8, context: str = "", only: set[str] | None = None,
+               exclude: set[str] | None = None, min_coverage: float = MIN_COVERAGE) -> list[Answer]:
+        """The best quotable sentences for ``question``, near-duplicates removed, best first.
+
+        ``context`` (the research query, for a sub-question) adds its terms at half weight;
+        ``exclude`` holds normalised sentences already quoted elsewhere.
+        """
+        if not self.units:
+            return []
+        kind = classify(question)
+        anchors = self.anchors_of(question)
+        about = {sid for sid, counts in self.anchors.items() if any(counts[a] >= 3 for a in anchors)}
+        if anchors and about:  # a question that names something is answered by the papers about it
+            only = about if only is None else only & about
+        groups = self.expand(question)
+        weights = {stem: self._weight(stem, alts) for stem, alts in groups}
+        total = sum(weights.values()) or 1.0
+        score = np.zeros(len(self.units))
+        for stem, alts in groups:
+            score += weights[stem] * self._term_scores(stem)
+            for alt in alts:
+                score += 0.6 * weights[stem] * self._term_scores(alt)
+        for stem in analyze(context):
+            if stem not in weights:
+                score += 0.3 * self.idf.get(stem, 0.0) * self._term_scores(stem)
+        score = self._feedback(score, weights)
+        best = float(score.max()) or 1.0
+        ranked = np.argsort(-score, kind="stable")[:400]
+        candidates: list[tuple[float, Answer]] = []
+        for i in ranked:
+            unit = self.units[int(i)]
+            if not unit.quotable or score[i] <= 0 or (only is not None and unit.sentence.source_id not in only):
+                continue
+            own, window = set(self.terms[i]), self.window_sets[i]
+            cover_w = sum(w for s, alts in groups if (s in window or alts & window) for w in [weights[s]]) / total
+            if cover_w < min_coverage:
+                continue
+            cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
+            if cover_s < MIN_OWN_COVERAGE:
+                continue  # its neighbours are on topic, the sentence itself says nothing of the question
+            base = 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w
+            value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
+            candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
+        candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
+        answers = [a for _, a in candidates]
+        if is_broad(question):  # "these papers": spread the quotes over the papers
+            answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
+        return dedupe(answers, limit, exclude or set())
+
+    def _feedback(self, score: np.ndarray, weights: dict[str, float]) -> np.ndarray:
+        """Pseudo-relevance feedback: terms frequent in the 5 best windows and rare elsewhere, at low weight."""
+        top = [int(i) for i in np.argsort(-score, kind="stable")[:5] if score[i] > 0]
+        if not top:
+            return score
+        counts: Counter[str] = Counter(t for i in top for t in self.window_sets[i])
+        extra = sorted(((c * self.idf[t], t) for t, c in counts.items()
+                        if t not in weights and c >= 2 and not t.isdigit()), reverse=True)[:6]
+        mean = sum(weights.values()) / max(1, len(weights))
+        for value, term in extra:
+            score = score + 0.15 * mean * self._term_scores(term) * min(1.0, value / (5 * mean or 1.0))
+        return score
+
+    def kind(self, question: str) -> QuestionType:
+        return classify(question)
+
+
+def retriever_for(corpus: Corpus) -> Retriever:
+    """The answer retriever over the corpus's documents, built on first use and kept on the corpus."""
+    if corpus.retriever_cache is None:
+        corpus.retriever_cache = Retriever.cached(corpus, corpus.cache_dir)
+    found: Retriever = corpus.retriever_cache
+    return found

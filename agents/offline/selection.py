@@ -1,0 +1,79 @@
+"""Choosing among ranked sentences: near-duplicates once, and quotes spread over papers when asked.
+
+Two sentences are the same statement when their wording is nearly identical and they do not
+differ in direction ("increased" / "decreased", "not"), so a contradiction is never merged away.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+
+from agents.offline.expansion import analyze, stem_words
+from agents.offline.sentences import Sentence
+
+__all__ = ["DUPLICATE", "Answer", "dedupe", "is_broad", "same_statement", "spread"]
+
+DUPLICATE = 90.0  # token-set similarity above which two sentences say the same thing
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A quotable sentence, its score, how much of the question its window covers, and its section."""
+
+    sentence: Sentence
+    score: float
+    coverage: float
+    section: str
+
+
+#: Stems that flip what a sentence says: two sentences differing in one of them are not duplicates.
+_POLARITY = frozenset(stem_words(["increase", "decrease", "higher", "lower", "more", "less", "improve", "worsen",
+                                  "not", "no", "without", "positive", "negative", "better", "worse", "rise", "fall",
+                                  "gain", "loss", "before", "after"]))
+
+
+def same_statement(a: str, b: str) -> bool:
+    """Near-identical wording (token-set similarity >= DUPLICATE) with no difference in direction."""
+    if fuzz.token_set_ratio(a.casefold(), b.casefold()) < DUPLICATE:
+        return False
+    differ = set(analyze(a)) ^ set(analyze(b))
+    return not (differ & _POLARITY) and not any(t[:1].isdigit() for t in differ)
+
+
+_BROAD = re.compile(r"(?i)\b(?:these|the|all|both|each|across|different|several|most)\s+(?:\w+\s+)?"
+                    r"(?:papers|studies|articles|documents|sources|works|trials|reviews)\b")
+
+
+def spread(answers: list[Answer], decay: float = 0.85) -> list[Answer]:
+    """Reorder so each further quote from an already quoted paper counts ``decay`` times less."""
+    pool = list(answers)
+    out: list[Answer] = []
+    count: Counter[str] = Counter()
+    while pool:
+        best = max(range(len(pool)), key=lambda i: (pool[i].score * decay ** count[pool[i].sentence.source_id], -i))
+        chosen = pool.pop(best)
+        count[chosen.sentence.source_id] += 1
+        out.append(chosen)
+    return out
+
+
+def dedupe(answers: list[Answer], limit: int, exclude: set[str]) -> list[Answer]:
+    """The first ``limit`` answers that do not repeat an earlier one (or an excluded sentence)."""
+    kept: list[Answer] = []
+    for answer in answers:
+        flat = answer.sentence.flat
+        if flat.casefold() in exclude or any(same_statement(flat, k.sentence.flat) for k in kept):
+            continue
+        kept.append(answer)
+        if len(kept) >= limit:
+            break
+    return kept
+
+
+def is_broad(question: str) -> bool:
+    """A question about several papers ("what methods do these papers use")."""
+    return _BROAD.search(question) is not None

@@ -1,0 +1,96 @@
+"""A run over the shared papers opens its report with a cited answer and prints it in the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.report.answer import direct_answer, short_title
+
+QUESTION = "How many papers does the S2ORC corpus contain?"
+
+
+@pytest.fixture(scope="module")
+def run(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    sessions = tmp_path_factory.mktemp("sessions")
+    env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(sessions), "COLUMNS": "120"}
+    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "run", QUESTION, "--mission", "academic-research",
+                          "--input-dir", str(shared_dir / "data" / "scientific-pdfs")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    root = next(p for p in sessions.iterdir() if (p / "mission-report.md").exists())
+    return {"stdout": out.stdout, "root": root, "markdown": (root / "mission-report.md").read_text()}
+
+
+def test_the_report_opens_with_a_cited_answer(run: dict[str, Any]) -> None:
+    sections = re.findall(r"(?m)^## (.+)$", run["markdown"])
+    assert sections[0] == "Answer" and sections[1] == "Abstract"
+    answer = run["markdown"].split("## Answer", 1)[1].split("\n## ", 1)[0]
+    cited = re.findall(r"[^.]+?\.\s\[\d+, p\. \d+\]", " ".join(answer.split()))
+    assert 1 <= len(cited) <= 5 and "81.1M" in answer
+    assert "key concepts" not in run["markdown"]
+
+
+def test_no_sentence_is_cited_twice_in_the_prose(run: dict[str, Any]) -> None:
+    prose = run["markdown"].split("## Evidence", 1)[0] + run["markdown"].split("## Conclusion", 1)[1]
+    sentences = re.findall(r"([A-Z][^\[\]]{40,}?) \[\d+, p\. \d+\]", prose)
+    assert sentences and len(sentences) == len(set(sentences))
+
+
+def test_the_terminal_prints_the_answer_with_short_titles_and_pages(run: dict[str, Any]) -> None:
+    lines = run["stdout"].splitlines()
+    answer = next(line for line in lines if line.startswith("answer: "))
+    assert "[S2ORC, p. " in answer and "81.1M" in answer and "[1, p." not in answer
+    assert lines.index(answer) < next(i for i, line in enumerate(lines) if line.startswith("report: "))
+
+
+def test_json_mode_carries_the_answer_in_the_result_event(
+    run: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from orchestrator.cli.research_commands import _finish
+
+    _finish({"session": str(run["root"]), "status": "partial"}, "json")
+    event = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert event["type"] == "run.result" and "[S2ORC, p. " in event["answer"]
+
+
+def test_citations_resolve_to_short_titles() -> None:
+    markdown = ("## Answer\n\nIt holds 81.1M papers. [1, p. 1] It is large. [1, p. 2; 2, pp. 3, 4]\n\n"
+                "## Bibliography\n\n<a id=\"ref-1\"></a>[1] Lo, K. (2020). *S2ORC: The Semantic Scholar Open "
+                "Research Corpus*. ACL.\n\n<a id=\"ref-2\"></a>[2] Tully, N. (2010). *Patient Experiences of "
+                "Structured Heart Failure Programmes in Ireland*. RRP.\n")
+    assert direct_answer(markdown) == ("It holds 81.1M papers. [S2ORC, p. 1] It is large. [S2ORC, p. 2; "
+                                       "Patient Experiences of Structured Heart Failure\u2026, pp. 3, 4]")
+    assert direct_answer("## Abstract\n\nNo answer section.\n") is None
+    assert short_title("LONGEVAL: Guidelines for Human Evaluation") == "LONGEVAL"
+
+
+def test_the_answer_takes_the_best_new_sentence_of_each_part() -> None:
+    from agents.offline.synthesis import Synthesis
+
+    def claim(cid: str, question: str, text: str, confidence: float) -> dict[str, Any]:
+        return {"id": cid, "statement": text, "confidence": confidence, "sub_question_id": question,
+                "evidence": [{"source_id": "S1", "snippet": text, "verification": {"verified": True}}]}
+
+    small = "The small size of the focus groups limits generalisation to all patients."
+    graph = {"sources": [{"id": "S1", "title": "T"}], "claims": [
+        claim("a:Q1-C1", "p:Q1", small, 0.8), claim("a:Q1-C2", "p:Q1", "Participants valued the programme.", 0.6),
+        claim("a:Q1-C3", "p:Q1", "Sessions took place in quiet rooms.", 0.55),
+        claim("b:Q2-C1", "p:Q2", small, 0.79), claim("b:Q2-C2", "p:Q2", "Exercise sessions built confidence.", 0.7),
+        claim("c:Q3-C1", "p:Q3", "Assertive members may have dominated the groups.", 0.75)]}
+    questions = [{"id": f"p:Q{n}", "question": f"Q{n}?"} for n in (1, 2, 3)]
+    synthesis = Synthesis(graph, questions, "What are the results and limitations?")
+    chosen = [c["id"] for c in synthesis.answer_claims()]
+    # Q1's two best (its third is too far behind), then each part's best sentence not already chosen
+    assert chosen == ["a:Q1-C1", "a:Q1-C2", "b:Q2-C2", "c:Q3-C1"]
+    outline = synthesis.outline(["Abstract", "Key Findings", "Conclusion"])
+    assert outline["sections"][0]["heading"] == "Answer"
+    texts = " ".join(p["text"] for s in outline["sections"] for p in s["paragraphs"])
+    assert texts.count(small) == 1 and texts.count("[@a:Q1-C1]") == 1
