@@ -42,3 +42,18 @@ def test_gap_questions_skip_source_questions_and_answered_ones() -> None:
     asked = {**ASKED, "research-planner:Q2": {"id": "research-planner:Q2", "question": "Q2?"},
              "source-S2": {"id": "source-S2", "question": "S2?", "source_ids": ["a:S2"]}}
     assert [q["id"] for q in gap_questions(_graph(), asked)] == ["research-planner:Q2"]
+
+
+def test_a_gap_about_an_asked_question_is_not_asked_again_as_its_description() -> None:
+    """The gap text ("No passage ... answers: Q2?") is no question; Q2 itself is asked again."""
+    asked = {**ASKED, "research-planner:Q2": {"id": "research-planner:Q2", "question": "Q2?"}}
+    graph = _graph()
+    graph["gaps"] = [
+        {"id": "r:gap-Q2", "priority": "high", "sub_question_id": "research-planner:Q2",
+         "description": "No passage in the 4 ingested source(s) answers: Q2?"},
+        {"id": "r:gap-x", "priority": "high", "sub_question_id": "Q2", "description": "No passage answers: Q2?"},
+        {"id": "r:gap-new", "priority": "high", "description": "No data on cache eviction under load"},
+    ]
+    questions = gap_questions(graph, asked)
+    assert [q["id"] for q in questions] == ["research-planner:Q2", "r:gap-new"]
+    assert questions[1]["question"] == "No data on cache eviction under load"

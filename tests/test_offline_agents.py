@@ -180,6 +180,11 @@ def test_planner_decomposes_clauses_comparisons_and_named_aspects() -> None:
     parts = asked("What are the main results and limitations of the heart failure focus group study?")[1:]
     assert parts == ["What were the main results on heart failure focus group study?",
                      "What limitations were reported for heart failure focus group study?"]
+    # a later clause names what its pronoun stands for, so it can be searched on its own
+    assert asked("What is the S2ORC corpus and how many papers does it contain?")[1:] == [
+        "What is the S2ORC corpus?", "How many papers does S2ORC corpus contain?"]
+    assert asked("How does VESPA work and what are its limitations?")[2] == "What are VESPA's limitations?"
+    assert asked("Is it safe and does it work?")[1:] == ["Is it safe?", "Does it work?"]
     for query in ("How many papers does S2ORC contain?", "Which methods were used to measure heat stress in wheat?"):
         assert asked(query) == [query]
     every = [q for query in ("What methods do these papers use?", "How does X affect Y, and why?")

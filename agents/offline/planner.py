@@ -129,6 +129,20 @@ def _bare_topic(query: str) -> str:
     return " ".join(words) or "the question"
 
 
+_PRONOUN = re.compile(r"(?i)\b(it|they|them|its|their)\b")
+
+
+def _resolve_pronouns(clause: str, topic: str) -> str:
+    """A later clause stands on its own: "how many papers does it contain" names what "it" is."""
+    if not topic or any(w.casefold() in topic.casefold().split() for w in _words(clause) if _content(w)):
+        return clause
+
+    def name(match: re.Match[str]) -> str:
+        return f"{topic}'s" if match.group(1).casefold() in ("its", "their") else topic
+
+    return _PRONOUN.sub(name, clause, count=1)
+
+
 def decompose(query: str) -> list[tuple[str, str]]:
     """The parts a query asks, as (question, facet): its clauses, the two sides of a comparison and
     the aspects (methods, results, limitations) it names; never a question it does not ask."""
@@ -136,7 +150,10 @@ def decompose(query: str) -> list[tuple[str, str]]:
     parts: list[tuple[str, str]] = []
     clauses = [c for c in _SPLIT.split(query) if c and len(_words(c)) >= 2]
     if len(clauses) > 1:
-        parts += [(_as_question(c), "part") for c in clauses]
+        subject = _bare_topic(clauses[0])
+        if _PRONOUN.search(clauses[0]) or _as_noun_phrase(subject) != subject or len(subject.split()) > 5:
+            subject = ""  # no noun phrase to stand for the pronoun ("is it safe", "what do these papers use")
+        parts += [(_as_question(c if n == 0 else _resolve_pronouns(c, subject)), "part") for n, c in enumerate(clauses)]
     pair = _PAIR.search(query)
     if pair:
         sides = [g for g in pair.groups() if g][:2]

@@ -77,7 +77,11 @@ def gap_questions(graph: Mapping[str, Any], asked: Mapping[str, dict[str, Any]])
     for qid, question in asked.items():
         if qid not in answered and "source_ids" not in question:
             gaps.append({**question, "depth": question.get("depth", 1) + 1})
+    asked_locals = {str(qid).rpartition(":")[2] for qid in asked}
     for gap in graph.get("gaps", []):
+        about = str(gap.get("sub_question_id") or "").rpartition(":")[2]
+        if about and about in asked_locals:
+            continue  # the gap of a question already asked: that question is asked again (above), not its gap text
         if gap.get("priority") == "high" and gap["id"] not in asked:
             gaps.append(
                 {
