@@ -476,3 +476,14 @@ def test_a_question_about_named_sources_quotes_only_them_and_answers_its_plan_qu
     claims = claims_of(chain.session.graph(), "academic-researcher-i9-1")
     assert claims and all(c["evidence"][0]["source_id"] == longeval for c in claims)
     assert {c["sub_question_id"] for c in claims} == {"research-planner:Q1"}
+
+
+def test_a_paper_that_does_not_answer_its_targeted_question_is_a_low_gap() -> None:
+    from agents.offline.researcher import _gap
+
+    targeted = {"id": "source-S3", "question": "What does “Paper” report about: q?", "source_ids": ["a:S3"],
+                "answers": "research-planner:Q1"}
+    assert _gap(targeted, 0, 8)["priority"] == "low"
+    assert _gap(targeted, 0, 8)["sub_question_id"] == "research-planner:Q1"
+    plain = {"id": "research-planner:Q2", "question": "How many papers?"}
+    assert _gap(plain, 0, 8)["priority"] == "high" and _gap(plain, 1, 8)["priority"] == "medium"

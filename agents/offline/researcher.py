@@ -174,7 +174,9 @@ def _gap(question: dict[str, Any], found: int, sources: int) -> dict[str, Any]:
         "id": f"gap-{_local(str(question.get('id', 'Q')))}",
         "description": (f"No passage in the {sources} ingested source(s) answers: {text}" if not found else
                         f"Only {found} passage(s) in the {sources} ingested source(s) address: {text}"),
-        "priority": "high" if not found else "medium",
+        # A question aimed at one paper that the paper does not answer is a finding about that paper
+        # (it is off topic), not a hole in the research: it must not hold the run back as a high gap.
+        "priority": "low" if question.get("source_ids") else "high" if not found else "medium",
         "suggested_queries": [q for q in dict.fromkeys(queries) if q.strip()],
     }
     if question.get("id"):
