@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from orchestrator.contract.formats import format_checker
 from orchestrator.contract.schemas import ARTIFACT_SCHEMAS, SchemaRegistry
 from orchestrator.model.errors import ConfigError
 from orchestrator.model.layout import resource_dir
@@ -196,11 +197,30 @@ def test_registry_is_built_once_per_process() -> None:
     assert SchemaRegistry.default() is SchemaRegistry.default()
 
 
-def test_format_extras_are_installed() -> None:
-    checker = Draft202012Validator.FORMAT_CHECKER
-    assert {"uri", "date-time", "date"} <= set(checker.checkers)
-    assert not checker.conforms("not a uri", "uri")
-    assert not checker.conforms("2026-11-22 09:30", "date-time")
+@pytest.mark.parametrize(("value", "form", "ok"), [
+    ("https://arxiv.org/abs/1706.03762", "uri", True), ("urn:isbn:0451450523", "uri", True),
+    ("mailto:a@example.org", "uri", True), ("http://[::1]:8080/a%20b?q=1#frag", "uri", True),
+    ("not a uri", "uri", False), ("/relative/path.pdf", "uri", False), ("http://a b", "uri", False),
+    ("http://example.org/%zz", "uri", False), ("1http://x", "uri", False), ("http://x/#a#b", "uri", False),
+    ("2026-11-22", "date", True), ("2026-02-30", "date", False), ("2026-1-2", "date", False),
+    ("2026-11-22T09:30:00Z", "date-time", True), ("2026-11-22T09:30:00.123+01:00", "date-time", True),
+    ("2016-12-31T23:59:60Z", "date-time", True), ("2026-11-22 09:30", "date-time", False),
+    ("2026-11-22T09:30:00", "date-time", False), ("2026-11-22T24:00:00Z", "date-time", False),
+    ("2026-13-01T00:00:00Z", "date-time", False), ("2026-11-22T09:30:00+25:00", "date-time", False),
+])
+def test_our_formats_follow_the_rfcs(value: str, form: str, ok: bool) -> None:
+    assert format_checker().conforms(value, form) is ok
+
+
+def test_jsonschema_comes_without_the_format_libraries_we_do_not_use() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, orchestrator.contract.schemas; "
+            "print(sorted(n for n in ('rfc3986_validator', 'isoduration', 'webcolors', 'rfc3987_syntax') "
+            "if sys.modules.get(n)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
 
 
 # -- shapes of docs/data-model.md ----------------------------------------------------------

@@ -13,16 +13,19 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urljoin
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from referencing import Registry, Resource
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
-
-from orchestrator.contract.schema_messages import not_an_object, problems_for
+from orchestrator.contract.formats import format_checker, import_jsonschema
 from orchestrator.model.errors import ConfigError
 from orchestrator.model.layout import resource_dir
 from orchestrator.model.problems import Problem
+
+import_jsonschema()  # first, so jsonschema comes without the format libraries our schemas do not use
+from jsonschema import Draft202012Validator  # noqa: E402
+from jsonschema.exceptions import SchemaError  # noqa: E402
+from referencing import Registry, Resource  # noqa: E402
+from referencing.exceptions import Unresolvable  # noqa: E402
+from referencing.jsonschema import DRAFT202012  # noqa: E402
+
+from orchestrator.contract.schema_messages import not_an_object, problems_for  # noqa: E402
 
 SCHEMA_SUFFIX = ".schema.json"
 #: Holds shared ``$defs`` only; it is never a document schema.
@@ -58,10 +61,9 @@ class SchemaRegistry:
         self._base_of: dict[int, str] = {}
         for schema in schemas.values():
             self._index_bases(schema, schema["$id"])
+        checker = format_checker()
         self._validators = {
-            name: Draft202012Validator(
-                schema, registry=self._registry, format_checker=Draft202012Validator.FORMAT_CHECKER
-            )
+            name: Draft202012Validator(schema, registry=self._registry, format_checker=checker)
             for name, schema in schemas.items()
             if name != COMMON_SCHEMA
         }

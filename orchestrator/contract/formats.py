@@ -1,0 +1,101 @@
+"""The three string formats our schemas use (uri, date, date-time), checked by rules of our own.
+
+jsonschema's own checkers come from optional libraries it imports with itself: rfc3986-validator
+builds its grammar at import (about 55 ms), isoduration pulls arrow (about 30 ms), rfc3987-syntax
+builds a grammar (about 0.8 s). Every command that validates pays that on start-up, for formats
+our schemas never use. So jsonschema is imported with those libraries kept away (see
+:func:`import_jsonschema`), and these three formats are checked here by cheap rules that follow
+the RFC 3986 and RFC 3339 grammars (tests/test_schemas.py holds the cases).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Iterator
+from datetime import date, datetime
+from typing import Any
+
+#: Optional format libraries of jsonschema that our schemas do not need.
+UNUSED_FORMAT_LIBRARIES = ("rfc3987_syntax", "rfc3987", "rfc3986_validator", "isoduration", "webcolors",
+                           "uri_template", "jsonpointer", "fqdn")
+
+# RFC 3986 absolute URI: scheme ":" then only unreserved, reserved and percent-encoded characters,
+# with at most one "#"; brackets only around an IPv6 host.
+_URI_RE = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*:"
+    r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2}|\[[0-9A-Fa-f:.]+\])*"
+    r"(?:#(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?"
+)
+# RFC 3339 date-time: full date, "T" (or "t"), time with seconds, optional fraction, and an offset.
+_DATE_TIME_RE = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))"
+)
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def is_uri(value: Any) -> bool:
+    """An absolute URI (RFC 3986): 'https://example.org/a%20b' yes, '/relative/path' or 'a b' no."""
+    return not isinstance(value, str) or _URI_RE.fullmatch(value) is not None
+
+
+def is_date(value: Any) -> bool:
+    """A full date (RFC 3339 full-date) that exists on the calendar."""
+    if not isinstance(value, str):
+        return True
+    if not _DATE_RE.fullmatch(value):
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def is_date_time(value: Any) -> bool:
+    """An RFC 3339 date-time with an offset; leap seconds (second 60) are accepted as RFC 3339 does."""
+    if not isinstance(value, str):
+        return True
+    match = _DATE_TIME_RE.fullmatch(value)
+    if not match or not is_date(match.group(1)):
+        return False
+    hour, minute, second = int(match.group(2)), int(match.group(3)), int(match.group(4))
+    if hour > 23 or minute > 59 or second > 60:
+        return False
+    if match.group(7) is not None and (int(match.group(7)) > 23 or int(match.group(8)) > 59):
+        return False
+    with contextlib.suppress(ValueError):
+        datetime.fromisoformat(f"{match.group(1)}T00:00:00")
+        return True
+    return False  # pragma: no cover - the date was checked above
+
+
+@contextlib.contextmanager
+def _kept_away(names: tuple[str, ...]) -> Iterator[None]:
+    """Make ``import name`` fail inside the block, as if the package were not installed."""
+    added = [name for name in names if name not in sys.modules]
+    for name in added:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name in added:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+
+
+def import_jsonschema() -> Any:
+    """jsonschema, imported without its optional format libraries (if it is not imported already)."""
+    with _kept_away(UNUSED_FORMAT_LIBRARIES):
+        import jsonschema
+    return jsonschema
+
+
+def format_checker() -> Any:
+    """A FormatChecker that knows exactly the formats our schemas use."""
+    checker = import_jsonschema().FormatChecker(formats=())
+    checker.checks("uri")(is_uri)
+    checker.checks("date")(is_date)
+    checker.checks("date-time")(is_date_time)
+    return checker
