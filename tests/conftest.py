@@ -121,3 +121,24 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f"the shared test data folder {SHARED} is missing; it sits beside the project in CI")
     return SHARED
+
+
+@pytest.fixture
+def sleep_corpus(tmp_path: Path) -> Path:
+    """A one-document input folder the offline agents can research (batch and executor tests)."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "sleep.md").write_text(
+        "# Sleep and memory\n\nSleep deprivation reduces working memory performance in adults, according to "
+        "several controlled studies of young volunteers.\n\nEight hours of sleep improved recall by a large "
+        "margin compared with four hours of sleep in the same participants.\n")
+    return folder
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    """A one-line input folder for agent jobs that only need an input to name."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "doc.md").write_text("Sleep improves recall in adults.\n")
+    return folder

@@ -27,17 +27,6 @@ How large is the effect of sleep on working memory?
 
 
 @pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    (folder / "sleep.md").write_text(
-        "# Sleep and memory\n\nSleep deprivation reduces working memory performance in adults, according to "
-        "several controlled studies of young volunteers.\n\nEight hours of sleep improved recall by a large "
-        "margin compared with four hours of sleep in the same participants.\n")
-    return folder
-
-
-@pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(tmp_path / "sessions")}
 
@@ -85,26 +74,26 @@ def test_a_bad_questions_file_names_the_line_and_the_fix(tmp_path: Path, text: s
     assert fragment in str(caught.value)
 
 
-def test_usage_errors_exit_2_without_a_traceback(tmp_path: Path, env: dict[str, str], corpus: Path) -> None:
+def test_usage_errors_exit_2_without_a_traceback(tmp_path: Path, env: dict[str, str], sleep_corpus: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text('{"question": "x", "colour": 1}\n')
-    out = batch(env, str(bad), "--input-dir", str(corpus))
+    out = batch(env, str(bad), "--input-dir", str(sleep_corpus))
     assert out.returncode == 2 and "bad.txt:1" in out.stderr and "Traceback" not in out.stderr
     good = tmp_path / "q.txt"
     good.write_text("one question\n")
-    out = batch(env, str(good), "--input-dir", str(corpus), "--resume")
+    out = batch(env, str(good), "--input-dir", str(sleep_corpus), "--resume")
     assert out.returncode == 2 and "does not exist" in out.stderr
-    out = batch(env, str(good), "--input-dir", str(corpus), "--executor", "ray://x")
+    out = batch(env, str(good), "--input-dir", str(sleep_corpus), "--executor", "ray://x")
     assert out.returncode == 2 and "not understood" in out.stderr
     out = batch(env, str(good), "--backend", "offline")
     assert out.returncode == 2 and "--input-dir" in out.stderr
 
 
 def test_a_batch_runs_one_session_per_question_and_writes_the_summary(tmp_path: Path, env: dict[str, str],
-                                                                      corpus: Path) -> None:
+                                                                      sleep_corpus: Path) -> None:
     questions = tmp_path / "q.txt"
     questions.write_text(QUESTIONS)
-    out = batch(env, str(questions), "--mission", "academic-research", "--input-dir", str(corpus),
+    out = batch(env, str(questions), "--mission", "academic-research", "--input-dir", str(sleep_corpus),
                 "--backend", "offline", "--out", str(tmp_path / "out"))
     assert out.returncode == 0, out.stderr[-3000:]
     assert "[3/3]" in out.stdout and "3/3 session(s) finished" in out.stdout
@@ -118,20 +107,20 @@ def test_a_batch_runs_one_session_per_question_and_writes_the_summary(tmp_path: 
         stored = json.loads((folder / "session.json").read_text())
         assert stored["query"] == row["question"] and stored["status"] == row["status"] == entry["status"]
         assert entry["score"] == json.loads((folder / "quality.json").read_text())["score"]
-        assert stored["options"]["input_dirs"] == [str(corpus.resolve())]  # this machine's folder, not scratch
+        assert stored["options"]["input_dirs"] == [str(sleep_corpus.resolve())]  # this machine's folder, not scratch
         assert (folder / "mission-report.md").exists() and entry["wall_seconds"] > 0
     assert json.loads((Path(env["CCONDUCTOR_SESSIONS_DIR"]) / rows[1]["session"] / "session.json").read_text())[
         "options"]["max_minutes"] == 5
-    again = batch(env, str(questions), "--input-dir", str(corpus), "--out", str(tmp_path / "out"))
+    again = batch(env, str(questions), "--input-dir", str(sleep_corpus), "--out", str(tmp_path / "out"))
     assert again.returncode == 2 and "--resume" in again.stderr
 
 
 def test_ctrl_c_keeps_finished_sessions_and_resume_runs_the_rest(tmp_path: Path, env: dict[str, str],
-                                                                corpus: Path) -> None:
+                                                                sleep_corpus: Path) -> None:
     questions = tmp_path / "q.txt"
     questions.write_text(QUESTIONS)
     out_dir = tmp_path / "out"
-    args = [str(questions), "--input-dir", str(corpus), "--backend", "offline", "--max-parallel", "1",
+    args = [str(questions), "--input-dir", str(sleep_corpus), "--backend", "offline", "--max-parallel", "1",
             "--out", str(out_dir)]
     process = subprocess.Popen([sys.executable, "-m", "orchestrator.cli", "batch", *args], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -157,11 +146,11 @@ def test_ctrl_c_keeps_finished_sessions_and_resume_runs_the_rest(tmp_path: Path,
     assert set(done_first) <= {r["session"] for r in rows}
 
 
-def test_a_batch_runs_on_an_in_process_dask_cluster(tmp_path: Path, env: dict[str, str], corpus: Path) -> None:
+def test_a_batch_runs_on_an_in_process_dask_cluster(tmp_path: Path, env: dict[str, str], sleep_corpus: Path) -> None:
     questions = tmp_path / "q.txt"
     questions.write_text("How does sleep affect memory?\n")
-    out = batch(env, str(questions), "--input-dir", str(corpus), "--backend", "offline", "--executor", "dask-local",
-                "--json", "--out", str(tmp_path / "out"))
+    out = batch(env, str(questions), "--input-dir", str(sleep_corpus), "--backend", "offline",
+                "--executor", "dask-local", "--json", "--out", str(tmp_path / "out"))
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout)
     [row] = result["summary"]
@@ -175,7 +164,7 @@ def test_batch_help_imports_neither_dask_nor_rich() -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]" and "--resume" in out.stdout
 
 
-def test_a_stopped_session_job_ends_interrupted_and_is_not_published(tmp_path: Path, corpus: Path,
+def test_a_stopped_session_job_ends_interrupted_and_is_not_published(tmp_path: Path, sleep_corpus: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
@@ -186,7 +175,7 @@ def test_a_stopped_session_job_ends_interrupted_and_is_not_published(tmp_path: P
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     started = time.monotonic()
     job = SessionJob("q0001-test", "How does sleep affect memory?", "academic-research", ("--backend", "offline"),
-                     (str(corpus),))
+                     (str(sleep_corpus),))
     running = lambda: bool(list(scratch.glob("*/sessions/*/events.jsonl")))  # noqa: E731 - the run has begun
     result = run_session_job(job, None, should_stop=running)
     assert result.status == "interrupted", result.output_tail  # SIGTERM: the run stopped its agents and said so

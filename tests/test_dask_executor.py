@@ -39,14 +39,6 @@ def client() -> Iterator[distributed.Client]:
         yield c
 
 
-@pytest.fixture
-def docs(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "doc.md").write_text("Sleep improves recall in adults.\n")
-    return folder
-
-
 def test_a_job_is_plain_data_naming_its_inputs_by_hash(session: SessionPaths, docs: Path) -> None:
     job = agent_job(session, "alpha", docs)
     blobs = BlobIndex()
@@ -160,25 +152,14 @@ def _merged_once(paths: SessionPaths) -> list[str]:
     return sorted(merges)
 
 
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    (folder / "sleep.md").write_text(
-        "# Sleep and memory\n\nSleep deprivation reduces working memory performance in adults, according to "
-        "several controlled studies of young volunteers.\n\nEight hours of sleep improved recall by a large "
-        "margin compared with four hours of sleep in the same participants.\n")
-    return folder
-
-
 def test_a_session_on_dask_matches_the_same_session_run_locally(client: distributed.Client, tmp_path: Path,
-                                                               corpus: Path) -> None:
+                                                               sleep_corpus: Path) -> None:
     from orchestrator.run.executor import LocalExecutor
 
     # one agent at a time: with two, the order of merges (and so whether a second iteration runs) may vary
-    local, local_paths = _run(tmp_path / "local", corpus, LocalExecutor(1))
+    local, local_paths = _run(tmp_path / "local", sleep_corpus, LocalExecutor(1))
     executor = DaskExecutor(client, 1)
-    remote, remote_paths = _run(tmp_path / "dask", corpus, executor)
+    remote, remote_paths = _run(tmp_path / "dask", sleep_corpus, executor)
     assert executor.resubmitted == 0  # nothing was lost on a healthy cluster (blobs are never released early)
     assert not [e for e in read_events(remote_paths.events) if e["type"] == "agent.failed"]
     assert remote["status"] == local["status"]
@@ -205,7 +186,7 @@ def _slow_planner(folder: Path) -> Path:
     return folder
 
 
-def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path: Path, corpus: Path,
+def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path: Path, sleep_corpus: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     agents = _slow_planner(tmp_path / "agents")
     scratch = tmp_path / "scratch"
@@ -229,7 +210,7 @@ def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path
 
         killer = threading.Thread(target=kill_the_planners_worker, daemon=True)
         killer.start()
-        result, paths = _run(tmp_path / "sessions", corpus, DaskExecutor(client, 2), (str(agents),))
+        result, paths = _run(tmp_path / "sessions", sleep_corpus, DaskExecutor(client, 2), (str(agents),))
         killer.join(5)
     assert killed, "the planner's worker was never found running it"
     assert len(list(scratch.glob("cconductor-*"))) == 1  # only the killed run's; the retry cleaned up after itself

@@ -69,14 +69,6 @@ def make(kind: str) -> Iterator[Any]:
         close_executor(executor)
 
 
-@pytest.fixture
-def docs(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "doc.md").write_text("Sleep improves recall in adults.\n")
-    return folder
-
-
 def agent_job(paths: SessionPaths, agent: str, docs: Path | None, *, code: str = AGENT, timeout: float = 60,
               env: dict[str, str] | None = None) -> Job:
     """A task file in the session like dispatch writes one, and the job that runs ``code`` on it."""
