@@ -12,7 +12,7 @@ from typing import Any
 
 import distributed
 
-from orchestrator.run.jobs import BlobIndex
+from orchestrator.run.dask_blobs import ScatteredBlobs
 from orchestrator.run.session_jobs import SessionJob, SessionResult, run_session_job
 
 
@@ -24,8 +24,8 @@ class DaskSessionPool:
         threads = sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values())
         self.workers = max(1, workers or threads or 1)
         self._owned = owned
-        self._blobs = BlobIndex()
-        self._scattered: dict[str, distributed.Future] = {}
+        self._scattered = ScatteredBlobs(self.client)
+        self._blobs = self._scattered.index
         self._keys: list[str] = []
         self._sent: dict[tuple[str, ...], dict[str, str]] = {}
 
@@ -41,15 +41,8 @@ class DaskSessionPool:
             self._sent[job.input_dirs] = inputs
         return dataclasses.replace(job, inputs=self._sent[job.input_dirs])
 
-    def _blob(self, sha: str) -> distributed.Future:
-        future = self._scattered.get(sha)
-        if future is None or future.status in ("error", "cancelled", "lost"):
-            future = self.client.scatter(self._blobs.read(sha), hash=False)  # a fresh key: never one being released
-            self._scattered[sha] = future
-        return future
-
     def submit(self, job: SessionJob) -> distributed.Future:
-        blobs = {sha: self._blob(sha) for sha in set(job.inputs.values())}
+        blobs = self._scattered.futures(set(job.inputs.values()))
         key = f"session-{job.qid}-{len(self._keys)}"
         self._keys.append(key)
         return self.client.submit(run_session_on_worker, job, blobs, f"cconductor-cancel-{key}", key=key,

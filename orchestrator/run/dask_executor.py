@@ -24,10 +24,11 @@ from typing import Any
 import distributed
 
 from orchestrator.model.layout import SessionPaths
+from orchestrator.run.dask_blobs import ScatteredBlobs
 from orchestrator.run.executor import Job, JobResult
 from orchestrator.run.job_sink import UnsafeResultPath, land
 from orchestrator.run.job_worker import run_agent_job
-from orchestrator.run.jobs import AgentJob, AgentResult, BlobIndex, pack_job
+from orchestrator.run.jobs import AgentJob, AgentResult, pack_job
 
 #: A job's future is given up on this long after its own timeout (the worker enforces the timeout).
 LOST_GRACE_SECONDS = 120.0
@@ -67,8 +68,8 @@ class DaskExecutor:
         self.notify: Notify | None = None
         self.resubmitted = 0
         self._owned = owned
-        self._blobs = BlobIndex()
-        self._blob_futures: dict[str, distributed.Future] = {}
+        self._scattered = ScatteredBlobs(self.client)
+        self._blobs = self._scattered.index
         self._queue: list[Job] = []
         self._running: dict[str, _Flight] = {}
         self._done: list[JobResult] = []
@@ -117,13 +118,6 @@ class DaskExecutor:
         while self._queue and len(self._running) < self.max_parallel and self._fits():
             self._launch(self._queue.pop(0), tries=0)
 
-    def _blob(self, sha: str) -> distributed.Future:
-        future = self._blob_futures.get(sha)
-        if future is None or future.status in ("error", "cancelled", "lost"):
-            future = self.client.scatter(self._blobs.read(sha), hash=False)  # a fresh key: never one being released
-            self._blob_futures[sha] = future
-        return future
-
     def _launch(self, job: Job, tries: int, packed: AgentJob | None = None) -> None:
         try:
             packed = packed or pack_job(job, Path(job.cwd), self._blobs, self.resources)
@@ -131,7 +125,7 @@ class DaskExecutor:
             self._done.append(JobResult(job.job_id, job.agent, "failed", None, 0.0, job.log_path,
                                         f"could not prepare the job's inputs: {exc}"))
             return
-        blobs = {sha: self._blob(sha) for sha in set(packed.inputs.values())}
+        blobs = self._scattered.futures(set(packed.inputs.values()))
         key = f"agent-{packed.agent}-{packed.job_id}-{tries}"
         future = self.client.submit(run_on_worker, packed, blobs, cancel_event_name(key), key=key, pure=False)
         self._running[key] = _Flight(job, packed, future, tries)
@@ -163,7 +157,7 @@ class DaskExecutor:
         used = {sha for f in self._running.values() for sha in f.packed.inputs.values()}
         for sha in [s for s, source in self._blobs.sources.items() if isinstance(source, bytes) and s not in used]:
             del self._blobs.sources[sha]
-            self._blob_futures.pop(sha, None)
+            self._scattered.forget(sha)
 
     def _land(self, flight: _Flight) -> JobResult:
         try:
