@@ -12,11 +12,30 @@ from rdflib.namespace import OWL, RDF, RDFS
 from orchestrator.model.layout import resource_dir
 from orchestrator.model.problems import errors
 from orchestrator.rdf.convert import AgentGraph, Origin, contribution_to_graph
-from orchestrator.rdf.shacl import CCSH, SH, shapes
+from orchestrator.rdf.shacl import CCSH, SH, parse_turtle, shapes
 from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import CC
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")
+
+def _without_bnodes(graph: Graph) -> set[tuple[Any, ...]]:
+    return {(s, p, o, o.datatype, o.language) if isinstance(o, Literal) else (s, p, o) for s, p, o in graph
+            if not isinstance(s, BNode) and not isinstance(o, BNode)}
+
+
+@pytest.mark.parametrize("name", ["shapes.ttl", "cconductor.ttl", "memory.ttl"])
+def test_turtle_parsed_by_pyoxigraph_is_the_graph_rdflib_parses(name: str) -> None:
+    from rdflib.compare import isomorphic
+
+    path = resource_dir("ontology") / name
+    ours, reference = parse_turtle(path), Graph().parse(path, format="turtle")
+    assert len(ours) == len(reference) > 10
+    assert isomorphic(ours, reference)  # blank-node structure (sh:property [ ... ], lists) included
+    # isomorphic() compares literals by value: check lexical form, datatype and language as well
+    assert _without_bnodes(ours) == _without_bnodes(reference)
+    assert {(str(o), o.datatype, o.language) for o in ours.objects() if isinstance(o, Literal)} == \
+        {(str(o), o.datatype, o.language) for o in reference.objects() if isinstance(o, Literal)}
+
 
 PLAN, ACA, WEB = "planner", "academic-researcher", "web-researcher"
 MERGED = "2026-11-22T09:30:00Z"
