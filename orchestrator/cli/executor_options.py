@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from orchestrator.run.executor import Executor
+if TYPE_CHECKING:  # only the commands that run agents need it, not `process` or `status`
+    from orchestrator.run.executor import Executor
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from rapidfuzz import fuzz
-
 from orchestrator.model.textnorm import Normalized, critical_tokens, normalize_mapped, words
 
 DEFAULT_THRESHOLD = 90.0
@@ -113,6 +111,8 @@ def _approximate(wanted: str, page: Normalized, threshold: float) -> _Found | No
     wanted_words = words(wanted)
     if not set(wanted_words) <= _word_set(page.text):
         return None  # prefilter: a word the page never uses cannot be in the passage
+    from rapidfuzz import fuzz  # only when a quote is not verbatim: most merges never import it
+
     alignment = fuzz.partial_ratio_alignment(wanted, page.text, score_cutoff=threshold)
     if alignment is None or alignment.score < threshold:
         return None
@@ -127,6 +127,8 @@ def _approximate(wanted: str, page: Normalized, threshold: float) -> _Found | No
 
 def _closest(wanted: str, page: Normalized) -> _Found | None:
     """The most similar passage, for the feedback an agent needs to quote correctly."""
+    from rapidfuzz import fuzz
+
     needle = wanted[:_FEEDBACK_NEEDLE]
     alignment = fuzz.partial_ratio_alignment(needle, page.text)
     if alignment is None or not page.text:
