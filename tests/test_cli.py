@@ -330,6 +330,62 @@ def test_the_cli_imports_no_heavy_library_until_a_command_needs_it() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["process", "--help"], ["status", "--help"]])
+def test_help_imports_no_heavy_library(argv: list[str]) -> None:
+    code = ("import sys; from orchestrator.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('anthropic', 'rdflib', 'pyshacl', 'jsonschema', 'rfc3987_syntax', 'watchdog') "
+            "if sys.modules.get(m) is not None))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "Usage:" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+_LAUNCH = """import gc, sys
+from orchestrator.cli import launch
+before = gc.get_threshold()
+sys.argv = ["cconductor", *sys.argv[1:]]
+try:
+    launch.run()
+except SystemExit as exc:
+    code = exc.code
+print(code, gc.get_threshold() == before, gc.get_freeze_count() > 0)
+"""
+
+
+def test_the_executable_freezes_its_start_up_objects_and_restores_the_collector(paths: SessionPaths) -> None:
+    """cli/launch.py: a raised threshold while starting, then gc.freeze() and the default thresholds."""
+    good_set(paths)
+    out = subprocess.run([sys.executable, "-c", _LAUNCH, "process", str(paths.root)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "researcher: merged" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "0 True True"
+    assert not paths.lock("researcher").exists()
+    # a command that never calls started() keeps collecting (raised threshold), and nothing is frozen
+    out = subprocess.run([sys.executable, "-c", _LAUNCH, "status", str(paths.root)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "0 False False", out.stderr
+
+
+def test_cli_used_as_a_library_keeps_the_callers_collector(cli: Any, paths: SessionPaths) -> None:
+    import gc
+
+    good_set(paths)
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    assert cli("process", str(paths.root)).exit_code == 0
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
+
+
+def test_python_m_runs_the_same_command(paths: SessionPaths) -> None:
+    good_set(paths)
+    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "process", str(paths.root)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "researcher: merged" in out.stdout
+
+
 def test_status_of_a_session_imports_no_heavy_library(paths: SessionPaths) -> None:
     code = ("import sys; from orchestrator.cli import main\n"
             "try:\n    main(['status', sys.argv[1]])\nexcept SystemExit:\n    pass\n"

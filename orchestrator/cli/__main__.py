@@ -1,5 +1,5 @@
 """``python -m orchestrator.cli`` is the same as the ``cconductor`` command."""
 
-from orchestrator.cli import main
+from orchestrator.cli.launch import run
 
-main(prog_name="cconductor")
+run()

@@ -50,10 +50,13 @@ def new(ctx: Context, query: str, mission: str | None) -> None:
 
 
 def _processor(paths: SessionPaths) -> Processor:
+    from orchestrator.cli.launch import started
     from orchestrator.commit.processor import Processor
     from orchestrator.run.definitions import required_files_for
 
-    return Processor(paths, required_files=required_files_for)
+    processor = Processor(paths, required_files=required_files_for)
+    started()  # libraries and the session's graph are loaded: see cli/launch.py
+    return processor
 
 
 @main.command()
