@@ -108,6 +108,8 @@ def cconductor() -> str:
     exe = shutil.which("cconductor") or str(Path(sys.executable).with_name("cconductor"))
     if not Path(exe).exists():
         raise SystemExit("the cconductor command is not installed; run `pip install -e .`")
+    if "orchestrator.cli.launch" not in Path(exe).read_text(errors="replace"):
+        say(f"  note: {exe} predates the cli/launch.py entry point; run `pip install -e .` to measure the current one")
     return exe
 
 
