@@ -101,10 +101,10 @@ def test_wheel_ships_resources_and_installed_cconductor_uses_them(tmp_path: Path
         assert required in names, (
             f"{required} is missing from {wheel.name}; check [tool.hatch.build] in pyproject.toml"
         )
-    for folder, target in RESOURCES.items():
-        expected = {f"{target}/{p.name}" for p in (REPO / folder).iterdir() if p.is_file()}
+    for resource_folder, target in RESOURCES.items():
+        expected = {f"{target}/{p.name}" for p in (REPO / resource_folder).iterdir() if p.is_file()}
         missing = sorted(expected - names)
-        assert not missing, f"{wheel.name} lacks these files of {folder}/: {missing}"
+        assert not missing, f"{wheel.name} lacks these files of {resource_folder}/: {missing}"
     scripts = configparser.ConfigParser()
     scripts.read_string(entry_points)
     script = scripts.get("console_scripts", "cconductor", fallback=None)
