@@ -97,6 +97,8 @@ class ConflictCache:
     tolerance: float | None = None
     signatures: dict[str, str] = field(default_factory=dict)
     conflicts: dict[Pair, Conflict] = field(default_factory=dict)
+    #: In memory only: the word index of the last search, updated for the claims that changed.
+    index: WordIndex | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"rules": RULES_VERSION, "tolerance": self.tolerance, "signatures": self.signatures,
@@ -128,20 +130,117 @@ def find_conflicts(claims: Sequence[Mapping[str, Any]], tolerance: float,
     """The conflicting pairs among ``claims`` (ids ordered within each pair); the same with or without cache."""
     cache = cache if cache is not None else ConflictCache()
     claims = [c for c in claims if isinstance(c.get("id"), str)]
-    signatures = {str(c["id"]): _signature(c) for c in claims}
-    words = [analyse(str(c.get("statement", ""))).content for c in claims]
-    frequency = Counter(w for content in words for w in content)
-    if cache.tolerance == tolerance and cache.signatures:
-        same = {cid for cid, sig in signatures.items() if cache.signatures.get(cid) == sig}
-        found = {pair: c for pair, c in cache.conflicts.items() if pair[0] in same and pair[1] in same}
-        focus = [i for i, c in enumerate(claims) if c["id"] not in same]
-        pairs = _pairs_touching(words, frequency, focus)
+    by_id = {str(c["id"]): c for c in claims}
+    if len(by_id) == len(claims):  # ids are unique (always, in a merged graph): index by id, update what changed
+        index = cache.index if cache.index is not None else WordIndex()
+        signatures = index.update(by_id)
+        cache.index = index
+        if cache.tolerance == tolerance and cache.signatures:
+            same = {cid for cid, sig in signatures.items() if cache.signatures.get(cid) == sig}
+            found = {pair: c for pair, c in cache.conflicts.items() if pair[0] in same and pair[1] in same}
+            pairs: Iterator[tuple[str, str]] = index.pairs_touching([cid for cid in by_id if cid not in same])
+        else:
+            ids = list(by_id)
+            words = [index.words[cid] for cid in ids]
+            found = {}
+            pairs = ((ids[i], ids[j]) for i, j in _all_pairs(words, index.frequency))
     else:
-        found, pairs = {}, _all_pairs(words, frequency)
-    for i, j in pairs:
-        conflict = claim_conflict(claims[i], claims[j], tolerance)
+        cache.index = None
+        signatures = {str(c["id"]): _signature(c) for c in claims}
+        words = [analyse(str(c.get("statement", ""))).content for c in claims]
+        frequency = Counter(w for content in words for w in content)
+        if cache.tolerance == tolerance and cache.signatures:
+            same = {cid for cid, sig in signatures.items() if cache.signatures.get(cid) == sig}
+            found = {pair: c for pair, c in cache.conflicts.items() if pair[0] in same and pair[1] in same}
+            focus = [i for i, c in enumerate(claims) if c["id"] not in same]
+            positions = _pairs_touching(words, frequency, focus)
+        else:
+            found, positions = {}, _all_pairs(words, frequency)
+        pairs = ((str(claims[i]["id"]), str(claims[j]["id"])) for i, j in positions)
+    for a, b in pairs:
+        conflict = claim_conflict(by_id[a], by_id[b], tolerance)
         if conflict is not None:
-            a, b = str(claims[i]["id"]), str(claims[j]["id"])
             found[(a, b) if a < b else (b, a)] = conflict
     cache.tolerance, cache.signatures, cache.conflicts = tolerance, signatures, found
     return found
+
+
+def _key(claim: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What :func:`_signature` and the content words depend on, cheap to build and compare."""
+    provenance = claim.get("provenance")
+    return (claim.get("id"), claim.get("statement"),
+            provenance.get("agent") if isinstance(provenance, Mapping) else None,
+            tuple(e.get("source_id") if isinstance(e, Mapping) else None for e in claim.get("evidence") or ()),
+            tuple(claim.get("entity_ids") or ()))
+
+
+@dataclass
+class WordIndex:
+    """Signature, content words and word postings by claim id, kept from one search to the next.
+
+    A views flush re-reads every claim; only those whose key changed are analysed and re-indexed,
+    so the search costs what changed rather than the size of the graph.
+    """
+
+    keys: dict[str, tuple[Any, ...] | None] = field(default_factory=dict)
+    signatures: dict[str, str] = field(default_factory=dict)
+    words: dict[str, frozenset[str]] = field(default_factory=dict)
+    frequency: Counter[str] = field(default_factory=Counter)
+    postings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    def update(self, by_id: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+        """Bring the index to ``by_id``; returns the signature of every claim."""
+        for gone in [cid for cid in self.keys if cid not in by_id]:
+            self._drop(cid=gone)
+        for cid, claim in by_id.items():
+            try:
+                key: tuple[Any, ...] | None = _key(claim)
+                unchanged = self.keys.get(cid) == key
+            except TypeError:  # an unhashable or incomparable value: analyse every time
+                key, unchanged = None, False
+            if unchanged and key is not None:
+                continue
+            signature = _signature(claim)
+            content = analyse(str(claim.get("statement", ""))).content
+            if cid in self.keys and self.words.get(cid) == content:
+                self.keys[cid], self.signatures[cid] = key, signature
+                continue
+            self._drop(cid)
+            self.keys[cid], self.words[cid], self.signatures[cid] = key, content, signature
+            self.frequency.update(content)
+            if len(content) >= MIN_CONTENT_WORDS:
+                for word in content:
+                    self.postings[word].add(cid)
+        return {cid: self.signatures[cid] for cid in by_id}
+
+    def _drop(self, cid: str) -> None:
+        content = self.words.pop(cid, None)
+        self.keys.pop(cid, None)
+        self.signatures.pop(cid, None)
+        if content is None:
+            return
+        self.frequency.subtract(content)
+        for word in content:
+            holders = self.postings.get(word)
+            if holders is not None:
+                holders.discard(cid)
+
+    def pairs_touching(self, focus: Sequence[str]) -> Iterator[tuple[str, str]]:
+        """Every close pair with at least one side in ``focus``, as :func:`_pairs_touching` finds them."""
+        for cid in focus:
+            content = self.words[cid]
+            if len(content) < MIN_CONTENT_WORDS:
+                continue
+            seen, words, size = {cid}, self.words, len(content)
+            for word in _prefix(content, self.frequency):
+                for other in self.postings.get(word, ()):
+                    if other in seen:
+                        continue
+                    seen.add(other)
+                    theirs = words[other]  # _close, inlined: this loop is most of a flush's search
+                    their_size = len(theirs)
+                    if min(size, their_size) < THRESHOLD * max(size, their_size):
+                        continue
+                    shared = len(content & theirs)
+                    if shared >= THRESHOLD * (size + their_size - shared):
+                        yield cid, other
