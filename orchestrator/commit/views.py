@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from filelock import FileLock
 
+from orchestrator.commit.json_view import JsonFragments
 from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.graph.contradiction_summary import emit_contradiction_events
 from orchestrator.graph.contradictions import ConflictCache
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 _TRIG_BLOCKS: weakref.WeakKeyDictionary[Processor, TrigBlocks] = weakref.WeakKeyDictionary()
 #: And one conflict cache: each flush compares only the claims that changed since the last one.
 _CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.WeakKeyDictionary()
+#: And one cache of each agent's rendered namespace in ``knowledge-graph.json``.
+_JSON_FRAGMENTS: weakref.WeakKeyDictionary[Processor, JsonFragments] = weakref.WeakKeyDictionary()
 
 
 def _marker(processor: Processor) -> dict[str, object]:
@@ -107,7 +110,8 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     try:
-        body = orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+        body = _JSON_FRAGMENTS.setdefault(processor, JsonFragments()).render(graph, records) \
+            or orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
     with processor.lock:  # the blocks read the graph state; joining them needs no lock

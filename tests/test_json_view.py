@@ -1,0 +1,75 @@
+"""``knowledge-graph.json`` written from cached fragments is byte for byte a full rebuild."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from orchestrator.commit.json_view import JsonFragments
+from orchestrator.commit.processor import Processor
+from orchestrator.commit.views import _JSON_FRAGMENTS, flush_views
+from orchestrator.graph.unified import build_views
+from orchestrator.model.layout import SessionPaths
+from tests.conftest import sample_claim, sample_source, write_artifacts
+
+BASE = "The pilot plant converts {} of the feedstock into ethanol in 2020."
+
+
+def _full_rebuild(session: SessionPaths, generated_at: str) -> bytes:
+    fresh = Processor(session)
+    try:
+        graph = build_views(fresh.state.records, fresh.session_id, fresh.state.head_seq, generated_at)
+    finally:
+        fresh.close()
+    return orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _files(agent: str, value: str, shared_doi: str) -> dict[str, Any]:
+    """Two sources (one DOI shared across agents, so sources de-duplicate), a claim, an entity."""
+    sources = [sample_source("S1", doi=shared_doi), sample_source("S2", url=f"https://example.org/{agent}")]
+    claims = [sample_claim("C1", source_id="S2", statement=BASE.format(value), entity_ids=["E1"]),
+              sample_claim("C2", source_id="S1")]
+    return {"sources.json": {"sources": sources}, "claims.json": {"claims": claims},
+            "entities.json": {"entities": [{"id": "E1", "name": "Ethanol", "type": "substance"}]}}
+
+
+def test_flushes_after_each_merge_equal_a_fresh_full_build(session: SessionPaths) -> None:
+    steps = [("alpha", "40%", "10.1000/a"), ("beta", "12%", "10.1000/a"), ("gamma", "25%", "10.1000/c"),
+             ("beta", "13%", "10.1000/c"), ("alpha", "41%", "10.1000/z")]  # retries replace namespaces
+    processor = Processor(session)
+    try:
+        for agent, value, doi in steps:
+            write_artifacts(session, agent, _files(agent, value, doi))
+            assert [o.status for o in processor.process_pending()] == ["merged"]
+            assert flush_views(processor) is True
+            written = session.kg_json.read_bytes()
+            assert written == _full_rebuild(session, orjson.loads(written)["generated_at"]), agent
+        fragments = _JSON_FRAGMENTS[processor]
+        assert sorted(fragments._memory) == ["alpha", "beta", "gamma"]  # the flushes used the cache
+        graph = orjson.loads(session.kg_json.read_bytes())
+        assert graph["stats"]["detected_contradictions"] >= 1  # cross-agent parts were recomputed
+        assert any(len(s["aliases"]) > 1 for s in graph["sources"])
+    finally:
+        processor.close()
+
+
+def test_a_reused_fragment_cache_matches_orjson_of_the_whole_graph(session: SessionPaths) -> None:
+    processor = Processor(session)
+    fragments = JsonFragments()
+    try:
+        for index, agent in enumerate(["ant", "bee", "ant"]):
+            write_artifacts(session, agent, _files(agent, f"{10 + index}%", "10.1000/x"))
+            processor.process_pending()
+            records = processor.state.records
+            graph = build_views(records, processor.session_id, processor.state.head_seq, "2026-01-01T00:00:00Z")
+            assert fragments.render(graph, records) == orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+            assert f"{10 + index}%".encode() in fragments._memory[agent][1]  # a retry renders again
+    finally:
+        processor.close()
+
+
+def test_keys_out_of_the_usual_order_are_left_to_a_whole_rendering() -> None:
+    record = {"seq": 1, "namespace": {}, "attempt": 1}
+    graph = {"schema_version": 1, "session": "s", "generated_at": "t", "commit_seq": 1, "sources": []}
+    assert JsonFragments().render(graph, {"sources": record}) is None  # an agent named like a collection
