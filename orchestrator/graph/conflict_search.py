@@ -176,16 +176,21 @@ def _key(claim: Mapping[str, Any]) -> tuple[Any, ...]:
 
 @dataclass
 class WordIndex:
-    """Signature, content words and word postings by claim id, kept from one search to the next.
+    """Signature, content words and prefix postings by claim id, kept from one search to the next.
 
     A views flush re-reads every claim; only those whose key changed are analysed and re-indexed,
-    so the search costs what changed rather than the size of the graph.
+    so the search costs what changed rather than the size of the graph. Only prefixes are indexed
+    (as in :func:`_all_pairs`), ordered by a frequency snapshot taken when the index was (re)built:
+    any fixed order finds every close pair, and rare words first keeps the postings short.
     """
 
     keys: dict[str, tuple[Any, ...] | None] = field(default_factory=dict)
     signatures: dict[str, str] = field(default_factory=dict)
     words: dict[str, frozenset[str]] = field(default_factory=dict)
     frequency: Counter[str] = field(default_factory=Counter)
+    rank: dict[str, int] = field(default_factory=dict)
+    ranked_at: int = 0
+    prefixes: dict[str, list[str]] = field(default_factory=dict)
     postings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def update(self, by_id: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
@@ -208,31 +213,42 @@ class WordIndex:
             self._drop(cid)
             self.keys[cid], self.words[cid], self.signatures[cid] = key, content, signature
             self.frequency.update(content)
-            if len(content) >= MIN_CONTENT_WORDS:
-                for word in content:
-                    self.postings[word].add(cid)
+            self._post(cid, content)
+        if len(self.words) > 2 * self.ranked_at + 100:  # the graph doubled: order by today's frequencies
+            self.rank, self.ranked_at = dict(self.frequency), len(self.words)
+            self.prefixes.clear()
+            self.postings.clear()
+            for cid, content in self.words.items():
+                self._post(cid, content)
         return {cid: self.signatures[cid] for cid in by_id}
+
+    def _post(self, cid: str, content: frozenset[str]) -> None:
+        if len(content) < MIN_CONTENT_WORDS:
+            return
+        rank = self.rank
+        ordered = sorted(content, key=lambda w: (rank.get(w, 0), w))
+        prefix = self.prefixes[cid] = ordered[: len(content) - ceil(THRESHOLD * len(content)) + 1]
+        for word in prefix:
+            self.postings[word].add(cid)
 
     def _drop(self, cid: str) -> None:
         content = self.words.pop(cid, None)
         self.keys.pop(cid, None)
         self.signatures.pop(cid, None)
-        if content is None:
-            return
-        self.frequency.subtract(content)
-        for word in content:
+        if content is not None:
+            self.frequency.subtract(content)
+        for word in self.prefixes.pop(cid, ()):
             holders = self.postings.get(word)
             if holders is not None:
                 holders.discard(cid)
 
     def pairs_touching(self, focus: Sequence[str]) -> Iterator[tuple[str, str]]:
         """Every close pair with at least one side in ``focus``, as :func:`_pairs_touching` finds them."""
+        words = self.words
         for cid in focus:
-            content = self.words[cid]
-            if len(content) < MIN_CONTENT_WORDS:
-                continue
-            seen, words, size = {cid}, self.words, len(content)
-            for word in _prefix(content, self.frequency):
+            content = words[cid]
+            seen, size = {cid}, len(content)
+            for word in self.prefixes.get(cid, ()):  # none for a statement too short to compare
                 for other in self.postings.get(word, ()):
                     if other in seen:
                         continue
