@@ -34,19 +34,32 @@ def _files(agent: str, value: str, shared_doi: str) -> dict[str, Any]:
             "entities.json": {"entities": [{"id": "E1", "name": "Ethanol", "type": "substance"}]}}
 
 
+def _assessment(claim_id: str, confidence: float) -> dict[str, Any]:
+    return {"confidence-scores.json": {"confidence_scores": [
+        {"claim_id": claim_id, "confidence": confidence, "status": "single-source", "rationale": "r",
+         "supporting_source_ids": []}]}}
+
+
 def test_flushes_after_each_merge_equal_a_fresh_full_build(session: SessionPaths) -> None:
-    steps = [("alpha", "40%", "10.1000/a"), ("beta", "12%", "10.1000/a"), ("gamma", "25%", "10.1000/c"),
-             ("beta", "13%", "10.1000/c"), ("alpha", "41%", "10.1000/z")]  # retries replace namespaces
+    """Retries, another agent's assessment of a claim, and an agent sorted first that becomes the
+    canonical owner of shared sources and entities: each changes parts of agents not merged."""
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("alpha", _files("alpha", "40%", "10.1000/a")), ("beta", _files("beta", "12%", "10.1000/a")),
+        ("gamma", _files("gamma", "25%", "10.1000/c")), ("delta", _assessment("alpha:C1", 0.3)),
+        ("beta", _files("beta", "13%", "10.1000/c")), ("aardvark", _files("aardvark", "90%", "10.1000/a")),
+        ("delta", _assessment("alpha:C1", 0.6)), ("alpha", _files("alpha", "41%", "10.1000/z")),
+    ]
     processor = Processor(session)
     try:
-        for agent, value, doi in steps:
-            write_artifacts(session, agent, _files(agent, value, doi))
-            assert [o.status for o in processor.process_pending()] == ["merged"]
+        for agent, files in steps:
+            write_artifacts(session, agent, files)
+            assert [o.status for o in processor.process_pending()] == ["merged"], agent
             assert flush_views(processor) is True
             written = session.kg_json.read_bytes()
             assert written == _full_rebuild(session, orjson.loads(written)["generated_at"]), agent
         fragments = _JSON_FRAGMENTS[processor]
-        assert sorted(fragments._memory) == ["alpha", "beta", "gamma"]  # the flushes used the cache
+        assert sorted(fragments._memory) == ["aardvark", "alpha", "beta", "delta", "gamma"]  # cached
+        assert ("claims", "gamma") in fragments._segments
         graph = orjson.loads(session.kg_json.read_bytes())
         assert graph["stats"]["detected_contradictions"] >= 1  # cross-agent parts were recomputed
         assert any(len(s["aliases"]) > 1 for s in graph["sources"])

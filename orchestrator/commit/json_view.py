@@ -2,13 +2,15 @@
 
 An agent's namespace (its top-level key, with ``_provenance``) depends on its committed record
 only, so its indented JSON is rendered once per record and spliced between the view's header and
-its unified collections, which are rendered at each flush. The bytes are exactly those of
-``orjson.dumps(graph, option=OPT_INDENT_2)`` of the whole view (``tests/test_json_view.py``).
+its unified collections. The unified claims and relationships are spliced the same way from each
+agent's part (:class:`orchestrator.graph.unified_cache.UnifiedCache` keeps the same list while it
+is valid); the other collections and the stats are rendered at each flush. The bytes are exactly
+those of ``orjson.dumps(graph, option=OPT_INDENT_2)`` of the whole view (``tests/test_json_view.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -19,7 +21,10 @@ __all__ = ["JsonFragments"]
 
 HEADER = ("schema_version", "session", "generated_at", "commit_seq")
 TRAILER = (*UNIFIED, "stats")
+SPLICED = ("claims", "relationships")
 _INDENT = orjson.OPT_INDENT_2
+#: Per collection, per agent: that agent's unified items, in the order the view lists agents.
+Segments = Mapping[str, Mapping[str, Sequence[Any]]]
 
 
 def _members(value: Mapping[str, Any]) -> bytes:
@@ -39,8 +44,10 @@ class JsonFragments:
 
     def __init__(self) -> None:
         self._memory: dict[str, tuple[tuple[Any, ...], bytes]] = {}
+        self._segments: dict[tuple[str, str], tuple[Sequence[Any], bytes]] = {}
 
-    def render(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> bytes | None:
+    def render(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],
+               segments: Segments | None = None) -> bytes | None:
         """The whole view's bytes (with the final newline), or None when it must be written in one piece.
 
         None when the keys are not header, agents, unified collections in that order (an agent named
@@ -52,11 +59,13 @@ class JsonFragments:
         try:
             parts = [_members({key: graph[key] for key in HEADER})]
             parts += [self._agent(agent, graph[agent], records[agent]) for agent in agents]
-            parts.append(_members({key: graph[key] for key in TRAILER}))
+            parts += [self._collection(key, graph[key], agents, (segments or {}).get(key)) for key in TRAILER]
         except TypeError:
             return None
         for agent in [a for a in self._memory if a not in records]:
             del self._memory[agent]
+        for name, agent in [k for k in self._segments if k[1] not in records]:
+            del self._segments[(name, agent)]
         return b"{\n" + b",\n".join(parts) + b"\n}\n"
 
     def _agent(self, agent: str, namespace: Any, record: Mapping[str, Any]) -> bytes:
@@ -67,4 +76,28 @@ class JsonFragments:
         body = _members({agent: namespace})
         if key is not None:
             self._memory[agent] = (key, body)
+        return body
+
+    def _collection(self, name: str, value: Any, agents: list[str], by_agent: Mapping[str, Sequence[Any]] | None
+                    ) -> bytes:
+        """One trailer member; a spliced collection joins each agent's rendered items."""
+        if (by_agent is None or name not in SPLICED or any(a not in by_agent for a in agents)
+                or sum(len(by_agent[a]) for a in agents) != len(value)):
+            return _members({name: value})
+        chunks = [chunk for agent in agents if (chunk := self._items(name, agent, by_agent[agent]))]
+        label = orjson.dumps(name)
+        if not chunks:
+            return b"  " + label + b": []"
+        return b"  " + label + b": [\n" + b",\n".join(chunks) + b"\n  ]"
+
+    def _items(self, name: str, agent: str, items: Sequence[Any]) -> bytes:
+        """The items as the indented document writes them inside a top-level list (cached per list object)."""
+        if not items:
+            return b""
+        cached = self._segments.get((name, agent))
+        if cached is not None and cached[0] is items:
+            return cached[1]
+        label = orjson.dumps(name)
+        body = orjson.dumps({name: items}, option=_INDENT)[len(label) + 8:-6]  # '{\n  "x": [\n' ... '\n  ]\n}'
+        self._segments[(name, agent)] = (items, body)
         return body

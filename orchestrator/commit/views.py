@@ -21,7 +21,8 @@ from orchestrator.commit.json_view import JsonFragments
 from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.graph.contradiction_summary import emit_contradiction_events
 from orchestrator.graph.contradictions import ConflictCache
-from orchestrator.graph.unified import Recheck, build_views
+from orchestrator.graph.unified import Recheck
+from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.rdf.contradictions import contradiction_graph
 from orchestrator.rdf.write import trig_block, trig_document
@@ -37,6 +38,8 @@ _TRIG_BLOCKS: weakref.WeakKeyDictionary[Processor, TrigBlocks] = weakref.WeakKey
 _CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.WeakKeyDictionary()
 #: And one cache of each agent's rendered namespace in ``knowledge-graph.json``.
 _JSON_FRAGMENTS: weakref.WeakKeyDictionary[Processor, JsonFragments] = weakref.WeakKeyDictionary()
+#: And one of each agent's unified claims and relationships, rebuilt when what they read changed.
+_UNIFIED: weakref.WeakKeyDictionary[Processor, UnifiedCache] = weakref.WeakKeyDictionary()
 
 
 def _marker(processor: Processor) -> dict[str, object]:
@@ -104,13 +107,14 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
     conflicts = _CONFLICT_CACHES.get(processor) or _load_conflicts(processor)
-    graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
-                        conflicts=conflicts)
+    unified = _UNIFIED.setdefault(processor, UnifiedCache())
+    graph = unified.build(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
+                          conflicts=conflicts)
     _CONFLICT_CACHES[processor] = conflicts
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     try:
-        body = _JSON_FRAGMENTS.setdefault(processor, JsonFragments()).render(graph, records) \
+        body = _JSON_FRAGMENTS.setdefault(processor, JsonFragments()).render(graph, records, segments(unified)) \
             or orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"

@@ -185,6 +185,7 @@ class WordIndex:
     """
 
     keys: dict[str, tuple[Any, ...] | None] = field(default_factory=dict)
+    objects: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     signatures: dict[str, str] = field(default_factory=dict)
     words: dict[str, frozenset[str]] = field(default_factory=dict)
     frequency: Counter[str] = field(default_factory=Counter)
@@ -197,7 +198,11 @@ class WordIndex:
         """Bring the index to ``by_id``; returns the signature of every claim."""
         for gone in [cid for cid in self.keys if cid not in by_id]:
             self._drop(cid=gone)
+        objects = self.objects
         for cid, claim in by_id.items():
+            if objects.get(cid) is claim:  # the same unified claim as last time (views keep unchanged ones)
+                continue
+            objects[cid] = claim
             try:
                 key: tuple[Any, ...] | None = _key(claim)
                 unchanged = self.keys.get(cid) == key
@@ -212,6 +217,7 @@ class WordIndex:
                 continue
             self._drop(cid)
             self.keys[cid], self.words[cid], self.signatures[cid] = key, content, signature
+            objects[cid] = claim
             self.frequency.update(content)
             self._post(cid, content)
         if len(self.words) > 2 * self.ranked_at + 100:  # the graph doubled: order by today's frequencies
@@ -234,6 +240,7 @@ class WordIndex:
     def _drop(self, cid: str) -> None:
         content = self.words.pop(cid, None)
         self.keys.pop(cid, None)
+        self.objects.pop(cid, None)
         self.signatures.pop(cid, None)
         if content is not None:
             self.frequency.subtract(content)
