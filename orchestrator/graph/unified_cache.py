@@ -19,6 +19,7 @@ from itertools import chain
 from typing import Any
 
 from orchestrator.graph.contradictions import ConflictCache, detect, unresolved
+from orchestrator.graph.source_groups import SourceGroups
 from orchestrator.graph.unified import (
     SCHEMA_VERSION,
     UNIFIED,
@@ -70,14 +71,21 @@ class UnifiedCache:
         self.sources: dict[str, tuple[Any, Any]] = {}
         self.entities: dict[str, str] = {}
         self.assessments: dict[str, list[dict[str, Any]]] = {}
+        self.groups = SourceGroups()
 
     def build(
         self, records: Mapping[str, Mapping[str, Any]], session_id: str, commit_seq: int, generated_at: str,
         recheck: Recheck | None = None, conflicts: ConflictCache | None = None,
     ) -> dict[str, Any]:
+        agents = sorted(records)
         all_sources = _all(records, "sources")  # type: ignore[arg-type]
         cited_sources = {s["id"]: s for s in all_sources}
-        sources, source_alias = dedupe_sources(all_sources)
+        if len(cited_sources) == len(all_sources):  # unique ids, as always in a merged graph
+            sources, source_alias = self.groups.dedupe(
+                {a: records[a]["contribution"]["items"]["sources"] for a in agents},
+                {a: record_key(records[a]) for a in agents})
+        else:
+            sources, source_alias = dedupe_sources(all_sources)
         entities, entity_alias = dedupe_entities(_all(records, "entities"))  # type: ignore[arg-type]
         assessments: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for score in _all(records, "confidence_scores"):  # type: ignore[arg-type]
@@ -85,7 +93,6 @@ class UnifiedCache:
                 {k: score[k] for k in ("confidence", "status", "rationale", "supporting_source_ids") if k in score}
                 | {"by": score["provenance"]["agent"]}
             )
-        agents = sorted(records)
         now = {sid: _source_value(sid, cited_sources, source_alias) for sid in cited_sources}
         changed_sources, self.sources = _changed(self.sources, now), now
         changed_entities, self.entities = _changed(self.entities, entity_alias), dict(entity_alias)
