@@ -192,7 +192,7 @@ class WordIndex:
     rank: dict[str, int] = field(default_factory=dict)
     ranked_at: int = 0
     prefixes: dict[str, list[str]] = field(default_factory=dict)
-    postings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    postings: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))  # word -> id -> position
 
     def update(self, by_id: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
         """Bring the index to ``by_id``; returns the signature of every claim."""
@@ -234,8 +234,8 @@ class WordIndex:
         rank = self.rank
         ordered = sorted(content, key=lambda w: (rank.get(w, 0), w))
         prefix = self.prefixes[cid] = ordered[: len(content) - ceil(THRESHOLD * len(content)) + 1]
-        for word in prefix:
-            self.postings[word].add(cid)
+        for position, word in enumerate(prefix):
+            self.postings[word][cid] = position
 
     def _drop(self, cid: str) -> None:
         content = self.words.pop(cid, None)
@@ -247,7 +247,7 @@ class WordIndex:
         for word in self.prefixes.pop(cid, ()):
             holders = self.postings.get(word)
             if holders is not None:
-                holders.discard(cid)
+                holders.pop(cid, None)
 
     def pairs_touching(self, focus: Sequence[str]) -> Iterator[tuple[str, str]]:
         """Every close pair with at least one side in ``focus``, as :func:`_pairs_touching` finds them."""
@@ -255,14 +255,19 @@ class WordIndex:
         for cid in focus:
             content = words[cid]
             seen, size = {cid}, len(content)
-            for word in self.prefixes.get(cid, ()):  # none for a statement too short to compare
-                for other in self.postings.get(word, ()):
+            for mine, word in enumerate(self.prefixes.get(cid, ())):  # none for a statement too short
+                for other, theirs_at in self.postings.get(word, {}).items():
                     if other in seen:
                         continue
                     seen.add(other)
                     theirs = words[other]  # _close, inlined: this loop is most of a flush's search
                     their_size = len(theirs)
-                    if min(size, their_size) < THRESHOLD * max(size, their_size):
+                    if their_size < THRESHOLD * size or size < THRESHOLD * their_size:  # _close's size bound
+                        continue
+                    # Met first at their smallest shared word (for a close pair it is in both prefixes),
+                    # so at most this many words are shared (positional filtering).
+                    most = min(size - mine, their_size - theirs_at)
+                    if most < THRESHOLD * (size + their_size - most):
                         continue
                     shared = len(content & theirs)
                     if shared >= THRESHOLD * (size + their_size - shared):
