@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from orchestrator.graph.unified import UNIFIED
+from orchestrator.graph.unified_cache import record_key
 
 __all__ = ["JsonFragments"]
 
@@ -30,13 +31,6 @@ Segments = Mapping[str, Mapping[str, Sequence[Any]]]
 def _members(value: Mapping[str, Any]) -> bytes:
     """The members of a non-empty top-level object as the indented document writes them."""
     return orjson.dumps(value, option=_INDENT)[2:-2]  # without "{\n" and "\n}"
-
-
-def _record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    seq = record.get("seq")
-    if not isinstance(seq, int):
-        return None  # not committed yet: rendered every time
-    return (seq, record.get("artifact_sha256"), record.get("attempt"), record.get("merged_at"))
 
 
 class JsonFragments:
@@ -56,20 +50,24 @@ class JsonFragments:
         agents = sorted(records)
         if list(graph) != [*HEADER, *agents, *TRAILER]:
             return None
-        try:
-            parts = [_members({key: graph[key] for key in HEADER})]
-            parts += [self._agent(agent, graph[agent], records[agent]) for agent in agents]
-            parts += [self._collection(key, graph[key], agents, (segments or {}).get(key)) for key in TRAILER]
+        try:  # one list of pieces and one join: the view is copied once
+            pieces = [b"{\n", _members({key: graph[key] for key in HEADER})]
+            for agent in agents:
+                pieces += (b",\n", self._agent(agent, graph[agent], records[agent]))
+            for key in TRAILER:
+                pieces.append(b",\n")
+                pieces += self._collection(key, graph[key], agents, (segments or {}).get(key))
         except TypeError:
             return None
         for agent in [a for a in self._memory if a not in records]:
             del self._memory[agent]
         for name, agent in [k for k in self._segments if k[1] not in records]:
             del self._segments[(name, agent)]
-        return b"{\n" + b",\n".join(parts) + b"\n}\n"
+        pieces.append(b"\n}\n")
+        return b"".join(pieces)
 
     def _agent(self, agent: str, namespace: Any, record: Mapping[str, Any]) -> bytes:
-        key = _record_key(record)
+        key = record_key(record)  # None: not committed yet, rendered every time
         cached = self._memory.get(agent)
         if key is not None and cached is not None and cached[0] == key:
             return cached[1]
@@ -79,16 +77,21 @@ class JsonFragments:
         return body
 
     def _collection(self, name: str, value: Any, agents: list[str], by_agent: Mapping[str, Sequence[Any]] | None
-                    ) -> bytes:
-        """One trailer member; a spliced collection joins each agent's rendered items."""
+                    ) -> list[bytes]:
+        """The pieces of one trailer member; a spliced collection is each agent's rendered items."""
         if (by_agent is None or name not in SPLICED or any(a not in by_agent for a in agents)
                 or sum(len(by_agent[a]) for a in agents) != len(value)):
-            return _members({name: value})
-        chunks = [chunk for agent in agents if (chunk := self._items(name, agent, by_agent[agent]))]
+            return [_members({name: value})]
         label = orjson.dumps(name)
-        if not chunks:
-            return b"  " + label + b": []"
-        return b"  " + label + b": [\n" + b",\n".join(chunks) + b"\n  ]"
+        pieces = [b"  " + label + b": [\n"]
+        for agent in agents:
+            chunk = self._items(name, agent, by_agent[agent])
+            if chunk:
+                pieces += (chunk, b",\n")
+        if len(pieces) == 1:
+            return [b"  " + label + b": []"]
+        pieces[-1] = b"\n  ]"
+        return pieces
 
     def _items(self, name: str, agent: str, items: Sequence[Any]) -> bytes:
         """The items as the indented document writes them inside a top-level list (cached per list object)."""
