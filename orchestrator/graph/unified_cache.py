@@ -93,7 +93,8 @@ class UnifiedCache:
                 {k: score[k] for k in ("confidence", "status", "rationale", "supporting_source_ids") if k in score}
                 | {"by": score["provenance"]["agent"]}
             )
-        now = {sid: _source_value(sid, cited_sources, source_alias) for sid in cited_sources}
+        # _source_value of every source, inlined (each one is cited_sources[sid])
+        now = {sid: (source_alias.get(sid, sid), s.get("content_sha256")) for sid, s in cited_sources.items()}
         changed_sources, self.sources = _changed(self.sources, now), now
         changed_entities, self.entities = _changed(self.entities, entity_alias), dict(entity_alias)
         changed_claims, self.assessments = _changed(self.assessments, assessments), dict(assessments)
