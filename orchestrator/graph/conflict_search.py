@@ -133,12 +133,17 @@ def find_conflicts(claims: Sequence[Mapping[str, Any]], tolerance: float,
     by_id = {str(c["id"]): c for c in claims}
     if len(by_id) == len(claims):  # ids are unique (always, in a merged graph): index by id, update what changed
         index = cache.index if cache.index is not None else WordIndex()
-        signatures = index.update(by_id)
+        changed = index.update(by_id)
+        signatures = index.signatures  # exactly the ids of by_id now
         cache.index = index
-        if cache.tolerance == tolerance and cache.signatures:
+        if cache.tolerance == tolerance and cache.signatures is signatures:  # the last search was this index's
+            found = {pair: c for pair, c in cache.conflicts.items() if pair[0] in by_id and pair[1] in by_id
+                     and pair[0] not in changed and pair[1] not in changed}
+            pairs: Iterator[tuple[str, str]] = index.pairs_touching(list(changed))
+        elif cache.tolerance == tolerance and cache.signatures:  # a search read back from JSON
             same = {cid for cid, sig in signatures.items() if cache.signatures.get(cid) == sig}
             found = {pair: c for pair, c in cache.conflicts.items() if pair[0] in same and pair[1] in same}
-            pairs: Iterator[tuple[str, str]] = index.pairs_touching([cid for cid in by_id if cid not in same])
+            pairs = index.pairs_touching([cid for cid in by_id if cid not in same])
         else:
             ids = list(by_id)
             words = [index.words[cid] for cid in ids]
@@ -194,8 +199,9 @@ class WordIndex:
     prefixes: dict[str, list[str]] = field(default_factory=dict)
     postings: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))  # word -> id -> position
 
-    def update(self, by_id: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-        """Bring the index to ``by_id``; returns the signature of every claim."""
+    def update(self, by_id: Mapping[str, Mapping[str, Any]]) -> set[str]:
+        """Bring the index to ``by_id``; returns the ids whose signature is new or changed."""
+        changed: set[str] = set()
         for gone in [cid for cid in self.keys if cid not in by_id]:
             self._drop(cid=gone)
         objects = self.objects
@@ -211,6 +217,8 @@ class WordIndex:
             if unchanged and key is not None:
                 continue
             signature = _signature(claim)
+            if self.signatures.get(cid) != signature:
+                changed.add(cid)
             content = analyse(str(claim.get("statement", ""))).content
             if cid in self.keys and self.words.get(cid) == content:
                 self.keys[cid], self.signatures[cid] = key, signature
@@ -226,7 +234,7 @@ class WordIndex:
             self.postings.clear()
             for cid, content in self.words.items():
                 self._post(cid, content)
-        return {cid: self.signatures[cid] for cid in by_id}
+        return changed
 
     def _post(self, cid: str, content: frozenset[str]) -> None:
         if len(content) < MIN_CONTENT_WORDS:
