@@ -21,7 +21,7 @@ from orchestrator.commit.json_view import JsonFragments
 from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.graph.contradiction_summary import emit_contradiction_events
 from orchestrator.graph.contradictions import ConflictCache
-from orchestrator.graph.unified import Recheck
+from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.rdf.contradictions import contradiction_graph
@@ -107,15 +107,20 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     if not force and views_seq(processor) >= seq and views_intact(processor):
         return False
     conflicts = _CONFLICT_CACHES.get(processor) or _load_conflicts(processor)
-    unified = _UNIFIED.setdefault(processor, UnifiedCache())
-    graph = unified.build(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
-                          conflicts=conflicts)
+    unified = _UNIFIED.get(processor)
+    if unified is None:  # a processor's first flush (a one-shot run's only one) keeps no per-agent parts
+        _UNIFIED[processor] = UnifiedCache()
+        graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
+                            conflicts=conflicts)
+    else:
+        graph = unified.build(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
+                              conflicts=conflicts)
     _CONFLICT_CACHES[processor] = conflicts
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     try:
-        body = _JSON_FRAGMENTS.setdefault(processor, JsonFragments()).render(graph, records, segments(unified)) \
-            or orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+        body = (unified is not None and _JSON_FRAGMENTS.setdefault(processor, JsonFragments()).render(
+            graph, records, segments(unified))) or orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
     with processor.lock:  # the blocks read the graph state; joining them needs no lock

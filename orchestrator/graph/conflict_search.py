@@ -202,6 +202,7 @@ class WordIndex:
     def update(self, by_id: Mapping[str, Mapping[str, Any]]) -> set[str]:
         """Bring the index to ``by_id``; returns the ids whose signature is new or changed."""
         changed: set[str] = set()
+        rerank = len(by_id) > 2 * self.ranked_at + 100  # then every prefix is taken once, at the end
         for gone in [cid for cid in self.keys if cid not in by_id]:
             self._drop(cid=gone)
         objects = self.objects
@@ -227,8 +228,9 @@ class WordIndex:
             self.keys[cid], self.words[cid], self.signatures[cid] = key, content, signature
             objects[cid] = claim
             self.frequency.update(content)
-            self._post(cid, content)
-        if len(self.words) > 2 * self.ranked_at + 100:  # the graph doubled: order by today's frequencies
+            if not rerank:
+                self._post(cid, content)
+        if rerank:  # the graph doubled: order by today's frequencies
             self.rank, self.ranked_at = dict(self.frequency), len(self.words)
             self.prefixes.clear()
             self.postings.clear()
