@@ -136,11 +136,12 @@ def find_conflicts(claims: Sequence[Mapping[str, Any]], tolerance: float,
         changed = index.update(by_id)
         signatures = index.signatures  # exactly the ids of by_id now
         cache.index = index
-        if cache.tolerance == tolerance and cache.signatures is signatures:  # the last search was this index's
+        steady = cache.tolerance == tolerance and cache.signatures is signatures  # the last search was this index's
+        if steady and 2 * len(changed) <= len(by_id):  # when most claims changed, one self-join is cheaper (below)
             found = {pair: c for pair, c in cache.conflicts.items() if pair[0] in by_id and pair[1] in by_id
                      and pair[0] not in changed and pair[1] not in changed}
             pairs: Iterator[tuple[str, str]] = index.pairs_touching(list(changed))
-        elif cache.tolerance == tolerance and cache.signatures:  # a search read back from JSON
+        elif not steady and cache.tolerance == tolerance and cache.signatures:  # a search read back from JSON
             same = {cid for cid, sig in signatures.items() if cache.signatures.get(cid) == sig}
             found = {pair: c for pair, c in cache.conflicts.items() if pair[0] in same and pair[1] in same}
             pairs = index.pairs_touching([cid for cid in by_id if cid not in same])
