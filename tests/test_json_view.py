@@ -86,3 +86,14 @@ def test_keys_out_of_the_usual_order_are_left_to_a_whole_rendering() -> None:
     record = {"seq": 1, "namespace": {}, "attempt": 1}
     graph = {"schema_version": 1, "session": "s", "generated_at": "t", "commit_seq": 1, "sources": []}
     assert JsonFragments().render(graph, {"sources": record}) is None  # an agent named like a collection
+
+
+def test_trig_bytes_from_encoded_blocks_equal_the_encoded_document() -> None:
+    from orchestrator.commit.trig_bytes import EncodedBlocks
+    from orchestrator.rdf.write import trig_document
+
+    encoded = EncodedBlocks()
+    first = [("urn:b", "<urn:b> {\n    <urn:x> <urn:p> \"café\" .\n}"), ("urn:a", "<urn:a> {\n}"), ("urn:c", "")]
+    for blocks in (first, [first[0], ("urn:a", "<urn:a> {\n    <urn:y> <urn:p> \"é\" .\n}")], []):
+        expected = trig_document("s1", [b for _, b in sorted(blocks)]).encode()
+        assert encoded.document("s1", blocks) == expected

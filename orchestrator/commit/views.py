@@ -18,6 +18,7 @@ import orjson
 from filelock import FileLock
 
 from orchestrator.commit.json_view import JsonFragments
+from orchestrator.commit.trig_bytes import EncodedBlocks
 from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.graph.contradiction_summary import emit_contradiction_events
 from orchestrator.graph.contradictions import ConflictCache
@@ -25,7 +26,7 @@ from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.rdf.contradictions import contradiction_graph
-from orchestrator.rdf.write import trig_block, trig_document
+from orchestrator.rdf.write import trig_block
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ _CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.
 _JSON_FRAGMENTS: weakref.WeakKeyDictionary[Processor, JsonFragments] = weakref.WeakKeyDictionary()
 #: And one of each agent's unified claims and relationships, rebuilt when what they read changed.
 _UNIFIED: weakref.WeakKeyDictionary[Processor, UnifiedCache] = weakref.WeakKeyDictionary()
+#: And the UTF-8 bytes of each TriG block.
+_TRIG_BYTES: weakref.WeakKeyDictionary[Processor, EncodedBlocks] = weakref.WeakKeyDictionary()
 
 
 def _marker(processor: Processor) -> dict[str, object]:
@@ -128,7 +131,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
     if derived.triples:
         blocks.append((str(derived.graph_iri), trig_block(derived)))
-    trig = trig_document(processor.session_id, [b for _, b in sorted(blocks)]).encode()
+    trig = _TRIG_BYTES.setdefault(processor, EncodedBlocks()).document(processor.session_id, blocks)
     detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
