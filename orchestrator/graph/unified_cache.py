@@ -51,6 +51,8 @@ class AgentPart:
     with_evidence: int = 0
     evidence_items: int = 0
     verified: int = 0
+    namespace: dict[str, Any] = field(default_factory=dict)  # the agent's top-level key in the view
+    counts: dict[str, int] = field(default_factory=dict)  # its items per collection, for the stats
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -115,11 +117,7 @@ class UnifiedCache:
         graph: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "session": session_id,
                                  "generated_at": generated_at, "commit_seq": commit_seq}
         for agent in agents:
-            record = records[agent]
-            graph[agent] = {**record["namespace"], "_provenance": {
-                "attempt": record["attempt"], "merged_at": record["merged_at"],
-                "artifact_sha256": record["artifact_sha256"], "commit_seq": record.get("seq"),
-                "files": {f["name"]: f["sha256"] for f in record["files"]}}}
+            graph[agent] = parts[agent].namespace
         recorded = _all(records, "contradictions")  # type: ignore[arg-type]
         graph.update(sources=sources, claims=claims, entities=entities, relationships=relationships,
                      gaps=_all(records, "gaps"),  # type: ignore[arg-type]
@@ -146,6 +144,11 @@ def _build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_so
     """The agent's claims and relationships as ``build_views`` unifies them, with what they read."""
     items = record["contribution"]["items"]
     part = AgentPart(key or (None,), [], [])
+    part.namespace = {**record["namespace"], "_provenance": {
+        "attempt": record["attempt"], "merged_at": record["merged_at"],
+        "artifact_sha256": record["artifact_sha256"], "commit_seq": record.get("seq"),
+        "files": {f["name"]: f["sha256"] for f in record["files"]}}}
+    part.counts = {c: len(items[c]) for c in COLLECTIONS if items[c]}
     for claim in items["claims"]:
         claim = {**claim, "evidence": [dict(e) for e in claim.get("evidence", [])]}
         for evidence in claim["evidence"]:
@@ -199,11 +202,7 @@ def _stats(graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]], p
         "mean_confidence": round(sum(confidences) / len(confidences), 4) if confidences else None,
         "open_contradictions": len(unresolved(graph["contradictions"])),
         "detected_contradictions": sum(1 for c in graph["contradictions"] if c.get("detected")),
-        "items_by_agent": {
-            agent: {c: len(records[agent]["contribution"]["items"][c])
-                    for c in COLLECTIONS if records[agent]["contribution"]["items"][c]}
-            for agent in sorted(records)
-        },
+        "items_by_agent": {agent: part.counts for agent, part in zip(sorted(records), parts, strict=True)},
     }
 
 
