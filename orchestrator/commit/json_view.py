@@ -2,9 +2,9 @@
 
 An agent's namespace (its top-level key, with ``_provenance``) depends on its committed record
 only, so its indented JSON is rendered once per record and spliced between the view's header and
-its unified collections. The unified claims and relationships are spliced the same way from each
-agent's part (:class:`orchestrator.graph.unified_cache.UnifiedCache` keeps the same list while it
-is valid); the other collections and the stats are rendered at each flush. The bytes are exactly
+its unified collections. The unified sources, claims and relationships are spliced the same way
+from each agent's part (:class:`orchestrator.graph.unified_cache.UnifiedCache` keeps the same list
+while it is valid); the other collections and the stats are rendered at each flush. The bytes are exactly
 those of ``orjson.dumps(graph, option=OPT_INDENT_2)`` of the whole view (``tests/test_json_view.py``).
 """
 
@@ -22,7 +22,7 @@ __all__ = ["JsonFragments"]
 
 HEADER = ("schema_version", "session", "generated_at", "commit_seq")
 TRAILER = (*UNIFIED, "stats")
-SPLICED = ("claims", "relationships")
+SPLICED = ("sources", "claims", "relationships")
 _INDENT = orjson.OPT_INDENT_2
 #: Per collection, per agent: that agent's unified items, in the order the view lists agents.
 Segments = Mapping[str, Mapping[str, Sequence[Any]]]

@@ -88,6 +88,7 @@ class UnifiedCache:
                 {a: record_key(records[a]) for a in agents})
         else:
             sources, source_alias = dedupe_sources(all_sources)
+            self.groups.last = {}
         entities, entity_alias = dedupe_entities(_all(records, "entities"))  # type: ignore[arg-type]
         assessments: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for score in _all(records, "confidence_scores"):  # type: ignore[arg-type]
@@ -207,6 +208,7 @@ def _stats(graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]], p
 
 
 def segments(cache: UnifiedCache) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """Each agent's unified claims and relationships of the last build, for splicing the JSON view."""
+    """Each agent's unified sources (the groups it heads), claims and relationships, for splicing the JSON view."""
     return {"claims": {a: p.claims for a, p in cache.last.items()},
-            "relationships": {a: p.relationships for a, p in cache.last.items()}}
+            "relationships": {a: p.relationships for a, p in cache.last.items()},
+            "sources": cache.groups.last}  # {} when not grouped per agent: the view renders them whole
