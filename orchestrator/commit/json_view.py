@@ -42,7 +42,14 @@ class JsonFragments:
 
     def render(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],
                segments: Segments | None = None) -> bytes | None:
-        """The whole view's bytes (with the final newline), or None when it must be written in one piece.
+        """The whole view's bytes (with the final newline), or None: see :meth:`pieces`."""
+        found = self.pieces(graph, records, segments)
+        return None if found is None else b"".join(found)
+
+    def pieces(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],
+               segments: Segments | None = None) -> list[bytes] | None:
+        """The view's bytes in pieces (written one after the other, never joined into a copy of the
+        whole), or None when it must be written in one piece.
 
         None when the keys are not header, agents, unified collections in that order (an agent named
         like a unified collection) or a value cannot be written by orjson.
@@ -64,7 +71,7 @@ class JsonFragments:
         for name, agent in [k for k in self._segments if k[1] not in records]:
             del self._segments[(name, agent)]
         pieces.append(b"\n}\n")
-        return b"".join(pieces)
+        return pieces
 
     def _agent(self, agent: str, namespace: Any, record: Mapping[str, Any]) -> bytes:
         key = record_key(record)  # None: not committed yet, rendered every time

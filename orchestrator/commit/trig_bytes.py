@@ -18,10 +18,14 @@ class EncodedBlocks:
 
     def document(self, session_id: str, blocks: Sequence[tuple[str, str]]) -> bytes:
         """``trig_document(session_id, [block for _, block in sorted(blocks)]).encode()``."""
+        return b"".join(self.pieces(session_id, blocks))
+
+    def pieces(self, session_id: str, blocks: Sequence[tuple[str, str]]) -> list[bytes]:
+        """The same bytes in pieces, to be written one after the other."""
         ordered = sorted(blocks)
         lead = trig_document(session_id, [])  # prefixes and the session's default graph, then "\n"
         if not lead.endswith("\n") or trig_document(session_id, ["x"]) != lead[:-1] + "\n\nx\n":
-            return trig_document(session_id, [b for _, b in ordered]).encode()  # another layout: whole
+            return [trig_document(session_id, [b for _, b in ordered]).encode()]  # another layout: whole
         pieces = [lead[:-1].encode()]
         memory: dict[str, tuple[str, bytes]] = {}
         for name, block in ordered:
@@ -30,6 +34,7 @@ class EncodedBlocks:
             cached = self._memory.get(name)
             encoded = cached[1] if cached is not None and cached[0] is block else block.encode()
             memory[name] = (block, encoded)
-            pieces.append(encoded)
+            pieces += (b"\n\n", encoded)
         self._memory = memory
-        return b"\n\n".join(pieces) + b"\n"
+        pieces.append(b"\n")
+        return pieces

@@ -122,8 +122,9 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.
     try:
-        body = (unified is not None and _JSON_FRAGMENTS.setdefault(processor, JsonFragments()).render(
-            graph, records, segments(unified))) or orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+        body: bytes | list[bytes] = (unified is not None and _JSON_FRAGMENTS.setdefault(
+            processor, JsonFragments()).pieces(graph, records, segments(unified))) \
+            or orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         body = json.dumps(graph, indent=2, ensure_ascii=False).encode() + b"\n"
     with processor.lock:  # the blocks read the graph state; joining them needs no lock
@@ -131,7 +132,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
     derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
     if derived.triples:
         blocks.append((str(derived.graph_iri), trig_block(derived)))
-    trig = _TRIG_BYTES.setdefault(processor, EncodedBlocks()).document(processor.session_id, blocks)
+    trig = _TRIG_BYTES.setdefault(processor, EncodedBlocks()).pieces(processor.session_id, blocks)
     detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:

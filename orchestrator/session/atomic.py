@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,8 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Replace ``path`` with ``data`` atomically.
+def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` (or its pieces, written in order, never joined) atomically.
 
     The temp name starts with a dot and ends in ``.tmp`` so it can never be taken for
     an artifact or a ``*.kg.lock`` signal.
@@ -33,7 +34,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                handle.writelines(data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
