@@ -6,6 +6,9 @@ one-shot ``process`` starts). Before each batch, a copy of the
 session is processed by a processor that has the whole graph installed: the verdicts (status and
 problem rules) must be the same. After each step, the views the long-lived processor writes must
 be byte-identical to a rebuild from the ledger by a fresh processor that converts every agent.
+Sources name stored texts (some shared between agents), and stored texts go missing and come
+back between flushes, so evidence re-checked against a cited source's new text is re-checked again
+when that text arrives late.
 """
 
 from __future__ import annotations
@@ -24,13 +27,18 @@ from orchestrator.commit.views import flush_views
 from orchestrator.graph.unified import build_views
 from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.write import serialize_graphs
-from tests.conftest import sample_claim, sample_source, write_artifacts
+from orchestrator.commit.views import _rechecker
+from tests.conftest import sample_claim, sample_source, store_text, write_artifacts
 
 AGENTS = ["ant", "bee", "cat", "dog", "eel"]
+QUOTE = "merging the knowledge of several agents is hard"
+#: Source texts: two hold the claims' snippet (verified), two do not.
+TEXTS = [f"In short, {QUOTE}.", "Nothing to see.", f"We found that {QUOTE} at first.", "Salt."]
 
 
-def _submission(rng: random.Random, agent: str, merged: dict[str, list[str]]) -> dict[str, Any]:
-    """Sources, claims citing own or other agents' sources, entities and a relationship; sometimes invalid."""
+def _submission(rng: random.Random, agent: str, merged: dict[str, list[str]], texts: list[str]) -> dict[str, Any]:
+    """Sources (some naming a stored text), claims citing own or other agents' sources, entities and a
+    relationship; sometimes invalid."""
     n_sources = rng.randint(1, 3)
     sources = [sample_source(f"S{i}", doi=f"10.1000/{rng.choice(AGENTS)}.{i}" if rng.random() < 0.5 else None)
                for i in range(n_sources)]
@@ -38,11 +46,13 @@ def _submission(rng: random.Random, agent: str, merged: dict[str, list[str]]) ->
         if source["doi"] is None:
             del source["doi"]
             source["url"] = f"https://example.org/{rng.choice(AGENTS)}/{source['id']}"  # shared URLs dedupe
+        if texts and rng.random() < 0.7:
+            source["content_sha256"] = rng.choice(texts)  # the same text in two agents: one source
     others = [f"{a}:{s}" for a, ids in merged.items() if a != agent for s in ids]
     claims = []
     for i in range(rng.randint(1, 3)):
         cited = rng.choice(others) if others and rng.random() < 0.5 else f"S{rng.randrange(n_sources)}"
-        claims.append(sample_claim(f"C{i}", source_id=cited))
+        claims.append(sample_claim(f"C{i}", source_id=cited, snippet=QUOTE))
     roll = rng.random()
     if roll < 0.12:
         claims[0]["priority"] = "high"  # no verified evidence: a SHACL violation
@@ -82,7 +92,7 @@ def _assert_views_equal_rebuild(session: SessionPaths) -> None:
         trig = serialize_graphs(graphs, fresh.session_id, "trig").encode()
         written = orjson.loads(session.kg_json.read_bytes())
         expected = build_views(fresh.state.records, fresh.session_id, fresh.state.head_seq,
-                               written["generated_at"])
+                               written["generated_at"], recheck=_rechecker(fresh))
         body = orjson.dumps(expected, option=orjson.OPT_INDENT_2) + b"\n"
     finally:
         fresh.close()
@@ -96,10 +106,22 @@ def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: Sessi
     rng = random.Random(seed)
     live = Processor(session)
     merged: dict[str, list[str]] = {}
-    seen = {"merged": 0, "rejected": 0, "rollback": 0}
+    seen = {"merged": 0, "rejected": 0, "rollback": 0, "rechecked": 0, "late": 0}
+    stored = {store_text(session, text): text for text in TEXTS}
+    missing: set[str] = set()
     try:
-        for _ in range(16):
-            if rng.random() < 0.5:  # a one-shot `cconductor process` starts with nothing installed
+        for _ in range(24):
+            toggled = rng.random() < 0.3
+            if toggled:  # a stored text goes missing, or one missing arrives (late)
+                sha = rng.choice(sorted(stored))
+                if sha in missing:
+                    store_text(session, stored[sha])
+                    missing.discard(sha)
+                    seen["late"] += 1
+                else:
+                    session.source_text(sha).unlink()
+                    missing.add(sha)
+            if rng.random() < 0.25:  # a one-shot `cconductor process` starts with nothing installed
                 live.close()
                 live = Processor(session)
             if merged and rng.random() < 0.15:
@@ -114,7 +136,8 @@ def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: Sessi
                     for stale in session.root.glob(f"{agent}.kg.lock*"):
                         stale.unlink()
                     shutil.rmtree(session.agent_artifacts(agent), ignore_errors=True)
-                    write_artifacts(session, agent, _submission(rng, agent, merged))
+                    present = sorted(set(stored) - missing)
+                    write_artifacts(session, agent, _submission(rng, agent, merged, present))
                 expected = _reference_verdicts(session, tmp_path / "full")
                 got = _verdicts(live.process_pending())
                 assert got == expected
@@ -124,11 +147,12 @@ def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: Sessi
                         merged[agent] = [s["local_id"] for s in
                                          live.state.records[agent]["contribution"]["items"]["sources"]]
             live.refresh()
-            flush_views(live)
+            flush_views(live, force=toggled)  # a text alone changes no commit: nothing else flushes
             _assert_views_equal_rebuild(session)
+            seen["rechecked"] += session.kg_json.read_bytes().count(b'"rechecked": true')
     finally:
         live.close()
-    assert seen["merged"] and seen["rejected"], seen  # both paths were exercised
+    assert seen["merged"] and seen["rejected"] and seen["late"] and seen["rechecked"], seen  # every path ran
 
 
 

@@ -97,3 +97,45 @@ def test_trig_bytes_from_encoded_blocks_equal_the_encoded_document() -> None:
     for blocks in (first, [first[0], ("urn:a", "<urn:a> {\n    <urn:y> <urn:p> \"é\" .\n}")], []):
         expected = trig_document("s1", [b for _, b in sorted(blocks)]).encode()
         assert encoded.document("s1", blocks) == expected
+
+
+def test_a_cited_text_stored_late_is_checked_again_at_the_next_flush(session: SessionPaths) -> None:
+    """beta cites alpha's source; alpha's retry names a new text that is missing at one flush and
+    stored before the next: beta's cached part is rebuilt, like a full rebuild, which re-checks it."""
+    from orchestrator.commit.views import _rechecker
+    from tests.conftest import store_text
+
+    def rebuild(generated_at: str) -> bytes:
+        fresh = Processor(session)
+        try:
+            graph = build_views(fresh.state.records, fresh.session_id, fresh.state.head_seq, generated_at,
+                                recheck=_rechecker(fresh))
+        finally:
+            fresh.close()
+        return orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
+
+    quote = "merging the knowledge of several agents is hard"
+    first, second = store_text(session, f"At first {quote}."), store_text(session, f"Still, {quote} today.")
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("alpha", {"sources.json": {"sources": [sample_source("S1", content_sha256=first)]}}),
+        ("beta", {"claims.json": {"claims": [sample_claim("C1", source_id="alpha:S1", snippet=quote)]}}),
+        ("alpha", {"sources.json": {"sources": [sample_source("S1", content_sha256=second)]}}),
+        ("gamma", {"sources.json": {"sources": [sample_source("S1", url="https://example.org/g")]}}),
+    ]
+    processor = Processor(session)
+    try:
+        for index, (agent, files) in enumerate(steps):
+            write_artifacts(session, agent, files)
+            assert [o.status for o in processor.process_pending()] == ["merged"], agent
+            if index == 2:
+                session.source_text(second).unlink()  # the new text is not there at this flush
+            if index == 3:
+                store_text(session, f"Still, {quote} today.")  # ... and arrives before the next one
+            assert flush_views(processor) is True
+            written = session.kg_json.read_bytes()
+            assert written == rebuild(orjson.loads(written)["generated_at"]), agent
+            if index >= 2:
+                verification = orjson.loads(written)["claims"][0]["evidence"][0]["verification"]
+                assert verification["rechecked"] and verification["verified"] is (index == 3)
+    finally:
+        processor.close()

@@ -117,7 +117,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
                             conflicts=conflicts)
     else:
         graph = unified.build(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
-                              conflicts=conflicts)
+                              conflicts=conflicts, text_ready=lambda sha: processor.texts.text(sha) is not None)
     _CONFLICT_CACHES[processor] = conflicts
     # orjson: the same indented, UTF-8 JSON as the json module, ~30x faster (the C encoder
     # json uses is bypassed as soon as indent is set), which keeps flushes off the merge path.

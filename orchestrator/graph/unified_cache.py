@@ -13,7 +13,7 @@ again at each build. The result equals ``build_views`` (``tests/test_json_view.p
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -34,6 +34,8 @@ from orchestrator.model.kinds import COLLECTIONS
 __all__ = ["AgentPart", "UnifiedCache", "segments"]
 
 _ABSENT = ("absent",)  # a cited source id that no agent has
+#: Whether the stored text of a sha256 can be read now.
+TextReady = Callable[[str], bool]
 
 
 @dataclass
@@ -46,6 +48,7 @@ class AgentPart:
     sources_used: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     entities_used: dict[str, str] = field(default_factory=dict)
     assessments_used: dict[str, Any] = field(default_factory=dict)
+    texts_used: dict[str, bool] = field(default_factory=dict)  # sha256 re-checked against -> its text was there
     priorities: Counter[str] = field(default_factory=Counter)
     confidences: list[Any] = field(default_factory=list)
     with_evidence: int = 0
@@ -78,7 +81,10 @@ class UnifiedCache:
     def build(
         self, records: Mapping[str, Mapping[str, Any]], session_id: str, commit_seq: int, generated_at: str,
         recheck: Recheck | None = None, conflicts: ConflictCache | None = None,
+        text_ready: TextReady | None = None,
     ) -> dict[str, Any]:
+        """``text_ready`` says whether a stored text can be read now: a part that re-checked a snippet is
+        kept only while each text it re-checked against is as present as it was (never without it)."""
         agents = sorted(records)
         all_sources = _all(records, "sources")  # type: ignore[arg-type]
         cited_sources = {s["id"]: s for s in all_sources}
@@ -107,7 +113,8 @@ class UnifiedCache:
             key = record_key(records[agent])
             if (part is None or key is None or part.key != key or not changed_sources.isdisjoint(part.sources_used)
                     or not changed_entities.isdisjoint(part.entities_used)
-                    or not changed_claims.isdisjoint(part.assessments_used)):
+                    or not changed_claims.isdisjoint(part.assessments_used)
+                    or (part.texts_used and _texts_moved(part.texts_used, text_ready))):
                 part = _build_part(records[agent], key, cited_sources, source_alias, entity_alias, assessments,
                                    recheck)
             parts[agent] = part
@@ -134,6 +141,11 @@ def _changed(previous: Mapping[str, Any], now: Mapping[str, Any]) -> set[str]:
     return found
 
 
+def _texts_moved(used: Mapping[str, bool], text_ready: TextReady | None) -> bool:
+    """Whether a text a part re-checked against appeared or went since (unknown without ``text_ready``)."""
+    return text_ready is None or any(text_ready(sha) != had for sha, had in used.items())
+
+
 def _source_value(sid: str, cited: Mapping[str, Any], alias: Mapping[str, str]) -> tuple[Any, Any]:
     source = cited.get(sid)
     return alias.get(sid, sid), source.get("content_sha256") if source is not None else _ABSENT
@@ -150,6 +162,8 @@ def _build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_so
         "artifact_sha256": record["artifact_sha256"], "commit_seq": record.get("seq"),
         "files": {f["name"]: f["sha256"] for f in record["files"]}}}
     part.counts = {c: len(items[c]) for c in COLLECTIONS if items[c]}
+    if recheck is not None:
+        recheck = _recording(recheck, part.texts_used)
     for claim in items["claims"]:
         claim = {**claim, "evidence": [dict(e) for e in claim.get("evidence", [])]}
         for evidence in claim["evidence"]:
@@ -182,6 +196,15 @@ def _build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_so
                 rel[end] = entity_alias.get(rel[end], rel[end])
         part.relationships.append(rel)
     return part
+
+
+def _recording(recheck: Recheck, used: dict[str, bool]) -> Recheck:
+    """``recheck`` noting each text it was asked about and whether it had one (None: no text)."""
+    def checked(evidence: dict[str, Any], sha: str) -> dict[str, Any] | None:
+        found = recheck(evidence, sha)
+        used[sha] = found is not None
+        return found
+    return checked
 
 
 def _stats(graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]], parts: list[AgentPart]
