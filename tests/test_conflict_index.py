@@ -5,6 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
+from orchestrator.graph import word_index
 from orchestrator.graph.conflict_search import ConflictCache, find_conflicts
 from orchestrator.graph.conflicts import TOLERANCE
 from tests.test_contradiction_detector import CONFLICTS, LOOK_ALIKES, claim
@@ -19,8 +22,12 @@ def _statement(rng: random.Random) -> str:
             f"in {rng.choice(['rural', 'urban'])} regions during {rng.choice([2019, 2020])}.")
 
 
-def test_the_kept_index_matches_a_fresh_search_while_the_graph_grows_and_changes() -> None:
-    """Hundreds of claims, so the index is re-ranked as it doubles; edits, removals, re-sourcing."""
+@pytest.mark.parametrize("stop_df", [word_index.STOP_DF, 25])
+def test_the_kept_index_matches_a_fresh_search_while_the_graph_grows_and_changes(
+        monkeypatch: pytest.MonkeyPatch, stop_df: int) -> None:
+    """Hundreds of claims, so the index is re-ranked as it doubles; edits, removals, re-sourcing.
+    With few claims per stop word, words become stop words and stop being ones on the way."""
+    monkeypatch.setattr(word_index, "STOP_DF", stop_df)
     rng = random.Random(11)
     claims: dict[str, dict[str, Any]] = {}
     cache = ConflictCache()
@@ -42,3 +49,23 @@ def test_the_kept_index_matches_a_fresh_search_while_the_graph_grows_and_changes
         found_any = found_any or bool(incremental)
     assert found_any
     assert cache.index is not None and cache.index.ranked_at > 100  # the snapshot was taken again
+    assert bool(cache.index.stop) is (stop_df < 100)
+    reloaded = ConflictCache.from_json(cache.to_json())  # a new process: only claims holding no flipped word kept
+    assert reloaded.stop == cache.stop
+    assert find_conflicts(items[5:], TOLERANCE, reloaded) == find_conflicts(items[5:], TOLERANCE)
+
+
+def test_statements_of_stop_words_only_are_compared_with_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A word held by more than STOP_DF claims does not make two statements about the same thing."""
+    a = claim("a:C1", "The trial enrolled 120 patients across three hospitals.", "a:S1")
+    b = claim("b:C1", "The trial enrolled 200 patients across three hospitals.", "b:S1")
+    fillers = [claim(f"c:C{i}", "Trial hospitals enrolled patients across three regions.", f"c:S{i}")
+               for i in range(4)]
+    pair = ("a:C1", "b:C1")
+    assert pair in find_conflicts([a, b, *fillers], TOLERANCE)  # 6 claims hold "trial": not a stop word yet
+    monkeypatch.setattr(word_index, "STOP_DF", 5)
+    assert pair not in find_conflicts([a, b, *fillers], TOLERANCE)  # every word of both is a stop word now
+    cache = ConflictCache()
+    assert pair in find_conflicts([a, b, *fillers[:3]], TOLERANCE, cache)  # 5 hold them: compared
+    assert pair not in find_conflicts([a, b, *fillers], TOLERANCE, cache)  # one more: the kept pair goes too
+    assert pair in find_conflicts([a, b, *fillers[:3]], TOLERANCE, cache)  # and comes back

@@ -23,11 +23,10 @@ import pytest
 
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.rollback import rollback_session
-from orchestrator.commit.views import flush_views
+from orchestrator.commit.views import _rechecker, flush_views
 from orchestrator.graph.unified import build_views
 from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.write import serialize_graphs
-from orchestrator.commit.views import _rechecker
 from tests.conftest import sample_claim, sample_source, store_text, write_artifacts
 
 AGENTS = ["ant", "bee", "cat", "dog", "eel"]
