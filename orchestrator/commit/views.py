@@ -8,10 +8,14 @@ newer views with older ones.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import os
 import threading
 import time
 import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -25,6 +29,7 @@ from orchestrator.graph.contradictions import ConflictCache
 from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.contradictions import contradiction_graph
 from orchestrator.rdf.write import trig_block
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
@@ -43,6 +48,9 @@ _JSON_FRAGMENTS: weakref.WeakKeyDictionary[Processor, JsonFragments] = weakref.W
 _UNIFIED: weakref.WeakKeyDictionary[Processor, UnifiedCache] = weakref.WeakKeyDictionary()
 #: And the UTF-8 bytes of each TriG block.
 _TRIG_BYTES: weakref.WeakKeyDictionary[Processor, EncodedBlocks] = weakref.WeakKeyDictionary()
+
+
+_REPLACED = itertools.count()
 
 
 def _marker(processor: Processor) -> dict[str, object]:
@@ -100,6 +108,44 @@ def _load_conflicts(processor: Processor) -> ConflictCache:
         return ConflictCache()
 
 
+def _write_views(paths: SessionPaths, body: bytes | list[bytes], trig: bytes | list[bytes]) -> None:
+    """Both files at once: copying and fsyncing 50 MB release the GIL, so two cores write them side by
+    side. The replaced files are kept as a link and unlinked by a background thread afterwards: freeing
+    the old file's blocks inside the replace was ~25 ms of a 50 MB flush."""
+    for stale in paths.state.glob(".replaced-*"):  # left by a process that stopped before its thread ran
+        with contextlib.suppress(OSError):
+            stale.unlink()
+    replaced = []
+    for view in (paths.kg_json, paths.kg_trig):
+        kept = paths.state / f".replaced-{os.getpid()}-{next(_REPLACED)}-{view.name}"
+        with contextlib.suppress(OSError):  # no such file yet, or no hard links here: replaced in place
+            os.link(view, kept)
+            replaced.append(kept)
+    failed: list[BaseException] = []
+
+    def write_trig() -> None:
+        try:
+            atomic_write_bytes(paths.kg_trig, trig)
+        except BaseException as exc:  # raised in the flushing thread below
+            failed.append(exc)
+
+    worker = threading.Thread(target=write_trig, name="cconductor-trig")
+    worker.start()
+    try:
+        atomic_write_bytes(paths.kg_json, body)
+    finally:
+        worker.join()
+        threading.Thread(target=_unlink, args=(replaced,), name="cconductor-unlink", daemon=True).start()
+    if failed:
+        raise failed[0]
+
+
+def _unlink(files: list[Path]) -> None:
+    for path in files:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
 def flush_views(processor: Processor, *, force: bool = False) -> bool:
     """Write both views if they are behind the in-memory graph. Returns True if written."""
 
@@ -138,8 +184,7 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
         if not force and views_seq(processor) > seq:
             return False
         shown_before = _marker(processor).get("contradictions")
-        atomic_write_bytes(paths.kg_json, body)
-        atomic_write_bytes(paths.kg_trig, trig)
+        _write_views(paths, body, trig)
         atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()))
         atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
                                               "files": _fingerprints(processor), "contradictions": sorted(detected)})

@@ -73,7 +73,7 @@ def detect(
         who = ", ".join(sorted({str(r["agent"]) for r in rels if r["agent"]})) or "an agent"
         findings[pair] = {"kinds": ["explicit"], "relationships": rels,
                           "reason": f"{who} stated that these claims contradict each other"}
-    for pair, conflict in find_conflicts(claims, tolerance, cache).items():
+    for pair, conflict in find_conflicts(claims, tolerance, cache, by_id=by_id).items():
         entry = findings.setdefault(pair, {"kinds": [], "reason": conflict.reason})
         entry["kinds"].append(conflict.kind)
         if conflict.compared is not None:
