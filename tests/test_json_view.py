@@ -139,3 +139,24 @@ def test_a_cited_text_stored_late_is_checked_again_at_the_next_flush(session: Se
                 assert verification["rechecked"] and verification["verified"] is (index == 3)
     finally:
         processor.close()
+
+
+def test_pieces_are_written_whole_even_when_writev_writes_short(tmp_path: Any, monkeypatch: Any) -> None:
+    """The views are written in pieces with writev; a short write is completed piece by piece."""
+    import os
+
+    from orchestrator.session import atomic
+
+    real = os.writev
+    calls: list[int] = []
+
+    def short(fd: int, pieces: list[bytes]) -> int:
+        calls.append(len(pieces))
+        return real(fd, [bytes(pieces[0][:3])]) if len(calls) == 1 else real(fd, pieces)
+
+    monkeypatch.setattr(atomic.os, "writev", short)
+    monkeypatch.setattr(atomic, "_IOV_MAX", 4)
+    pieces = [f"piece {i};".encode() for i in range(10)]
+    atomic.atomic_write_bytes(tmp_path / "view.json", pieces)
+    assert (tmp_path / "view.json").read_bytes() == b"".join(pieces)
+    assert calls == [4, 4, 2]
