@@ -59,7 +59,7 @@ def _side(claim: Mapping[str, Any], quantity_text: str | None) -> dict[str, Any]
 def detect(
     claims: Sequence[Mapping[str, Any]], relationships: Iterable[Mapping[str, Any]],
     recorded: Iterable[Mapping[str, Any]] = (), *, tolerance: float = TOLERANCE,
-    cache: ConflictCache | None = None,
+    cache: ConflictCache | None = None, by_id: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The contradictions among ``claims`` (unified, with canonical source and entity ids), by claim ids.
 
@@ -67,7 +67,8 @@ def detect(
     detected contradiction as recorded, and resolves it when its status is ``resolved``.
     ``cache`` (kept between calls) limits the comparison to the claims that changed since the last call.
     """
-    by_id = {str(c["id"]): c for c in claims if isinstance(c.get("id"), str)}
+    if by_id is None or len(by_id) != len(claims):  # ``by_id``: the claims by id, when the caller has them
+        by_id = {str(c["id"]): c for c in claims if isinstance(c.get("id"), str)}
     findings: dict[tuple[str, str], dict[str, Any]] = {}
     for pair, rels in _explicit(relationships, set(by_id)).items():
         who = ", ".join(sorted({str(r["agent"]) for r in rels if r["agent"]})) or "an agent"

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
 from orchestrator.graph.contradictions import ConflictCache, detect, unresolved
@@ -37,6 +36,7 @@ class AgentPart:
     key: tuple[Any, ...]
     claims: list[dict[str, Any]]
     relationships: list[dict[str, Any]]
+    by_id: dict[str, dict[str, Any]] = field(default_factory=dict)  # its claims with a string id
     sources_used: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     entities_used: dict[str, str] = field(default_factory=dict)
     assessments_used: dict[str, Any] = field(default_factory=dict)
@@ -123,6 +123,8 @@ def build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_sou
         if claim["id"] in assessments:
             claim["assessments"] = assessments[claim["id"]]
         part.claims.append(claim)
+        if isinstance(claim["id"], str):
+            part.by_id[claim["id"]] = claim
         evidence_list = claim["evidence"]
         part.priorities[str(claim.get("priority", "unknown"))] += 1
         if isinstance(claim.get("confidence"), int | float):
@@ -155,6 +157,9 @@ def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Agent
     """The view: header, each agent's namespace, the unified collections, then ``stats``."""
     agents = sorted(records)
     claims = [c for a in agents for c in parts[a].claims]
+    by_id: dict[str, dict[str, Any]] = {}
+    for agent in agents:
+        by_id.update(parts[agent].by_id)
     relationships = [r for a in agents for r in parts[a].relationships]
     graph: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "session": session_id,
                              "generated_at": generated_at, "commit_seq": commit_seq}
@@ -164,26 +169,33 @@ def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Agent
     graph.update(sources=sources, claims=claims, entities=entities, relationships=relationships,
                  gaps=all_items(records, "gaps"),
                  # the agents' own, then those derived from the current claims (docs/data-model.md)
-                 contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts))
+                 contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts,
+                                                      by_id=by_id))
     graph["stats"] = _stats(graph, [parts[a] for a in agents], agents)
     return graph
 
 
 def _stats(graph: Mapping[str, Any], parts: list[AgentPart], agents: list[str]) -> dict[str, Any]:
     """Recomputed from the data (never trusted from agents); claim figures summed from the parts' counts."""
-    priorities: Counter[str] = Counter()
-    for part in parts:
-        priorities.update(part.priorities)
-    confidences = list(chain.from_iterable(p.confidences for p in parts))
+    priorities: dict[str, int] = {}
+    confidences: list[Any] = []
+    with_evidence = evidence_items = verified = 0
+    for part in parts:  # one pass: this runs over every agent at each flush
+        for name, count in part.priorities.items():
+            priorities[name] = priorities.get(name, 0) + count
+        confidences += part.confidences
+        with_evidence += part.with_evidence
+        evidence_items += part.evidence_items
+        verified += part.verified
     return {
         "agents": len(agents),
         **{f"{name}_count": len(graph[name]) for name in UNIFIED},
         "peer_reviewed_sources": sum(1 for s in graph["sources"] if s.get("peer_reviewed") is True),
         "sources_by_type": dict(sorted(Counter(str(s.get("type", "unknown")) for s in graph["sources"]).items())),
         "claims_by_priority": dict(sorted(priorities.items())),
-        "claims_with_evidence": sum(p.with_evidence for p in parts),
-        "evidence_items": sum(p.evidence_items for p in parts),
-        "evidence_verified": sum(p.verified for p in parts),
+        "claims_with_evidence": with_evidence,
+        "evidence_items": evidence_items,
+        "evidence_verified": verified,
         "mean_confidence": round(sum(confidences) / len(confidences), 4) if confidences else None,
         "open_contradictions": len(unresolved(graph["contradictions"])),
         "detected_contradictions": sum(1 for c in graph["contradictions"] if c.get("detected")),
