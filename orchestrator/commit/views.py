@@ -185,7 +185,8 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
             return False
         shown_before = _marker(processor).get("contradictions")
         _write_views(paths, body, trig)
-        atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()))
+        # not fsynced: only a shortcut, checked claim by claim (a damaged file means a full search)
+        atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()), durable=False)
         atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
                                               "files": _fingerprints(processor), "contradictions": sorted(detected)})
     emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)

@@ -113,11 +113,12 @@ def build_views(
 ) -> dict[str, Any]:
     """The whole view from the records: every agent's part built afresh, with the functions the
     cache of :mod:`orchestrator.graph.unified_cache` builds changed parts with."""
-    all_sources = all_items(records, "sources")
+    gathered = all_items(records)
+    all_sources = gathered["sources"]
     sources, source_alias = dedupe_sources(all_sources)
-    entities, entity_alias = dedupe_entities(all_items(records, "entities"))
+    entities, entity_alias = dedupe_entities(gathered["entities"])
     cited = {s["id"]: s for s in all_sources}
-    assessments = assessments_by_claim(records)
+    assessments = assessments_by_claim(gathered["confidence_scores"])
     parts = {agent: build_part(records[agent], None, cited, source_alias, entity_alias, assessments, recheck)
              for agent in sorted(records)}
-    return assemble(records, parts, sources, entities, session_id, commit_seq, generated_at, conflicts)
+    return assemble(records, parts, gathered, sources, entities, session_id, commit_seq, generated_at, conflicts)

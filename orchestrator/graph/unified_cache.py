@@ -55,17 +55,19 @@ class UnifiedCache:
         """``text_ready`` says whether a stored text can be read now: a part that re-checked a snippet is
         kept only while each text it re-checked against is as present as it was (never without it)."""
         agents = sorted(records)
-        all_sources = all_items(records, "sources")
+        keys = {a: record_key(records[a]) for a in agents}
+        gathered = all_items(records)
+        all_sources = gathered["sources"]
         cited_sources = {s["id"]: s for s in all_sources}
         if len(cited_sources) == len(all_sources):  # unique ids, as always in a merged graph
             sources, source_alias = self.groups.dedupe(
                 {a: records[a]["contribution"]["items"]["sources"] for a in agents},
-                {a: record_key(records[a]) for a in agents})
+                keys)
         else:
             sources, source_alias = dedupe_sources(all_sources)
             self.groups.last = {}
-        entities, entity_alias = dedupe_entities(all_items(records, "entities"))
-        assessments = assessments_by_claim(records)
+        entities, entity_alias = dedupe_entities(gathered["entities"])
+        assessments = assessments_by_claim(gathered["confidence_scores"])
         # what build_part records in sources_used, for every source
         now = {sid: (source_alias.get(sid, sid), s.get("content_sha256")) for sid, s in cited_sources.items()}
         changed_sources, self.sources = _changed(self.sources, now), now
@@ -74,7 +76,7 @@ class UnifiedCache:
         parts = {}
         for agent in agents:
             part = self.parts.get(agent)
-            key = record_key(records[agent])
+            key = keys[agent]
             if (part is None or key is None or part.key != key or not changed_sources.isdisjoint(part.sources_used)
                     or not changed_entities.isdisjoint(part.entities_used)
                     or not changed_claims.isdisjoint(part.assessments_used)
@@ -84,7 +86,7 @@ class UnifiedCache:
             parts[agent] = part
         self.parts = {a: p for a, p in parts.items() if p.key[0] is not None}
         self.last = parts
-        return assemble(records, parts, sources, entities, session_id, commit_seq, generated_at, conflicts)
+        return assemble(records, parts, gathered, sources, entities, session_id, commit_seq, generated_at, conflicts)
 
 
 def _changed(previous: Mapping[str, Any], now: Mapping[str, Any]) -> set[str]:

@@ -58,14 +58,25 @@ def record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
     return (seq, record.get("artifact_sha256"), record.get("attempt"), record.get("merged_at"))
 
 
-def all_items(records: Mapping[str, Mapping[str, Any]], collection: str) -> list[dict[str, Any]]:
-    return [item for agent in sorted(records) for item in records[agent]["contribution"]["items"][collection]]
+#: The collections read from every agent at each build (claims and relationships come from the parts).
+GATHERED = ("sources", "entities", "confidence_scores", "gaps", "contradictions")
 
 
-def assessments_by_claim(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def all_items(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Every agent's items of each :data:`GATHERED` collection, agents in order (one pass over them)."""
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name in GATHERED}
+    lists = list(found.items())
+    for agent in sorted(records):
+        items = records[agent]["contribution"]["items"]
+        for name, gathered in lists:
+            gathered += items[name]
+    return found
+
+
+def assessments_by_claim(scores: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Every agent's confidence scores, by the claim they assess."""
     found: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for score in all_items(records, "confidence_scores"):
+    for score in scores:
         found[score["claim_id"]].append(
             {k: score[k] for k in ("confidence", "status", "rationale", "supporting_source_ids") if k in score}
             | {"by": score["provenance"]["agent"]})
@@ -152,8 +163,9 @@ def _recording(recheck: Recheck, used: dict[str, bool]) -> Recheck:
 
 
 def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, AgentPart],
-             sources: list[dict[str, Any]], entities: list[dict[str, Any]], session_id: str, commit_seq: int,
-             generated_at: str, conflicts: ConflictCache | None) -> dict[str, Any]:
+             gathered: Mapping[str, list[dict[str, Any]]], sources: list[dict[str, Any]],
+             entities: list[dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
+             conflicts: ConflictCache | None) -> dict[str, Any]:
     """The view: header, each agent's namespace, the unified collections, then ``stats``."""
     agents = sorted(records)
     claims = [c for a in agents for c in parts[a].claims]
@@ -165,9 +177,9 @@ def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Agent
                              "generated_at": generated_at, "commit_seq": commit_seq}
     for agent in agents:
         graph[agent] = parts[agent].namespace
-    recorded = all_items(records, "contradictions")
+    recorded = gathered["contradictions"]
     graph.update(sources=sources, claims=claims, entities=entities, relationships=relationships,
-                 gaps=all_items(records, "gaps"),
+                 gaps=gathered["gaps"],
                  # the agents' own, then those derived from the current claims (docs/data-model.md)
                  contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts,
                                                       by_id=by_id))
