@@ -69,3 +69,23 @@ def test_statements_of_stop_words_only_are_compared_with_none(monkeypatch: pytes
     assert pair in find_conflicts([a, b, *fillers[:3]], TOLERANCE, cache)  # 5 hold them: compared
     assert pair not in find_conflicts([a, b, *fillers], TOLERANCE, cache)  # one more: the kept pair goes too
     assert pair in find_conflicts([a, b, *fillers[:3]], TOLERANCE, cache)  # and comes back
+
+
+def test_claims_passed_in_parts_skip_unchanged_parts_and_still_match_a_fresh_search() -> None:
+    """As the views pass them: one dict per agent, the same object while the agent's claims are unchanged."""
+    rng = random.Random(5)
+    parts: dict[str, dict[str, dict[str, Any]]] = {}
+    cache = ConflictCache()
+    for step in range(30):
+        for agent in rng.sample("abcdefgh", rng.randint(1, 3)):
+            if rng.random() < 0.2:
+                parts.pop(agent, None)
+                continue
+            ids = [f"{agent}:C{i}" for i in range(rng.randint(0, 12))]
+            parts[agent] = {cid: claim(cid, _statement(rng), f"{agent}:S{rng.randint(1, 3)}") for cid in ids}
+        groups = [parts[a] for a in sorted(parts)]
+        items = [c for g in groups for c in g.values()]
+        by_id = {cid: c for g in groups for cid, c in g.items()}
+        incremental = find_conflicts(items, TOLERANCE, cache, by_id=by_id, groups=groups)
+        assert incremental == find_conflicts(items, TOLERANCE), f"step {step}"
+        assert cache.index is not None and set(cache.index.keys) == set(by_id)

@@ -96,19 +96,21 @@ class ConflictCache:
 
 
 def find_conflicts(claims: Sequence[Mapping[str, Any]], tolerance: float,
-                   cache: ConflictCache | None = None, *, by_id: Mapping[str, Mapping[str, Any]] | None = None
-                   ) -> dict[Pair, Conflict]:
+                   cache: ConflictCache | None = None, *, by_id: Mapping[str, Mapping[str, Any]] | None = None,
+                   groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None) -> dict[Pair, Conflict]:
     """The conflicting pairs among ``claims`` (ids ordered within each pair); the same with or without cache.
 
-    ``by_id``: the claims with a string id by id, when the caller has it (a pass over every claim less).
+    ``by_id``: the claims with a string id by id, when the caller has it (a pass over every claim less),
+    and ``groups`` the same in parts (see :meth:`WordIndex.update`).
     """
     cache = cache if cache is not None else ConflictCache()
     if by_id is None or len(by_id) != len(claims):
+        groups = None
         claims = [c for c in claims if isinstance(c.get("id"), str)]
         by_id = {str(c["id"]): c for c in claims}
     if len(by_id) == len(claims):  # ids are unique (always, in a merged graph): index by id, update what changed
         index = cache.index if cache.index is not None else WordIndex()
-        changed = index.update(by_id)
+        changed = index.update(by_id, groups)
         signatures = index.signatures  # exactly the ids of by_id now
         cache.index = index
         steady = cache.tolerance == tolerance and cache.signatures is signatures  # the last search was this index's

@@ -182,7 +182,7 @@ def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Agent
                  gaps=gathered["gaps"],
                  # the agents' own, then those derived from the current claims (docs/data-model.md)
                  contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts,
-                                                      by_id=by_id))
+                                                      by_id=by_id, groups=[parts[a].by_id for a in agents]))
     graph["stats"] = _stats(graph, [parts[a] for a in agents], agents)
     return graph
 

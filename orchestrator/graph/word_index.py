@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import ceil
 from typing import Any
@@ -97,17 +97,33 @@ class WordIndex:
     ranked_at: int = 0
     prefixes: dict[str, list[str]] = field(default_factory=dict)
     postings: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))  # word -> id -> position
+    groups: dict[int, Mapping[str, Mapping[str, Any]]] | None = None  # the parts of the last update, by id()
 
-    def update(self, by_id: Mapping[str, Mapping[str, Any]]) -> set[str]:
-        """Bring the index to ``by_id``; returns the ids whose signature or compared words changed."""
+    def update(self, by_id: Mapping[str, Mapping[str, Any]],
+               groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None) -> set[str]:
+        """Bring the index to ``by_id``; returns the ids whose signature or compared words changed.
+
+        ``groups``: ``by_id`` in parts (an agent's claims), never changed once passed: a part passed
+        last time as the same object is skipped without looking at its claims.
+        """
         changed: set[str] = set()
         touched: set[str] = set()  # words whose frequency moved
         rerank = len(by_id) > 2 * self.ranked_at + 100  # then every prefix is taken once, at the end
-        for gone in [cid for cid in self.keys if cid not in by_id]:
-            touched |= self.words.get(gone, frozenset())
-            self._drop(cid=gone)
+        known = self.groups
+        self.groups = {id(g): g for g in groups} if groups is not None else None
+        if known is not None and self.groups is not None:
+            now = self.groups
+            gone = [cid for k, g in known.items() if now.get(k) is not g for cid in g if cid not in by_id]
+            scan: Iterable[tuple[str, Mapping[str, Any]]] = (
+                item for k, g in now.items() if known.get(k) is not g for item in g.items())
+        else:
+            gone = [cid for cid in self.keys if cid not in by_id]
+            scan = by_id.items()
+        for cid in gone:
+            touched |= self.words.get(cid, frozenset())
+            self._drop(cid=cid)
         objects = self.objects
-        for cid, claim in by_id.items():
+        for cid, claim in scan:
             if objects.get(cid) is claim:  # the same unified claim as last time (views keep unchanged ones)
                 continue
             objects[cid] = claim
