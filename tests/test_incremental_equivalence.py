@@ -99,7 +99,8 @@ def _assert_views_equal_rebuild(session: SessionPaths) -> None:
     assert session.kg_json.read_bytes() == body
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+# seeds 8 and 13 meet a text arriving late for a kept part (they fail if the cache ignores stored texts)
+@pytest.mark.parametrize("seed", [1, 2, 8, 13])
 def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: SessionPaths, tmp_path: Path,
                                                                    seed: int) -> None:
     rng = random.Random(seed)
@@ -110,7 +111,7 @@ def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: Sessi
     missing: set[str] = set()
     try:
         for _ in range(24):
-            toggled = rng.random() < 0.3
+            toggled = rng.random() < 0.45
             if toggled:  # a stored text goes missing, or one missing arrives (late)
                 sha = rng.choice(sorted(stored))
                 if sha in missing:
@@ -120,31 +121,32 @@ def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: Sessi
                 else:
                     session.source_text(sha).unlink()
                     missing.add(sha)
-            if rng.random() < 0.25:  # a one-shot `cconductor process` starts with nothing installed
-                live.close()
-                live = Processor(session)
-            if merged and rng.random() < 0.15:
-                target = rng.randint(0, live.store.head())
-                rollback_session(session, target)  # its own processor, as `cconductor rollback` runs
-                live.refresh()  # the long-lived processor catches up, as watch does
-                merged = {a: [s["local_id"] for s in r["contribution"]["items"]["sources"]]
-                          for a, r in live.state.records.items()}
-                seen["rollback"] += 1
-            else:
-                for agent in rng.sample(AGENTS, rng.randint(1, 2)):
-                    for stale in session.root.glob(f"{agent}.kg.lock*"):
-                        stale.unlink()
-                    shutil.rmtree(session.agent_artifacts(agent), ignore_errors=True)
-                    present = sorted(set(stored) - missing)
-                    write_artifacts(session, agent, _submission(rng, agent, merged, present))
-                expected = _reference_verdicts(session, tmp_path / "full")
-                got = _verdicts(live.process_pending())
-                assert got == expected
-                for agent, (status, _) in got.items():
-                    seen[status] = seen.get(status, 0) + 1
-                    if status == "merged":
-                        merged[agent] = [s["local_id"] for s in
-                                         live.state.records[agent]["contribution"]["items"]["sources"]]
+            if not (toggled and rng.random() < 0.5):  # else the text alone changes before this flush
+                if rng.random() < 0.25:  # a one-shot `cconductor process` starts with nothing installed
+                    live.close()
+                    live = Processor(session)
+                if merged and rng.random() < 0.15:
+                    target = rng.randint(0, live.store.head())
+                    rollback_session(session, target)  # its own processor, as `cconductor rollback` runs
+                    live.refresh()  # the long-lived processor catches up, as watch does
+                    merged = {a: [s["local_id"] for s in r["contribution"]["items"]["sources"]]
+                              for a, r in live.state.records.items()}
+                    seen["rollback"] += 1
+                else:
+                    for agent in rng.sample(AGENTS, rng.randint(1, 2)):
+                        for stale in session.root.glob(f"{agent}.kg.lock*"):
+                            stale.unlink()
+                        shutil.rmtree(session.agent_artifacts(agent), ignore_errors=True)
+                        present = sorted(set(stored) - missing)
+                        write_artifacts(session, agent, _submission(rng, agent, merged, present))
+                    expected = _reference_verdicts(session, tmp_path / "full")
+                    got = _verdicts(live.process_pending())
+                    assert got == expected
+                    for agent, (status, _) in got.items():
+                        seen[status] = seen.get(status, 0) + 1
+                        if status == "merged":
+                            merged[agent] = [s["local_id"] for s in
+                                             live.state.records[agent]["contribution"]["items"]["sources"]]
             live.refresh()
             flush_views(live, force=toggled)  # a text alone changes no commit: nothing else flushes
             _assert_views_equal_rebuild(session)
