@@ -89,3 +89,39 @@ def test_claims_passed_in_parts_skip_unchanged_parts_and_still_match_a_fresh_sea
         incremental = find_conflicts(items, TOLERANCE, cache, by_id=by_id, groups=groups)
         assert incremental == find_conflicts(items, TOLERANCE), f"step {step}"
         assert cache.index is not None and set(cache.index.keys) == set(by_id)
+
+
+def test_a_new_process_reuses_the_saved_content_words_and_finds_what_a_fresh_search_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache read back from JSON carries each claim's content words: only the edited or new
+    statements are analysed again, and the pairs are those of a search from scratch."""
+    import orjson
+
+    rng = random.Random(5)
+    claims = {f"a:C{i}": claim(f"a:C{i}", _statement(rng), "a:S1") for i in range(120)}
+    first = ConflictCache()
+    find_conflicts(list(claims.values()), TOLERANCE, first)
+    saved = orjson.loads(orjson.dumps(first.to_json()))
+    _, statement, opposite = CONFLICTS[0]
+    claims["a:C3"] = claim("a:C3", statement, "a:S2")
+    claims["b:C1"] = claim("b:C1", opposite, "b:S1")
+
+    analysed: list[str] = []
+    real = word_index.analyse
+    monkeypatch.setattr(word_index, "analyse", lambda text: analysed.append(text) or real(text))
+    reread = ConflictCache.from_json(saved)
+    found = find_conflicts(list(claims.values()), TOLERANCE, reread)
+
+    assert sorted(analysed) == sorted([claims["a:C3"]["statement"], claims["b:C1"]["statement"]])
+    assert found == find_conflicts(list(claims.values()), TOLERANCE)
+    assert ("a:C3", "b:C1") in found
+
+
+def test_saved_words_are_not_used_for_a_claim_whose_signature_changed() -> None:
+    """A damaged or stale word list under another signature is ignored, never trusted."""
+    target = claim("a:C1", "Wind output grew by 12% in urban regions during 2019.", "a:S1")
+    cache = ConflictCache.from_json({"rules": 3, "tolerance": TOLERANCE, "signatures": {"a:C1": "not-it"},
+                                     "stop": [], "conflicts": [], "words": {"a:C1": "bogus words"}})
+    find_conflicts([target], TOLERANCE, cache)
+    assert cache.index is not None
+    assert cache.index.words["a:C1"] == word_index.analyse(target["statement"]).content

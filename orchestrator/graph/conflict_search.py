@@ -58,7 +58,7 @@ def _pairs_touching(reduced: Sequence[frozenset[str]], words: Sequence[frozenset
 
 
 #: Bump when the pairwise rules change: a cache written under other rules is not reused.
-RULES_VERSION = 2  # 2: stop words (orchestrator/graph/word_index.py)
+RULES_VERSION = 3  # 2: stop words (orchestrator/graph/word_index.py); 3: content words kept, orjson signatures
 
 
 @dataclass
@@ -73,12 +73,19 @@ class ConflictCache:
     signatures: dict[str, str] = field(default_factory=dict)
     conflicts: dict[Pair, Conflict] = field(default_factory=dict)
     stop: set[str] = field(default_factory=set)  # the stop words of that search
+    #: Read back from JSON: each claim's content words by id, (signature, words joined by spaces),
+    #: so a new process analyses only the statements that changed (see :attr:`WordIndex.seed`).
+    words: dict[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
     #: In memory only: the word index of the last search, updated for the claims that changed.
     index: WordIndex | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
+        index = self.index
+        words = ({cid: " ".join(sorted(content)) for cid, content in index.words.items()
+                  if not any(w.split() != [w] for w in content)}  # a word with a space could not be split back
+                 if index is not None and index.signatures is self.signatures else {})
         return {"rules": RULES_VERSION, "tolerance": self.tolerance, "signatures": self.signatures,
-                "stop": sorted(self.stop),
+                "stop": sorted(self.stop), "words": words,
                 "conflicts": [[a, b, c.kind, c.reason, c.compared] for (a, b), c in sorted(self.conflicts.items())]}
 
     @classmethod
@@ -90,7 +97,8 @@ class ConflictCache:
             conflicts = {(str(a), str(b)): Conflict(str(kind), str(reason), compared)
                          for a, b, kind, reason, compared in data["conflicts"]}
             signatures = {str(k): str(v) for k, v in data["signatures"].items()}
-            return cls(float(data["tolerance"]), signatures, conflicts, {str(w) for w in data["stop"]})
+            words = {str(k): (signatures[k], str(v)) for k, v in data["words"].items() if k in signatures}
+            return cls(float(data["tolerance"]), signatures, conflicts, {str(w) for w in data["stop"]}, words)
         except (KeyError, TypeError, ValueError, AttributeError):
             return cls()
 
@@ -109,8 +117,9 @@ def find_conflicts(claims: Sequence[Mapping[str, Any]], tolerance: float,
         claims = [c for c in claims if isinstance(c.get("id"), str)]
         by_id = {str(c["id"]): c for c in claims}
     if len(by_id) == len(claims):  # ids are unique (always, in a merged graph): index by id, update what changed
-        index = cache.index if cache.index is not None else WordIndex()
+        index = cache.index if cache.index is not None else WordIndex(seed=cache.words)
         changed = index.update(by_id, groups)
+        index.seed = cache.words = {}  # used once, by the first update of a process
         signatures = index.signatures  # exactly the ids of by_id now
         cache.index = index
         steady = cache.tolerance == tolerance and cache.signatures is signatures  # the last search was this index's

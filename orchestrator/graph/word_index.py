@@ -15,12 +15,13 @@ first ``|x| - ceil(t|x|) + 1`` words of each, in any fixed order, so only those 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import ceil
 from typing import Any
+
+import orjson
 
 from orchestrator.graph.conflicts import (
     ENTITY_BONUS,
@@ -61,10 +62,10 @@ def close(mine: frozenset[str], theirs: frozenset[str]) -> bool:
 
 
 def signature(claim: Mapping[str, Any]) -> str:
-    """A digest of everything the pairwise rules read from a claim."""
+    """A digest of everything the pairwise rules read from a claim (its statement included)."""
     parts = [str(claim.get("statement", "")), sorted(sources_of(claim)), agent_of(claim),
              sorted(str(e) for e in claim.get("entity_ids") or ())]
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:24]
+    return hashlib.sha256(orjson.dumps(parts)).hexdigest()[:24]
 
 
 def _key(claim: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -98,6 +99,9 @@ class WordIndex:
     prefixes: dict[str, list[str]] = field(default_factory=dict)
     postings: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))  # word -> id -> position
     groups: dict[int, Mapping[str, Mapping[str, Any]]] | None = None  # the parts of the last update, by id()
+    #: Content words a previous process analysed, by claim id: (signature, words joined by spaces).
+    #: A claim with the same signature (so the same statement) takes them instead of analysing again.
+    seed: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def update(self, by_id: Mapping[str, Mapping[str, Any]],
                groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None) -> set[str]:
@@ -137,7 +141,7 @@ class WordIndex:
             sig = signature(claim)
             if self.signatures.get(cid) != sig:
                 changed.add(cid)
-            content = analyse(str(claim.get("statement", ""))).content
+            content = self._content(cid, sig, claim)
             if cid in self.keys and self.words.get(cid) == content:
                 self.keys[cid], self.signatures[cid] = key, sig
                 continue
@@ -164,6 +168,12 @@ class WordIndex:
             self._unpost(cid)
             self._post(cid)
         return changed
+
+    def _content(self, cid: str, sig: str, claim: Mapping[str, Any]) -> frozenset[str]:
+        seeded = self.seed.get(cid)
+        if seeded is not None and seeded[0] == sig:
+            return frozenset(seeded[1].split())
+        return analyse(str(claim.get("statement", ""))).content
 
     def _post(self, cid: str) -> None:
         words = self.keyed[cid] = keyed(self.words[cid], self.stop)
