@@ -111,12 +111,14 @@ class Processor:
             if not names:
                 return []
             staged: list[Staged] = []
-            for name in names:
-                self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
-                item = self._evaluate_isolated(name)
-                if item is not None:
-                    staged.append(item)
-            self._commit(staged)
+            with self.events.deferred():  # the batch's judging events: one append before the commit
+                for name in names:
+                    self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
+                    item = self._evaluate_isolated(name)
+                    if item is not None:
+                        staged.append(item)
+            with self.events.deferred():  # and its outcomes: one append after the commit
+                self._commit(staged)
         return [outcome for outcome, _, _ in staged]
 
     def _evaluate_isolated(self, name: str) -> Staged | None:

@@ -1,11 +1,13 @@
 """The session's audit trail: ``events.jsonl``, one JSON object per line.
 
 One serializer writes every event (``json.dumps``, never string interpolation), each
-line in a single ``write`` under a cross-process file lock, with secrets redacted.
+line (or a batch's lines, :meth:`EventLog.deferred`) appended in one ``write`` under a
+cross-process file lock, with secrets redacted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -31,6 +33,8 @@ class EventLog:
         self._listeners: list[EventListener] = []
         self._warned = False
         self._tail_offset: int | None = None
+        #: Events held back per thread inside :meth:`deferred` (thread id -> encoded lines, events).
+        self._held: dict[int, tuple[list[bytes], list[dict[str, Any]]]] = {}
 
     def subscribe(self, listener: EventListener) -> None:
         """Live views (progress display, ``--json`` output) get each event as it is written."""
@@ -39,12 +43,46 @@ class EventLog:
     def emit(self, type: str, message: str, **data: Any) -> dict[str, Any]:
         event = {"timestamp": iso_timestamp(), "type": type, "message": message, "data": data}
         line = redact(json.dumps(event, ensure_ascii=False, default=str, allow_nan=False)) + "\n"
-        encoded = line.encode("utf-8")
+        published = json.loads(line)
+        held = self._held.get(threading.get_ident())
+        if held is not None:
+            held[0].append(line.encode("utf-8"))
+            held[1].append(published)
+            return published
+        self._append(line.encode("utf-8"))
+        self._publish([published])
+        return published
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Hold this thread's events and append them in one write when the block ends.
+
+        A batch of a thousand agents emits thousands of events; one cross-process lock and one
+        ``write`` for all of them instead of one each. Order and content are unchanged; live
+        listeners get them when they are written. Other threads' events are not held; nested
+        blocks write when the outermost one ends (also when it raises).
+        """
+        me = threading.get_ident()
+        if me in self._held:
+            yield
+            return
+        self._held[me] = ([], [])
+        try:
+            yield
+        finally:
+            lines, events = self._held.pop(me)
+            if lines:
+                self._append(b"".join(lines))
+                self._publish(events)
+
+    def _append(self, encoded: bytes) -> None:
         try:  # never creates the session folder: a deleted session stays deleted
             with self._thread_lock, self._mutex:
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
                 try:
-                    os.write(fd, encoded)
+                    view = memoryview(encoded)
+                    while view:  # a regular file takes it in one write; a short write must not tear a line
+                        view = view[os.write(fd, view):]
                 finally:
                     os.close(fd)
         except OSError as exc:  # the audit trail is damaged: say so once, keep working
@@ -54,11 +92,11 @@ class EventLog:
                     f"cconductor: cannot write {self.path} ({exc.strerror or exc}); events are not being recorded. "
                     "Move the damaged path aside so that events.jsonl can be written again.\n"
                 )
-        published = json.loads(line)
-        for listener in list(self._listeners):
-            listener(published)
-        return published
 
+    def _publish(self, events: list[dict[str, Any]]) -> None:
+        for published in events:
+            for listener in list(self._listeners):
+                listener(published)
 
     def forward_from_agents(self, types: frozenset[str]) -> int:
         """Show the live views the events of ``types`` that agent processes appended since the last call.
