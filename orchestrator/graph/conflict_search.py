@@ -81,8 +81,8 @@ class ConflictCache:
 
     def to_json(self) -> dict[str, Any]:
         index = self.index
-        words = ({cid: " ".join(sorted(content)) for cid, content in index.words.items()
-                  if not any(w.split() != [w] for w in content)}  # a word with a space could not be split back
+        # joined by spaces: a content word never holds whitespace (statements._WORD)
+        words = ({cid: " ".join(content) for cid, content in index.words.items()}
                  if index is not None and index.signatures is self.signatures else {})
         return {"rules": RULES_VERSION, "tolerance": self.tolerance, "signatures": self.signatures,
                 "stop": sorted(self.stop), "words": words,

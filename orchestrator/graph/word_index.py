@@ -15,6 +15,7 @@ first ``|x| - ceil(t|x|) + 1`` words of each, in any fixed order, so only those 
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -172,7 +173,7 @@ class WordIndex:
     def _content(self, cid: str, sig: str, claim: Mapping[str, Any]) -> frozenset[str]:
         seeded = self.seed.get(cid)
         if seeded is not None and seeded[0] == sig:
-            return frozenset(seeded[1].split())
+            return frozenset(map(sys.intern, seeded[1].split()))  # one string per word, not per claim
         return analyse(str(claim.get("statement", ""))).content
 
     def _post(self, cid: str) -> None:
