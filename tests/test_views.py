@@ -49,3 +49,21 @@ def test_views_name_the_commit_they_show(session: SessionPaths) -> None:
         assert graph["commit_seq"] == marker["commit_seq"] == processor.store.head()
     finally:
         processor.close()
+
+
+def test_trig_blocks_stored_as_text_by_an_older_version_still_render_the_same(session: SessionPaths) -> None:
+    """Blocks are stored as bytes now; a store written before holds text, read back and encoded."""
+    processor = Processor(session)
+    try:
+        write_artifacts(session, "alpha", {"sources.json": {"sources": [sample_source("S1")]},
+                                           "claims.json": {"claims": [sample_claim(source_id="S1")]}})
+        assert [o.status for o in processor.process_pending()] == ["merged"]
+        expected = TrigBlocks().render(processor, processor.state.records)
+        stored = processor.store.derived("trig")
+        assert isinstance(stored["alpha"][1], bytes)
+        seq, body = stored["alpha"]
+        processor.store.put_derived("trig", [("alpha", seq, body.decode())])
+        assert isinstance(processor.store.derived("trig")["alpha"][1], str)
+        assert TrigBlocks().render(processor, processor.state.records) == expected
+    finally:
+        processor.close()

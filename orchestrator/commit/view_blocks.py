@@ -4,6 +4,8 @@ Each agent's named graph is rendered once per committed record and kept in memor
 the store (table ``derived``, keyed by the record's ledger seq): a fresh ``cconductor
 process`` writes the TriG of a 50 MB graph by joining stored blocks, without converting a
 single other agent to RDF. The blocks are derived data; a missing or stale one is rendered again.
+Blocks are kept as UTF-8 bytes, in memory and in the store: the file is written from them as they
+are, and a 50 MB graph's blocks are not held twice (as text and as bytes).
 """
 
 from __future__ import annotations
@@ -27,17 +29,17 @@ class TrigBlocks:
     """One per processor. Call :meth:`blocks` under the processor's lock (it reads the graph state)."""
 
     def __init__(self) -> None:
-        self._memory: dict[str, tuple[int | None, str]] = {}
+        self._memory: dict[str, tuple[int | None, bytes]] = {}
         self._loaded = False
 
-    def keyed_blocks(self, processor: Processor, records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
-        """(graph IRI, TriG block) of each agent of ``records``; the view writes them sorted by IRI."""
+    def keyed_blocks(self, processor: Processor, records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, bytes]]:
+        """(graph IRI, UTF-8 TriG block) of each agent of ``records``; the view writes them sorted by IRI."""
         missing = self._missing(records)
         if missing and not self._loaded:
             self._loaded = True
             for agent, (stored_seq, body) in processor.store.derived(KIND).items():
-                if agent in missing:
-                    self._memory[agent] = (stored_seq, body)
+                if agent in missing:  # text in stores written before blocks were kept as bytes
+                    self._memory[agent] = (stored_seq, body.encode() if isinstance(body, str) else body)
             missing = self._missing(records)
         fresh = []
         for agent in missing:
@@ -45,7 +47,7 @@ class TrigBlocks:
             graph = processor.lazy.graph_of(agent, record) or contribution_to_graph(
                 processor.session_id, record["contribution"], kind_of=processor.state.kind_of)
             seq = record.get("seq")
-            body = trig_block(graph)
+            body = trig_block(graph).encode()
             self._memory[agent] = (seq, body)
             if isinstance(seq, int):
                 fresh.append((agent, seq, body))
@@ -61,4 +63,5 @@ class TrigBlocks:
                 if a not in memory or memory[a][0] is None or memory[a][0] != r.get("seq")]
 
     def render(self, processor: Processor, records: Mapping[str, Mapping[str, Any]]) -> str:
-        return trig_document(processor.session_id, [b for _, b in sorted(self.keyed_blocks(processor, records))])
+        return trig_document(processor.session_id,
+                             [b.decode() for _, b in sorted(self.keyed_blocks(processor, records))])

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from filelock import FileLock
 
+from orchestrator.commit import trig_bytes
 from orchestrator.commit.json_view import JsonFragments
-from orchestrator.commit.trig_bytes import EncodedBlocks
 from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.graph.contradiction_summary import emit_contradiction_events
 from orchestrator.graph.contradictions import ConflictCache
@@ -46,8 +46,6 @@ _CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.
 _JSON_FRAGMENTS: weakref.WeakKeyDictionary[Processor, JsonFragments] = weakref.WeakKeyDictionary()
 #: And one of each agent's unified claims and relationships, rebuilt when what they read changed.
 _UNIFIED: weakref.WeakKeyDictionary[Processor, UnifiedCache] = weakref.WeakKeyDictionary()
-#: And the UTF-8 bytes of each TriG block.
-_TRIG_BYTES: weakref.WeakKeyDictionary[Processor, EncodedBlocks] = weakref.WeakKeyDictionary()
 
 
 _REPLACED = itertools.count()
@@ -177,8 +175,8 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
         blocks = _TRIG_BLOCKS.setdefault(processor, TrigBlocks()).keyed_blocks(processor, records)
     derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
     if derived.triples:
-        blocks.append((str(derived.graph_iri), trig_block(derived)))
-    trig = _TRIG_BYTES.setdefault(processor, EncodedBlocks()).pieces(processor.session_id, blocks)
+        blocks.append((str(derived.graph_iri), trig_block(derived).encode()))
+    trig = trig_bytes.pieces(processor.session_id, blocks)
     detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
     with FileLock(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:

@@ -188,7 +188,7 @@ class Store:
         return json.loads(row[0]) if row else None
 
     # -- derived data: a cache of what a record renders to (views), never the source of truth --
-    def derived(self, kind: str) -> dict[str, tuple[int, str]]:
+    def derived(self, kind: str) -> dict[str, tuple[int, Any]]:
         """agent -> (record seq, body) of the ``kind`` rendering of each agent's current record."""
         with self._lock:
             rows = self._db.execute(
@@ -196,8 +196,9 @@ class Store:
                 " ON c.agent = d.agent AND c.record_seq = d.seq WHERE d.kind = ?", (kind,)).fetchall()
         return {agent: (seq, body) for agent, seq, body in rows}
 
-    def put_derived(self, kind: str, rows: Sequence[tuple[str, int, str]]) -> None:
-        """Cache renderings (agent, record seq, body), dropping that agent's older ones."""
+    def put_derived(self, kind: str, rows: Sequence[tuple[str, int, str | bytes]]) -> None:
+        """Cache renderings (agent, record seq, body: text or bytes, read back as given), dropping that
+        agent's older ones."""
         with self._transaction() as db:
             for agent, seq, body in rows:
                 db.execute("DELETE FROM derived WHERE kind = ? AND agent = ? AND seq <> ?", (kind, agent, seq))
