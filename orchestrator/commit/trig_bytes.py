@@ -7,16 +7,12 @@ from collections.abc import Sequence
 
 from orchestrator.rdf.write import trig_document
 
-__all__ = ["document", "pieces"]
-
-
-def document(session_id: str, blocks: Sequence[tuple[str, bytes]]) -> bytes:
-    """``trig_document(session_id, [block.decode() for _, block in sorted(blocks)]).encode()``."""
-    return b"".join(pieces(session_id, blocks))
+__all__ = ["pieces"]
 
 
 def pieces(session_id: str, blocks: Sequence[tuple[str, bytes]]) -> list[bytes]:
-    """The same bytes in pieces, to be written one after the other."""
+    """``trig_document(session_id, [block.decode() for _, block in sorted(blocks)]).encode()`` in
+    pieces, to be written one after the other."""
     ordered = sorted(blocks)
     lead = trig_document(session_id, [])  # prefixes and the session's default graph, then "\n"
     if not lead.endswith("\n") or trig_document(session_id, ["x"]) != lead[:-1] + "\n\nx\n":
