@@ -223,3 +223,28 @@ def test_sigkill_of_the_cconductor_process_command(
                                  text=True, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
         check_completed(paths, reference, f"cli trial {trial}")
+
+
+def test_a_streamed_write_that_fails_part_way_leaves_the_old_file(tmp_path: Path) -> None:
+    """Pieces from a generator are written as they come (8 MiB here, in batches of at most 4 MiB):
+    an error while producing them removes the temp file and keeps the file as it was."""
+    from orchestrator.session.atomic import atomic_write_bytes
+
+    target = tmp_path / "view.json"
+    atomic_write_bytes(target, b"old\n")
+    produced: list[int] = []
+
+    def pieces(fail: bool) -> Any:
+        for index in range(8):
+            produced.append(index)
+            if fail and index == 6:
+                raise TypeError("a value that cannot be written")
+            yield bytes([48 + index]) * (1 << 20)
+
+    with pytest.raises(TypeError):
+        atomic_write_bytes(target, pieces(fail=True))
+    assert produced == list(range(7))
+    assert target.read_bytes() == b"old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["view.json"]
+    atomic_write_bytes(target, pieces(fail=False))
+    assert target.read_bytes() == b"".join(bytes([48 + i]) * (1 << 20) for i in range(8))

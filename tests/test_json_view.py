@@ -6,11 +6,12 @@ from typing import Any
 
 import orjson
 
-from orchestrator.commit.json_view import JsonFragments
+from orchestrator.commit.json_view import KIND, JsonFragments, whole
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.views import _JSON_FRAGMENTS, flush_views
 from orchestrator.graph.unified import build_views
 from orchestrator.model.layout import SessionPaths
+from orchestrator.session.ledger import Store
 from tests.conftest import sample_claim, sample_source, write_artifacts
 
 BASE = "The pilot plant converts {} of the feedstock into ethanol in 2020."
@@ -159,3 +160,75 @@ def test_pieces_are_written_whole_even_when_writev_writes_short(tmp_path: Any, m
     atomic.atomic_write_bytes(tmp_path / "view.json", pieces)
     assert (tmp_path / "view.json").read_bytes() == b"".join(pieces)
     assert calls == [4, 4, 2]
+
+
+def test_a_fresh_process_writes_namespaces_from_their_stored_renderings(session: SessionPaths) -> None:
+    """The graph is loaded without any agent's namespace; a later process's flush splices the rendering
+    kept for each record, and a record that has none (a store from before, or a retry) is rendered."""
+    first = Processor(session)
+    try:
+        for agent in ("ant", "bee", "cow"):
+            write_artifacts(session, agent, _files(agent, "10%", "10.1000/x"))
+        assert {o.status for o in first.process_pending()} == {"merged"}
+        assert flush_views(first) is True
+        stored = first.store.derived(KIND)
+        assert sorted(stored) == ["ant", "bee", "cow"]
+        seq, body = stored["bee"]
+        assert seq == first.state.records["bee"]["seq"] and b'"bee": {' in body
+    finally:
+        first.close()
+    first.store = Store(session.store_db)
+    first.store.put_derived(KIND, [("bee", seq, body.replace(b"10%", b"planted"))])  # proves it is used
+    first.store.close()
+    for step in range(2):
+        fresh = Processor(session)
+        try:
+            assert all("namespace" not in dict.keys(r) for r in fresh.state.records.values())  # left in the store
+            if step == 1:  # a retry of cow: its new record is rendered and kept; the others are not parsed
+                write_artifacts(session, "cow", _files("cow", "11%", "10.1000/x"))
+                assert [o.status for o in fresh.process_pending()] == ["merged"]
+            assert flush_views(fresh, force=True) is True
+            written = session.kg_json.read_bytes()
+            assert all("namespace" not in dict.keys(r) for a, r in fresh.state.records.items() if a != "cow")
+        finally:
+            fresh.close()
+        assert written.count(b"planted") == 1  # bee's namespace came from its stored rendering
+        assert written.replace(b"planted", b"10%") == _full_rebuild(session, orjson.loads(written)["generated_at"])
+    assert Store(session.store_db).derived(KIND)["cow"][0] > seq
+
+
+def test_lists_rendered_in_chunks_equal_the_whole_rendering() -> None:
+    """Long lists without per-agent pieces are rendered CHUNK items at a time, never whole."""
+    from orchestrator.commit.json_view import CHUNK
+    from orchestrator.graph.unified_parts import DEFERRED
+
+    record = {"seq": 3, "attempt": 1, "merged_at": "t", "artifact_sha256": "a", "files": [],
+              "namespace": {"claims": [{"id": "C1", "statement": "é \u2028 \"q\""}]}}
+    graph: dict[str, Any] = {"schema_version": 1, "session": "s", "generated_at": "t", "commit_seq": 3,
+                             "zed": DEFERRED}
+    for index, name in enumerate(("sources", "claims", "entities", "relationships", "gaps", "contradictions")):
+        graph[name] = [{"id": f"{name}-{i}", "n": i, "nested": {"x": [i, "y"]}} for i in range(index * CHUNK + 1)]
+    graph["stats"] = {"agents": 1}
+    pieces = list(JsonFragments().pieces(graph, {"zed": record}) or [])
+    longest = len(orjson.dumps(graph["contradictions"], option=orjson.OPT_INDENT_2))  # 5 chunks and one item
+    assert max(len(p) for p in pieces) < longest / 4
+    expected = orjson.dumps(whole(graph, {"zed": record}), option=orjson.OPT_INDENT_2) + b"\n"
+    assert b"".join(pieces) == expected
+    assert orjson.loads(expected)["zed"]["_provenance"]["commit_seq"] == 3
+
+
+def test_a_value_orjson_cannot_write_falls_back_to_a_whole_rendering(session: SessionPaths) -> None:
+    """An integer beyond 64 bits merged by an older version: the streamed write fails part-way, leaves
+    the old view in place, and the view is then written whole by the json module."""
+    processor = Processor(session)
+    try:
+        write_artifacts(session, "ant", _files("ant", "10%", "10.1000/x"))
+        assert [o.status for o in processor.process_pending()] == ["merged"]
+        processor.state.records["ant"]["namespace"]["notes"] = {"n": 2**70}
+        processor.state.records["ant"]["seq"] = None  # not the committed record: rendered, not kept
+        assert flush_views(processor, force=True) is True
+        graph = orjson.loads(session.kg_json.read_bytes().replace(str(2**70).encode(), b'"big"'))
+        assert graph["ant"]["notes"] == {"n": "big"}
+        assert not list(session.root.glob("**/.knowledge-graph.json.*.tmp"))
+    finally:
+        processor.close()

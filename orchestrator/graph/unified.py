@@ -109,10 +109,11 @@ def dedupe_entities(entities: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
 
 def build_views(
     records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
-    recheck: Recheck | None = None, conflicts: ConflictCache | None = None,
+    recheck: Recheck | None = None, conflicts: ConflictCache | None = None, namespaces: bool = True,
 ) -> dict[str, Any]:
     """The whole view from the records: every agent's part built afresh, with the functions the
-    cache of :mod:`orchestrator.graph.unified_cache` builds changed parts with."""
+    cache of :mod:`orchestrator.graph.unified_cache` builds changed parts with (``namespaces``: see
+    :func:`orchestrator.graph.unified_parts.assemble`)."""
     gathered = all_items(records)
     all_sources = gathered["sources"]
     sources, source_alias = dedupe_sources(all_sources)
@@ -121,4 +122,5 @@ def build_views(
     assessments = assessments_by_claim(gathered["confidence_scores"])
     parts = {agent: build_part(records[agent], None, cited, source_alias, entity_alias, assessments, recheck)
              for agent in sorted(records)}
-    return assemble(records, parts, gathered, sources, entities, session_id, commit_seq, generated_at, conflicts)
+    return assemble(records, parts, gathered, sources, entities, session_id, commit_seq, generated_at, conflicts,
+                    namespaces)

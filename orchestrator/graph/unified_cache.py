@@ -50,9 +50,11 @@ class UnifiedCache:
     def build(
         self, records: Mapping[str, Mapping[str, Any]], session_id: str, commit_seq: int, generated_at: str,
         recheck: Recheck | None = None, conflicts: ConflictCache | None = None,
-        text_ready: TextReady | None = None,
+        text_ready: TextReady | None = None, namespaces: bool = True,
     ) -> dict[str, Any]:
-        """``text_ready`` says whether a stored text can be read now: a part that re-checked a snippet is
+        """``namespaces``: see :func:`orchestrator.graph.unified_parts.assemble`.
+
+        ``text_ready`` says whether a stored text can be read now: a part that re-checked a snippet is
         kept only while each text it re-checked against is as present as it was (never without it)."""
         agents = sorted(records)
         keys = {a: record_key(records[a]) for a in agents}
@@ -86,7 +88,8 @@ class UnifiedCache:
             parts[agent] = part
         self.parts = {a: p for a, p in parts.items() if p.key[0] is not None}
         self.last = parts
-        return assemble(records, parts, gathered, sources, entities, session_id, commit_seq, generated_at, conflicts)
+        return assemble(records, parts, gathered, sources, entities, session_id, commit_seq, generated_at, conflicts,
+                        namespaces)
 
 
 def _changed(previous: Mapping[str, Any], now: Mapping[str, Any]) -> set[str]:

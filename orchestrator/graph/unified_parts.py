@@ -18,12 +18,14 @@ from typing import Any
 from orchestrator.graph.contradictions import ConflictCache, detect, unresolved
 from orchestrator.model.kinds import COLLECTIONS
 
-__all__ = ["SCHEMA_VERSION", "UNIFIED", "AgentPart", "Recheck", "all_items", "assemble", "assessments_by_claim",
-           "build_part", "record_key"]
+__all__ = ["DEFERRED", "SCHEMA_VERSION", "UNIFIED", "AgentPart", "Recheck", "all_items", "assemble",
+           "assessments_by_claim", "build_part", "namespace_entry", "record_key"]
 
 SCHEMA_VERSION = 1
 UNIFIED = ("sources", "claims", "entities", "relationships", "gaps", "contradictions")
 ABSENT = ("absent",)  # a cited source id that no agent has
+#: In place of an agent's namespace in a view assembled with ``namespaces=False``.
+DEFERRED = ("deferred namespace",)
 
 #: Re-checks one evidence item against the current text (sha256) of its source; None when there is no text.
 Recheck = Callable[[dict[str, Any], str], dict[str, Any] | None]
@@ -46,7 +48,6 @@ class AgentPart:
     with_evidence: int = 0
     evidence_items: int = 0
     verified: int = 0
-    namespace: dict[str, Any] = field(default_factory=dict)  # the agent's top-level key in the view
     counts: dict[str, int] = field(default_factory=dict)  # its items per collection, for the stats
 
 
@@ -102,16 +103,23 @@ def current_verification(
             "previous_verified": verification.get("verified")}
 
 
+def namespace_entry(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent's top-level key in the view: its merged files and where they came from.
+
+    It depends on the record alone, so a view writer may render it once per record and keep it.
+    """
+    return {**record["namespace"], "_provenance": {
+        "attempt": record["attempt"], "merged_at": record["merged_at"],
+        "artifact_sha256": record["artifact_sha256"], "commit_seq": record.get("seq"),
+        "files": {f["name"]: f["sha256"] for f in record["files"]}}}
+
+
 def build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_sources: Mapping[str, Any],
                source_alias: Mapping[str, str], entity_alias: Mapping[str, str],
                assessments: Mapping[str, list[dict[str, Any]]], recheck: Recheck | None) -> AgentPart:
     """The agent's namespace, unified claims and relationships, with what they read from other agents."""
     items = record["contribution"]["items"]
     part = AgentPart(key or (None,), [], [])
-    part.namespace = {**record["namespace"], "_provenance": {
-        "attempt": record["attempt"], "merged_at": record["merged_at"],
-        "artifact_sha256": record["artifact_sha256"], "commit_seq": record.get("seq"),
-        "files": {f["name"]: f["sha256"] for f in record["files"]}}}
     part.counts = {c: len(items[c]) for c in COLLECTIONS if items[c]}
     if recheck is not None:
         recheck = _recording(recheck, part.texts_used)
@@ -165,8 +173,12 @@ def _recording(recheck: Recheck, used: dict[str, bool]) -> Recheck:
 def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, AgentPart],
              gathered: Mapping[str, list[dict[str, Any]]], sources: list[dict[str, Any]],
              entities: list[dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
-             conflicts: ConflictCache | None) -> dict[str, Any]:
-    """The view: header, each agent's namespace, the unified collections, then ``stats``."""
+             conflicts: ConflictCache | None, namespaces: bool = True) -> dict[str, Any]:
+    """The view: header, each agent's namespace, the unified collections, then ``stats``.
+
+    ``namespaces=False`` leaves :data:`DEFERRED` in each agent's key, for a writer that renders it
+    from :func:`namespace_entry` only when it has no rendering of that record yet.
+    """
     agents = sorted(records)
     claims = [c for a in agents for c in parts[a].claims]
     by_id: dict[str, dict[str, Any]] = {}
@@ -176,7 +188,7 @@ def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Agent
     graph: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "session": session_id,
                              "generated_at": generated_at, "commit_seq": commit_seq}
     for agent in agents:
-        graph[agent] = parts[agent].namespace
+        graph[agent] = namespace_entry(records[agent]) if namespaces else DEFERRED
     recorded = gathered["contradictions"]
     graph.update(sources=sources, claims=claims, entities=entities, relationships=relationships,
                  gaps=gathered["gaps"],

@@ -150,7 +150,7 @@ class Store:
         """Each agent whose namespace changed after ``since``, with its current record (None if removed)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT c.agent, json_remove(r.record, '$.raw') FROM current c"
+                "SELECT c.agent, json_remove(r.record, '$.raw', '$.namespace') FROM current c"
                 " LEFT JOIN records r ON r.seq = c.record_seq WHERE c.changed_seq > ? ORDER BY c.agent",
                 (since,),
             ).fetchall()
@@ -245,10 +245,16 @@ class Store:
         return changed
 
 
-class _Record(dict[str, Any]):
-    """A current record read without ``raw`` (the artifact files as submitted, a third of its size).
+#: Parts of a record left in the store when the graph is loaded, fetched when read.
+_LEFT_IN_STORE = ("raw", "namespace")
 
-    Only archiving and ``validate`` read them: ``record["raw"]`` fetches them from the store then.
+
+class _Record(dict[str, Any]):
+    """A current record read without ``raw`` (the artifact files as submitted) and ``namespace``
+    (the agent's merged files, which only the JSON view shows): together half its size.
+
+    Archiving and ``validate`` read ``raw``, and the view renders each namespace once per record
+    (kept rendered in ``derived``): ``record["raw"]`` or ``record["namespace"]`` fetches it then.
     """
 
     def __init__(self, store: Store, data: dict[str, Any]) -> None:
@@ -256,7 +262,7 @@ class _Record(dict[str, Any]):
         self._store = store
 
     def __missing__(self, key: str) -> Any:
-        full = self._store.record(self["seq"]) if key == "raw" and "seq" in self else None
+        full = self._store.record(self["seq"]) if key in _LEFT_IN_STORE and "seq" in self else None
         if full is None or key not in full:
             raise KeyError(key)
         self[key] = full[key]
