@@ -232,3 +232,27 @@ def test_a_value_orjson_cannot_write_falls_back_to_a_whole_rendering(session: Se
         assert not list(session.root.glob("**/.knowledge-graph.json.*.tmp"))
     finally:
         processor.close()
+
+
+def test_records_load_from_their_stored_core_or_from_the_full_record(session: SessionPaths) -> None:
+    """Each merge stores its record without raw and namespace beside it; a record committed before
+    has none and is loaded by removing both from the full record. Either way the same graph."""
+    processor = Processor(session)
+    try:
+        for agent in ("ant", "bee"):
+            write_artifacts(session, agent, _files(agent, "10%", "10.1000/x"))
+        assert {o.status for o in processor.process_pending()} == {"merged"}
+        expected = {a: dict(r) for a, r in Store(session.store_db).current_changes().items() if r is not None}
+        assert sorted(processor.store.derived("core")) == ["ant", "bee"]
+    finally:
+        processor.close()
+    store = Store(session.store_db)
+    try:
+        with store._transaction() as db:
+            db.execute("DELETE FROM derived WHERE kind = 'core' AND agent = 'bee'")
+        loaded = store.current_changes()
+        assert {a: dict(r) for a, r in loaded.items() if r is not None} == expected
+        assert "namespace" not in dict.keys(loaded["bee"]) and loaded["bee"]["namespace"]["claims"]  # fetched
+        assert expected["ant"]["contribution"]["items"]["claims"] and "raw" not in expected["ant"]
+    finally:
+        store.close()
