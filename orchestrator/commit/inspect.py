@@ -71,7 +71,7 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
     """Re-check every merged file against its schema and run SHACL on the whole graph."""
     from orchestrator.commit.processor import Processor
 
-    processor = Processor(paths)
+    processor = Processor(paths, cached_records=False)
     try:
         problems: list[Problem] = []
         for agent in sorted(processor.state.records):
@@ -100,7 +100,8 @@ def _derived_graphs(processor: Processor) -> list[AgentGraph]:
     from orchestrator.graph.unified import build_views
     from orchestrator.rdf.contradictions import contradiction_graph
 
-    view = build_views(processor.state.records, processor.session_id, processor.state.head_seq, "")
+    view = build_views(processor.state.records, processor.session_id, processor.state.head_seq, "",
+                       namespaces=False)  # only the contradictions are read: no namespace fetched
     derived = contradiction_graph(view["contradictions"])
     return [derived] if derived.triples else []
 

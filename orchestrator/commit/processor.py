@@ -52,7 +52,10 @@ class Processor:
         evidence_threshold: float = DEFAULT_THRESHOLD,
         required_files: RequiredFiles | None = None,
         events: EventLog | None = None,
+        cached_records: bool = True,
     ):
+        """``cached_records=False``: load each record from the ledger itself, not from its stored core
+        (``validate``, which must check what was committed even if a derived row were damaged)."""
         from orchestrator.commit.lazy_rdf import LazyRdf
 
         self.paths = paths
@@ -64,6 +67,7 @@ class Processor:
         self.max_attempts = max_attempts
         self.evidence_threshold = evidence_threshold
         self.required_files = required_files or (lambda agent: ())
+        self._cached_records = cached_records
         self.state = GraphState(self.session_id)
         self.lazy = LazyRdf(self.session_id, self.state)
         self.texts = TextStore(paths)
@@ -91,7 +95,8 @@ class Processor:
             return
         with self.lock:
             self.lazy.load_index(self.store)
-            for agent, record in self.store.current_changes(self.state.head_seq).items():
+            for agent, record in self.store.current_changes(self.state.head_seq,
+                                                            cached=self._cached_records).items():
                 self._install(agent, record)
             self.state.head_seq = head
             self.lazy.save_index(self.store)

@@ -148,15 +148,18 @@ class Store:
                                (kind, entry.agent, seq, body))
         return seqs
 
-    def current_changes(self, since: int = 0) -> dict[str, dict[str, Any] | None]:
-        """Each agent whose namespace changed after ``since``, with its current record (None if removed)."""
+    def current_changes(self, since: int = 0, *, cached: bool = True) -> dict[str, dict[str, Any] | None]:
+        """Each agent whose namespace changed after ``since``, with its current record (None if removed).
+
+        ``cached=False`` reads every record itself, never its stored core (``validate`` checks the truth).
+        """
         with self._lock:
             rows = self._db.execute(
                 "SELECT c.agent, COALESCE(d.body, json_remove(r.record, '$.raw', '$.namespace')) FROM current c"
                 " LEFT JOIN records r ON r.seq = c.record_seq"
                 " LEFT JOIN derived d ON d.kind = ? AND d.agent = c.agent AND d.seq = c.record_seq"
                 " WHERE c.changed_seq > ? ORDER BY c.agent",
-                (_CORE, since),
+                (_CORE if cached else None, since),
             ).fetchall()
         return {agent: (_Record(self, _loads(record)) if record else None) for agent, record in rows}
 
