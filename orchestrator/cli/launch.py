@@ -9,8 +9,11 @@ loaded, calls :func:`started`: what exists then moves to the permanent generatio
 (:func:`gc.freeze`) and the thresholds are restored, so later collections look only at what the
 work itself allocates. Reference counting still frees every object that is not in a cycle.
 
+The executable also defers rdflib's SPARQL package to its first use (cli/deferred.py).
+
 Only the executable (and ``python -m orchestrator.cli``) does this: a program or a test that
-imports ``orchestrator.cli`` keeps its own collector settings (:func:`started` is then a no-op).
+imports ``orchestrator.cli`` keeps its own collector settings (:func:`started` is then a no-op)
+and its libraries as they are.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ def run() -> None:
     global _saved
     _saved = gc.get_threshold()
     gc.set_threshold(STARTUP_THRESHOLD, _saved[1], _saved[2])
+    from orchestrator.cli import deferred
+
+    deferred.install()
     from orchestrator.cli import main
 
     main(prog_name="cconductor")
