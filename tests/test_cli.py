@@ -386,6 +386,36 @@ def test_python_m_runs_the_same_command(paths: SessionPaths) -> None:
     assert "researcher: merged" in out.stdout
 
 
+_IMPORTED_BY = """import sys
+from orchestrator.cli import launch
+sys.argv = ["cconductor", *sys.argv[1:]]
+try:
+    launch.run()
+except SystemExit:
+    pass
+print(sorted(m for m in ('rdflib.plugins.sparql.parser', 'rdflib.plugins.sparql.processor', 'html5rdf.html5parser',
+                         'idna', 'rfc3339_validator') if sys.modules.get(m) is not None))
+"""
+
+
+def test_a_one_shot_process_builds_no_sparql_grammar_and_sparql_still_answers_later(paths: SessionPaths) -> None:
+    """cli/deferred.py: a merge never runs SPARQL; the repair memory (rdflib SPARQL) still answers."""
+    write_artifacts(paths, "web", {"sources.json": {"sources": [sample_source("S1", doi="https://doi.org/10.1234/x")]}})
+    out = subprocess.run([sys.executable, "-c", _IMPORTED_BY, "process", str(paths.root)], capture_output=True,
+                         text=True, timeout=120)
+    assert "web: rejected" in out.stdout, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    paths.lock_error("web").unlink()
+    write_artifacts(paths, "web", {"sources.json": {"sources": [sample_source("S1", doi="10.1234/x")]}})
+    out = subprocess.run([sys.executable, "-c", _IMPORTED_BY, "process", str(paths.root)], capture_output=True,
+                         text=True, timeout=120)
+    assert "web: merged" in out.stdout, out.stderr
+    listed = subprocess.run([sys.executable, "-m", "orchestrator.cli", "memory", "list", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert [item["repair"] for item in json.loads(listed.stdout)["items"]] == ["sources[].doi: prefix removed"]
+
+
 def test_status_of_a_session_imports_no_heavy_library(paths: SessionPaths) -> None:
     code = ("import sys; from orchestrator.cli import main\n"
             "try:\n    main(['status', sys.argv[1]])\nexcept SystemExit:\n    pass\n"

@@ -67,6 +67,9 @@ def _processor(paths: SessionPaths) -> Processor:
 @friendly
 def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) -> None:
     """Process pending locks once, write the views, and exit (1 if anything was rejected)."""
+    from orchestrator.cli.launch import one_shot
+
+    one_shot()  # before the libraries are imported (cli/deferred.py)
     from orchestrator.commit.views import flush_views
     from orchestrator.model.layout import check_agent_name
 

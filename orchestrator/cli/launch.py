@@ -9,7 +9,8 @@ loaded, calls :func:`started`: what exists then moves to the permanent generatio
 (:func:`gc.freeze`) and the thresholds are restored, so later collections look only at what the
 work itself allocates. Reference counting still frees every object that is not in a cycle.
 
-The executable also defers rdflib's SPARQL package to its first use (cli/deferred.py).
+A one-shot command that imports in one thread (``process``) also calls :func:`one_shot`: the
+executable then defers the parts of libraries it never uses to their first use (cli/deferred.py).
 
 Only the executable (and ``python -m orchestrator.cli``) does this: a program or a test that
 imports ``orchestrator.cli`` keeps its own collector settings (:func:`started` is then a no-op)
@@ -24,16 +25,15 @@ import gc
 STARTUP_THRESHOLD = 100_000
 
 _saved: tuple[int, int, int] | None = None
+_executable = False
 
 
 def run() -> None:
     """Entry point of the ``cconductor`` command."""
-    global _saved
+    global _saved, _executable
+    _executable = True
     _saved = gc.get_threshold()
     gc.set_threshold(STARTUP_THRESHOLD, _saved[1], _saved[2])
-    from orchestrator.cli import deferred
-
-    deferred.install()
     from orchestrator.cli import main
 
     main(prog_name="cconductor")
@@ -50,3 +50,11 @@ def started() -> None:
         gc.freeze()
         gc.set_threshold(*_saved)
         _saved = None
+
+
+def one_shot() -> None:
+    """The command imports its libraries in one thread and exits: defer what it never runs."""
+    if _executable:
+        from orchestrator.cli import deferred
+
+        deferred.install()

@@ -2,8 +2,8 @@
 
 jsonschema's own checkers come from optional libraries it imports with itself: rfc3986-validator
 builds its grammar at import (about 55 ms), isoduration pulls arrow (about 30 ms), rfc3987-syntax
-builds a grammar (about 0.8 s). Every command that validates pays that on start-up, for formats
-our schemas never use. So jsonschema is imported with those libraries kept away (see
+builds a grammar (about 0.8 s), idna and rfc3339-validator (with six) cost about 2 ms more. Every
+command that validates pays that on start-up, for formats our schemas never use. So jsonschema is imported with those libraries kept away (see
 :func:`import_jsonschema`), and these three formats are checked here by cheap rules that follow
 the RFC 3986 and RFC 3339 grammars (tests/test_schemas.py holds the cases).
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 #: Optional format libraries of jsonschema that our schemas do not need.
 UNUSED_FORMAT_LIBRARIES = ("rfc3987_syntax", "rfc3987", "rfc3986_validator", "isoduration", "webcolors",
-                           "uri_template", "jsonpointer", "fqdn")
+                           "uri_template", "jsonpointer", "fqdn", "idna", "rfc3339_validator")
 
 # RFC 3986 absolute URI: scheme ":" then only unreserved, reserved and percent-encoded characters,
 # with at most one "#"; brackets only around an IPv6 host.
