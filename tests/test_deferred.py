@@ -51,7 +51,8 @@ def test_pyshacl_imports_without_the_sparql_grammar_and_a_query_then_works() -> 
             g.add((rdflib.URIRef(f'urn:s{n}'), rdflib.URIRef('urn:p'), rdflib.Literal(n)))
         print(sorted(str(r.s) for r in g.query('SELECT ?s WHERE { ?s <urn:p> ?o FILTER(?o > 2) }')))
         import rdflib.plugins.sparql as package, rdflib.plugins.sparql.processor as processor
-        print(package.prepareQuery is processor.prepareQuery, package.parser is sys.modules['rdflib.plugins.sparql.parser'])
+        print(package.prepareQuery is processor.prepareQuery,
+              package.parser is sys.modules['rdflib.plugins.sparql.parser'])
     """)
     assert lines == ["False False False", "['urn:s3', 'urn:s4']", "True True"]
 

@@ -64,14 +64,14 @@ def _run(module: types.ModuleType) -> None:
         _RUNNING.add(spec.name)
         spec._initializing = True  # type: ignore[attr-defined]  # as importlib marks a module being imported
         try:
-            real.exec_module(module)  # type: ignore[attr-defined]
+            real.exec_module(module)
         except BaseException:
             sys.modules.pop(spec.name, None)  # as a failed import: the next import starts afresh
             raise
         finally:
             spec._initializing = False  # type: ignore[attr-defined]
             _RUNNING.discard(spec.name)
-            module.__class__ = types.ModuleType
+            module.__class__ = types.ModuleType  # type: ignore[assignment]
 
 
 class _Deferring(importlib.abc.Loader):

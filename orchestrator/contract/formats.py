@@ -3,9 +3,10 @@
 jsonschema's own checkers come from optional libraries it imports with itself: rfc3986-validator
 builds its grammar at import (about 55 ms), isoduration pulls arrow (about 30 ms), rfc3987-syntax
 builds a grammar (about 0.8 s), idna and rfc3339-validator (with six) cost about 2 ms more. Every
-command that validates pays that on start-up, for formats our schemas never use. So jsonschema is imported with those libraries kept away (see
-:func:`import_jsonschema`), and these three formats are checked here by cheap rules that follow
-the RFC 3986 and RFC 3339 grammars (tests/test_schemas.py holds the cases).
+command that validates pays that on start-up, for formats our schemas never use. So jsonschema is
+imported with those libraries kept away (see :func:`import_jsonschema`), and these three formats
+are checked here by cheap rules that follow the RFC 3986 and RFC 3339 grammars
+(tests/test_schemas.py holds the cases).
 """
 
 from __future__ import annotations
