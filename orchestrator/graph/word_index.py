@@ -161,10 +161,13 @@ class WordIndex:
             if cid in self.keys and self.words.get(cid) == content:
                 self.keys[cid], self.signatures[cid] = key, sig
                 continue
-            touched |= self.words.get(cid, frozenset()) ^ content
-            self._drop(cid)
+            if cid in self.words:  # else nothing of it is indexed yet (a process's first update)
+                touched |= self.words[cid] ^ content
+                self._drop(cid)
+                objects[cid] = claim
+            else:
+                touched |= content
             self.keys[cid], self.words[cid], self.signatures[cid] = key, content, sig
-            objects[cid] = claim
             self.frequency.update(content)
             changed.add(cid)
             if not rerank:
