@@ -58,7 +58,8 @@ def _pairs_touching(reduced: Sequence[frozenset[str]], words: Sequence[frozenset
 
 
 #: Bump when the pairwise rules change: a cache written under other rules is not reused.
-RULES_VERSION = 3  # 2: stop words (orchestrator/graph/word_index.py); 3: content words kept, orjson signatures
+RULES_VERSION = 4  # 2: stop words (orchestrator/graph/word_index.py); 3: content words kept, orjson signatures;
+# 4: each part's fingerprint and claim ids kept
 
 
 @dataclass
@@ -76,16 +77,19 @@ class ConflictCache:
     #: Read back from JSON: each claim's content words by id, (signature, words joined by spaces),
     #: so a new process analyses only the statements that changed (see :attr:`WordIndex.seed`).
     words: dict[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
+    #: Read back from JSON: each part's fingerprint and claim ids by name (see :attr:`WordIndex.seed_prints`).
+    prints: dict[str, tuple[str, list[str]]] = field(default_factory=dict, compare=False, repr=False)
     #: In memory only: the word index of the last search, updated for the claims that changed.
     index: WordIndex | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         index = self.index
         # joined by spaces: a content word never holds whitespace (statements._WORD)
-        words = ({cid: " ".join(content) for cid, content in index.words.items()}
-                 if index is not None and index.signatures is self.signatures else {})
+        current = index is not None and index.signatures is self.signatures
+        words = {cid: " ".join(content) for cid, content in index.words.items()} if index and current else {}
+        parts = {name: [found, list(part)] for name, (found, part) in index.prints.items()} if index and current else {}
         return {"rules": RULES_VERSION, "tolerance": self.tolerance, "signatures": self.signatures,
-                "stop": sorted(self.stop), "words": words,
+                "stop": sorted(self.stop), "words": words, "parts": parts,
                 "conflicts": [[a, b, c.kind, c.reason, c.compared] for (a, b), c in sorted(self.conflicts.items())]}
 
     @classmethod
@@ -98,28 +102,32 @@ class ConflictCache:
                          for a, b, kind, reason, compared in data["conflicts"]}
             signatures = {str(k): str(v) for k, v in data["signatures"].items()}
             words = {str(k): (signatures[k], str(v)) for k, v in data["words"].items() if k in signatures}
-            return cls(float(data["tolerance"]), signatures, conflicts, {str(w) for w in data["stop"]}, words)
+            prints = {str(name): (str(found), [str(cid) for cid in ids])
+                      for name, (found, ids) in data["parts"].items()}
+            return cls(float(data["tolerance"]), signatures, conflicts, {str(w) for w in data["stop"]}, words, prints)
         except (KeyError, TypeError, ValueError, AttributeError):
             return cls()
 
 
 def find_conflicts(claims: Sequence[Mapping[str, Any]], tolerance: float,
                    cache: ConflictCache | None = None, *, by_id: Mapping[str, Mapping[str, Any]] | None = None,
-                   groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None) -> dict[Pair, Conflict]:
+                   groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None,
+                   prints: Sequence[tuple[str, str | None]] | None = None) -> dict[Pair, Conflict]:
     """The conflicting pairs among ``claims`` (ids ordered within each pair); the same with or without cache.
 
     ``by_id``: the claims with a string id by id, when the caller has it (a pass over every claim less),
-    and ``groups`` the same in parts (see :meth:`WordIndex.update`).
+    ``groups`` the same in parts and ``prints`` their names and fingerprints (see :meth:`WordIndex.update`).
     """
     cache = cache if cache is not None else ConflictCache()
     if by_id is None or len(by_id) != len(claims):
-        groups = None
+        groups = prints = None
         claims = [c for c in claims if isinstance(c.get("id"), str)]
         by_id = {str(c["id"]): c for c in claims}
     if len(by_id) == len(claims):  # ids are unique (always, in a merged graph): index by id, update what changed
-        index = cache.index if cache.index is not None else WordIndex(seed=cache.words)
-        changed = index.update(by_id, groups)
+        index = cache.index if cache.index is not None else WordIndex(seed=cache.words, seed_prints=cache.prints)
+        changed = index.update(by_id, groups, prints)
         index.seed = cache.words = {}  # used once, by the first update of a process
+        index.seed_prints = cache.prints = {}
         signatures = index.signatures  # exactly the ids of by_id now
         cache.index = index
         steady = cache.tolerance == tolerance and cache.signatures is signatures  # the last search was this index's

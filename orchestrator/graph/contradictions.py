@@ -61,6 +61,7 @@ def detect(
     recorded: Iterable[Mapping[str, Any]] = (), *, tolerance: float = TOLERANCE,
     cache: ConflictCache | None = None, by_id: Mapping[str, Mapping[str, Any]] | None = None,
     groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None,
+    prints: Sequence[tuple[str, str | None]] | None = None,
 ) -> list[dict[str, Any]]:
     """The contradictions among ``claims`` (unified, with canonical source and entity ids), by claim ids.
 
@@ -69,14 +70,15 @@ def detect(
     ``cache`` (kept between calls) limits the comparison to the claims that changed since the last call.
     """
     if by_id is None or len(by_id) != len(claims):  # ``by_id`` (``groups``: in parts), when the caller has them
-        groups = None
+        groups = prints = None
         by_id = {str(c["id"]): c for c in claims if isinstance(c.get("id"), str)}
     findings: dict[tuple[str, str], dict[str, Any]] = {}
     for pair, rels in _explicit(relationships, set(by_id)).items():
         who = ", ".join(sorted({str(r["agent"]) for r in rels if r["agent"]})) or "an agent"
         findings[pair] = {"kinds": ["explicit"], "relationships": rels,
                           "reason": f"{who} stated that these claims contradict each other"}
-    for pair, conflict in find_conflicts(claims, tolerance, cache, by_id=by_id, groups=groups).items():
+    for pair, conflict in find_conflicts(claims, tolerance, cache, by_id=by_id, groups=groups,
+                                             prints=prints).items():
         entry = findings.setdefault(pair, {"kinds": [], "reason": conflict.reason})
         entry["kinds"].append(conflict.kind)
         if conflict.compared is not None:

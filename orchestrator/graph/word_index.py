@@ -103,19 +103,28 @@ class WordIndex:
     #: Content words a previous process analysed, by claim id: (signature, words joined by spaces).
     #: A claim with the same signature (so the same statement) takes them instead of analysing again.
     seed: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    #: The parts a previous process saw, by name: (fingerprint, its claim ids). A part passed with the
+    #: same fingerprint and ids takes its claims' signatures and words from :attr:`seed` unread.
+    seed_prints: Mapping[str, tuple[str, Sequence[str]]] = field(default_factory=dict)
+    #: The parts of the last update, by name: (fingerprint, the part), for the next process (see ``update``).
+    prints: dict[str, tuple[str, Mapping[str, Mapping[str, Any]]]] = field(default_factory=dict)
 
     def update(self, by_id: Mapping[str, Mapping[str, Any]],
-               groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None) -> set[str]:
+               groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None,
+               prints: Sequence[tuple[str, str | None]] | None = None) -> set[str]:
         """Bring the index to ``by_id``; returns the ids whose signature or compared words changed.
 
         ``groups``: ``by_id`` in parts (an agent's claims), never changed once passed: a part passed
-        last time as the same object is skipped without looking at its claims.
+        last time as the same object is skipped without looking at its claims. ``prints``: for each
+        part, its name and a fingerprint of all its claims' signatures and words depend on (None when
+        unknown): a part that a previous process saw with the same fingerprint is not analysed.
         """
         changed: set[str] = set()
         touched: set[str] = set()  # words whose frequency moved
         rerank = len(by_id) > 2 * self.ranked_at + 100  # then every prefix is taken once, at the end
         known = self.groups
         self.groups = {id(g): g for g in groups} if groups is not None else None
+        self.prints = {}  # set again once the index holds these parts (a failed update saves none)
         if known is not None and self.groups is not None:
             now = self.groups
             gone = [cid for k, g in known.items() if now.get(k) is not g for cid in g if cid not in by_id]
@@ -127,29 +136,38 @@ class WordIndex:
         for cid in gone:
             touched |= self.words.get(cid, frozenset())
             self._drop(cid=cid)
+        seeded = self._seeded(groups, prints) if self.seed_prints and groups is not None and prints else {}
         objects = self.objects
         for cid, claim in scan:
             if objects.get(cid) is claim:  # the same unified claim as last time (views keep unchanged ones)
                 continue
             objects[cid] = claim
-            try:
-                key: tuple[Any, ...] | None = _key(claim)
-                unchanged = self.keys.get(cid) == key
-            except TypeError:  # an unhashable or incomparable value: analyse every time
-                key, unchanged = None, False
-            if unchanged and key is not None:
-                continue
-            sig = signature(claim)
+            saved = seeded.get(cid)
+            key: tuple[Any, ...] | None
+            if saved is not None:  # its part is as a previous process saw it: key taken on its next change
+                key, sig, content = None, saved[0], frozenset(map(sys.intern, saved[1].split()))
+            else:
+                try:
+                    key = _key(claim)
+                    unchanged = self.keys.get(cid) == key
+                except TypeError:  # an unhashable or incomparable value: analyse every time
+                    key, unchanged = None, False
+                if unchanged and key is not None:
+                    continue
+                sig = signature(claim)
+                content = self._content(cid, sig, claim)
             if self.signatures.get(cid) != sig:
                 changed.add(cid)
-            content = self._content(cid, sig, claim)
             if cid in self.keys and self.words.get(cid) == content:
                 self.keys[cid], self.signatures[cid] = key, sig
                 continue
-            touched |= self.words.get(cid, frozenset()) ^ content
-            self._drop(cid)
+            if cid in self.words:  # else nothing of it is indexed yet (a process's first update)
+                touched |= self.words[cid] ^ content
+                self._drop(cid)
+                objects[cid] = claim
+            else:
+                touched |= content
             self.keys[cid], self.words[cid], self.signatures[cid] = key, content, sig
-            objects[cid] = claim
             self.frequency.update(content)
             changed.add(cid)
             if not rerank:
@@ -168,9 +186,28 @@ class WordIndex:
         for cid in moved if not rerank else ():
             self._unpost(cid)
             self._post(cid)
+        if groups is not None and prints is not None:
+            self.prints = {name: (found, g) for (name, found), g in zip(prints, groups, strict=True)
+                           if found is not None}
         return changed
 
+    def _seeded(self, groups: Sequence[Mapping[str, Mapping[str, Any]]], prints: Sequence[tuple[str, str | None]]
+                ) -> dict[str, tuple[str, str]]:
+        """The saved (signature, words) of each claim whose part has the fingerprint and ids it was saved with."""
+        found: dict[str, tuple[str, str]] = {}
+        seed = self.seed
+        for (name, now), group in zip(prints, groups, strict=True):
+            saved = self.seed_prints.get(name)
+            if now is None or saved is None or saved[0] != now or len(saved[1]) != len(group):
+                continue
+            ids = list(group)
+            if ids == saved[1] and all(cid in seed for cid in ids):
+                found.update((cid, seed[cid]) for cid in ids)
+        return found
+
     def _content(self, cid: str, sig: str, claim: Mapping[str, Any]) -> frozenset[str]:
+        if self.signatures.get(cid) == sig:  # the same statement as when last analysed
+            return self.words[cid]
         seeded = self.seed.get(cid)
         if seeded is not None and seeded[0] == sig:
             return frozenset(map(sys.intern, seeded[1].split()))  # one string per word, not per claim
