@@ -10,6 +10,7 @@ it was.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.commit import locks
@@ -30,8 +31,21 @@ if TYPE_CHECKING:
     from orchestrator.contract.sourcetexts import TextStore
     from orchestrator.graph.state import GraphState
     from orchestrator.model.layout import SessionPaths
+    from orchestrator.rdf.state import Undo
     from orchestrator.session.events import EventLog
     from orchestrator.session.ledger import Store
+
+
+@dataclass
+class Pending:
+    """A submission that passed every check but SHACL: its graph is in the union, ``undo`` takes it out."""
+
+    name: str
+    attempt: int
+    artifact_set: ArtifactSet
+    problems: list[Problem]
+    record: dict[str, Any]
+    undo: Undo
 
 
 class Judge(Protocol):
@@ -60,6 +74,13 @@ class Evaluation:
 
     def evaluate(self, name: str) -> Staged | None:
         """Judge one pending submission: checks, merge, evidence, SHACL; the record to commit if it passes."""
+        staged = self.stage(name)
+        if not isinstance(staged, Pending):
+            return staged
+        return self.conclude(staged, self.lazy.rdf.validate_agent(name))
+
+    def stage(self, name: str) -> Staged | Pending | None:
+        """Every check but SHACL; a submission that passes them has its graph installed in the union."""
         try:
             check_agent_name(name)
         except InvalidAgentName as exc:
@@ -117,22 +138,7 @@ class Evaluation:
         graph = contribution_to_graph(self.session_id, result.contribution, kind_of=self._kind_of(result.contribution))
         self.lazy.prepare(name, graph)
         undo = self.lazy.rdf.replace_agent(graph)
-        shacl_problems = self.lazy.rdf.validate_agent(name)
-        self.events.emit(
-            "shacl.completed",
-            f"{name}: SHACL found {len(errors(shacl_problems))} violation(s), "
-            f"{len(shacl_problems) - len(errors(shacl_problems))} warning(s)",
-            agent=name, attempt=attempt, problems=[p.to_dict() for p in shacl_problems],
-        )
-        shacl_problems = [p if _own_file(p, name) else _as_breakage(p, name) for p in shacl_problems]
-        problems += shacl_problems
-        if errors(shacl_problems):
-            undo()
-            return Outcome(name, "rejected", attempt, problems), artifact_set, None
-        if folder_fingerprint(self.paths.agent_artifacts(name)) != artifact_set.fingerprint:
-            undo()
-            return Outcome(name, "deferred", attempt), artifact_set, None
-        record = {
+        return Pending(name, attempt, artifact_set, problems, {
             "agent": name,
             "attempt": attempt,
             "merged_at": merged_at,
@@ -144,10 +150,36 @@ class Evaluation:
             "raw": {f.name: f.data for f in artifact_set.files},
             "namespace": result.namespace,
             "contribution": result.contribution,
-        }
+        }, undo)
+
+    def conclude(self, pending: Pending, shacl_problems: list[Problem], *, check_folder: bool = True) -> Staged:
+        """The verdict once SHACL has judged the staged graph; a rejection or deferral undoes its install.
+
+        ``check_folder=False``: the caller has just compared the artifact folder with the one read.
+        """
+        name, attempt, artifact_set, problems = pending.name, pending.attempt, pending.artifact_set, pending.problems
+        undo, record = pending.undo, pending.record
+        self.events.emit(
+            "shacl.completed",
+            f"{name}: SHACL found {len(errors(shacl_problems))} violation(s), "
+            f"{len(shacl_problems) - len(errors(shacl_problems))} warning(s)",
+            agent=name, attempt=attempt, problems=[p.to_dict() for p in shacl_problems],
+        )
+        shacl_problems = [p if _own_file(p, name) else _as_breakage(p, name) for p in shacl_problems]
+        problems = problems + shacl_problems
+        if errors(shacl_problems):
+            undo()
+            return Outcome(name, "rejected", attempt, problems), artifact_set, None
+        if check_folder and not self.folder_unchanged(pending):
+            undo()
+            return Outcome(name, "deferred", attempt), artifact_set, None
         self.state.put(name, record)
         self.lazy.note(name, record, staged=True)
         return Outcome(name, "merged", attempt, [p for p in problems if not p.is_error]), artifact_set, record
+
+    def folder_unchanged(self, pending: Pending) -> bool:
+        """The artifact folder still holds the files that were read (else the merge waits for the new lock)."""
+        return folder_fingerprint(self.paths.agent_artifacts(pending.name)) == pending.artifact_set.fingerprint
 
     def _check_citations(self, agent: str, artifact_set: ArtifactSet, contribution: dict[str, Any]) -> list[Problem]:
         """Report markers must cite claims of the graph that have verified evidence."""

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock
 
 from orchestrator.commit import locks
-from orchestrator.commit.evaluation import Evaluation
+from orchestrator.commit.batch_judge import judge_batch
+from orchestrator.commit.evaluation import Evaluation, Pending
 from orchestrator.commit.internal_errors import internal_error_problem, log_internal_error
 from orchestrator.commit.outcomes import Outcome, Staged, apply_outcome, record_missing_merges, record_outcomes
 from orchestrator.commit.retry import error_class
@@ -115,22 +116,21 @@ class Processor:
             names = [n for n in locks.waiting(self.paths) if wanted is None or n in wanted]
             if not names:
                 return []
-            staged: list[Staged] = []
             with self.events.deferred():  # the batch's judging events: one append before the commit
-                for name in names:
-                    self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
-                    item = self._evaluate_isolated(name)
-                    if item is not None:
-                        staged.append(item)
+                staged = judge_batch(self, names, self._evaluate_isolated)
             with self.events.deferred():  # and its outcomes: one append after the commit
                 self._commit(staged)
         return [outcome for outcome, _, _ in staged]
 
-    def _evaluate_isolated(self, name: str) -> Staged | None:
-        """Evaluate one agent; an unexpected failure becomes that agent's rejection, never the batch's."""
+    def _evaluate_isolated(self, name: str, ahead: bool = False) -> Staged | Pending | None:
+        """Evaluate one agent; an unexpected failure becomes that agent's rejection, never the batch's.
+
+        ``ahead``: stop before SHACL (commit/batch_judge.py validates a window of agents at once).
+        """
         committed = self.state.records.get(name)
         try:
-            return Evaluation(self).evaluate(name)
+            evaluation = Evaluation(self)
+            return evaluation.stage(name) if ahead else evaluation.evaluate(name)
         except Exception as exc:
             # Undo whatever the failed evaluation installed: the graph goes back to the committed record.
             with contextlib.suppress(Exception):
