@@ -43,16 +43,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from orchestrator.commit.evaluation import Evaluation, Pending
+from orchestrator.commit.evaluation import Evaluation, Judge, Pending
 from orchestrator.commit.lazy_rdf import node_owners
 from orchestrator.commit.outcomes import Staged
 from orchestrator.model.problems import errors
 from orchestrator.session.events import Held
-
-if TYPE_CHECKING:
-    from orchestrator.commit.processor import Processor
 
 __all__ = ["judge_batch"]
 
@@ -70,7 +67,7 @@ class _Ahead:
     moved: bool = False
 
 
-def judge_batch(proc: Processor, names: list[str], judge: Callable[[str, bool], Staged | Pending | None]
+def judge_batch(proc: Judge, names: list[str], judge: Callable[[str, bool], Staged | Pending | None]
                 ) -> list[Staged]:
     """The outcomes of ``names`` judged in this order, as one by one, with SHACL run once per window.
 
@@ -100,7 +97,7 @@ def judge_batch(proc: Processor, names: list[str], judge: Callable[[str, bool], 
     return staged
 
 
-def _stage(proc: Processor, name: str, judge: Callable[[str, bool], Staged | Pending | None]) -> _Ahead:
+def _stage(proc: Judge, name: str, judge: Callable[[str, bool], Staged | Pending | None]) -> _Ahead:
     committed = proc.state.records.get(name)
     with proc.events.captured() as held:
         proc.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
@@ -124,14 +121,14 @@ def _reorder(records: dict[str, Any], before: list[str], moved: list[str]) -> No
             records[agent] = records.pop(agent)
 
 
-def _take_back(proc: Processor, item: _Ahead) -> None:
+def _take_back(proc: Judge, item: _Ahead) -> None:
     assert isinstance(item.result, Pending)
     item.result.undo()
     proc.state.put(item.name, item.committed)  # the very object: LazyRdf tells records apart by identity
     proc.lazy.unstage(item.name, item.committed)
 
 
-def _accept(proc: Processor, ahead: list[_Ahead], staged: list[Staged]) -> int:
+def _accept(proc: Judge, ahead: list[_Ahead], staged: list[Staged]) -> int:
     """Accept the window's agents in order while the one SHACL pass decides them; how many were."""
     verdicts = _validate(proc, [a for a in ahead if isinstance(a.result, Pending)])
     evaluation = Evaluation(proc)
@@ -150,7 +147,7 @@ def _accept(proc: Processor, ahead: list[_Ahead], staged: list[Staged]) -> int:
     return len(ahead)
 
 
-def _validate(proc: Processor, pending: list[_Ahead]) -> dict[str, list[Any]]:
+def _validate(proc: Judge, pending: list[_Ahead]) -> dict[str, list[Any]]:
     """One SHACL pass over the focus nodes of the guarded agents; the others get no verdict."""
     rdf, members = proc.lazy.rdf, {a.name for a in pending}
     bad: set[str] = set()
@@ -177,5 +174,5 @@ def _validate(proc: Processor, pending: list[_Ahead]) -> dict[str, list[Any]]:
         return {}
     try:
         return dict(rdf.validate_many(focus))
-    except Exception:  # noqa: BLE001 - a failed pass decides nothing: each agent is judged alone
+    except Exception:  # a failed pass decides nothing: each agent is judged alone
         return {}

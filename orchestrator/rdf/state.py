@@ -191,7 +191,7 @@ class RdfState:
                 for result in shape.validate(executor, self._data, focus=focus_list)[1]:
                     for agent in owners[_focus_of(result)]:
                         results.setdefault(agent, []).append(result)
-        found = {agent: [] for agent in focus}
+        found: dict[str, list[Problem]] = {agent: [] for agent in focus}
         for agent, agent_results in results.items():
             report, _ = Validator.create_validation_report(sh.shapes_graph, False, agent_results)
             found[agent] = problems_from_report(report, self._origins)
