@@ -154,8 +154,8 @@ class RdfState:
         executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
         results: list[Any] = []
         for shape_iri, focus in sorted(groups.items()):
-            focus_list = sorted(set(focus))
-            for shape in sh.plan[shape_iri]:
+            focus_list = sh.needs_check(shape_iri, sorted(set(focus)), graph)
+            for shape in sh.plan[shape_iri] if focus_list else ():
                 _, reports = shape.validate(executor, self._data, focus=focus_list)
                 results.extend(reports)
         if not results:
@@ -186,8 +186,8 @@ class RdfState:
         executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
         results: dict[str, list[Any]] = {}
         for shape_iri, nodes in sorted(groups.items()):
-            focus_list = sorted(set(nodes))
-            for shape in sh.plan[shape_iri]:
+            focus_list = sh.needs_check(shape_iri, sorted(set(nodes)), graph)
+            for shape in sh.plan[shape_iri] if focus_list else ():
                 for result in shape.validate(executor, self._data, focus=focus_list)[1]:
                     for agent in owners[_focus_of(result)]:
                         results.setdefault(agent, []).append(result)
