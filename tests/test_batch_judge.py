@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
-from orchestrator.commit import batch_judge, evaluation
+from orchestrator.commit import batch_judge, evaluation, readahead
 from orchestrator.commit import processor as processor_module
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.views import flush_views
@@ -123,6 +123,9 @@ def _judge_seed(root: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> dict[
     """Stage one random batch, judge two copies both ways, compare; what the batch contained."""
     rng = random.Random(seed)
     monkeypatch.setattr(batch_judge, "FIRST_WINDOW", rng.choice([2, 4, 32]))
+    monkeypatch.setattr(readahead, "MIN_BATCH", 1 if seed % 2 else 10_000)  # the helper reads, or not
+    monkeypatch.setattr(readahead, "CHUNK", rng.choice([1, 5]))
+    monkeypatch.setattr(readahead, "WAIT", 60.0)  # use every read of the helper (it may start late)
     from orchestrator.session.record import create_session
 
     monkeypatch.setenv(MEMORY_DIR_ENV, str(root / "memory"))  # the repair memory: each run gets a copy
@@ -140,9 +143,20 @@ def _judge_seed(root: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> dict[
         passes.append(len(focus))
         return validate_many(self, focus)
 
+    taken: list[str] = []
+    take = readahead.ReadAhead.take
+
+    def counting_take(self: readahead.ReadAhead, name: str) -> Any:
+        found = take(self, name)
+        if found is not None:
+            taken.append(name)
+        return found
+
     with monkeypatch.context() as patch:
         patch.setattr(RdfState, "validate_many", counting)
+        patch.setattr(readahead.ReadAhead, "take", counting_take)
         got = _run(session.root, batched=True, monkeypatch=monkeypatch)
+    assert bool(taken) == bool(seed % 2)  # the helper's reads were used when it ran
     want = _run(copy, batched=False, monkeypatch=monkeypatch)
     assert got["outcomes"] == want["outcomes"], seed
     for key in ("events", "ledger", "order", "json", "trig", "session", "retries", "errors"):
@@ -196,3 +210,77 @@ def test_a_later_agent_of_the_batch_does_not_change_an_earlier_ones_verdict(sess
         proc.close()
     assert outcomes["aaa"].status == outcomes["bbb"].status == "merged"
     assert "shacl.ClassConstraintComponent" in {p.rule for p in outcomes["aaa"].problems}
+
+
+def test_the_helper_reads_a_big_batch_and_a_folder_changed_since_is_read_again(
+        session: SessionPaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(readahead, "MIN_BATCH", 2)
+    names = [f"agent-{i}" for i in range(6)]
+    for name in names:
+        write_artifacts(session, name, {"sources.json": {"sources": [sample_source("S0", url="https://x.org/a")]}},
+                        lock=False)
+    proc = Processor(session)
+    try:
+        proc.readahead.start(names)
+        helper = {}
+        for name in names:
+            future = proc.readahead._pending[name]
+            helper[name] = future.result(timeout=60)[name]
+        # one agent rewrites its files after the helper read them (a new title, another size)
+        write_artifacts(session, names[2], {"sources.json": {"sources": [
+            sample_source("S0", url="https://x.org/a", title="A title that is longer than before")]}}, lock=False)
+        taken = {name: proc.readahead.take(name) for name in names}
+        assert taken[names[2]] is None  # stale: the judging reads the folder itself
+        assert all(taken[n] == helper[n] for n in names if n != names[2])
+        assert proc.readahead.take(names[0]) is None  # each read is handed out once
+        for name in names:
+            session.lock(name).touch()
+        proc.readahead.start(names)
+        outcomes = {o.agent: o for o in proc.process_pending()}
+        assert {o.status for o in outcomes.values()} == {"merged"}
+        title = proc.state.records[names[2]]["contribution"]["items"]["sources"][0]["title"]
+        assert title == "A title that is longer than before"
+    finally:
+        proc.close()
+    assert proc.readahead._pool is None
+
+
+def test_a_folder_that_changes_after_it_was_read_is_deferred_as_one_by_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """'agent-2' writes one more file while its batch is judged: deferred, the others merged, both ways."""
+    from orchestrator.session.record import create_session
+
+    monkeypatch.setattr(clock, "utc_now", lambda: FIXED)
+    monkeypatch.setenv(MEMORY_DIR_ENV, str(tmp_path / "memory"))
+    session = create_session(tmp_path / "batched", "How do agents merge knowledge?", "test-mission")
+    names = [f"agent-{i}" for i in range(5)]
+    for name in names:
+        write_artifacts(session, name, {"sources.json": {"sources": [sample_source("S0", url="https://x.org/a")]}})
+    copy = tmp_path / "one-by-one" / session.root.name
+    shutil.copytree(session.root, copy)
+    late = {"sources": [sample_source("S1", url="https://x.org/b")]}
+
+    def write_late(root: Path) -> None:
+        target = SessionPaths(root).agent_artifacts("agent-2") / "sources-late.json"
+        if not target.exists():
+            target.write_text(orjson.dumps(late).decode())
+
+    validate_agent, validate_many = RdfState.validate_agent, RdfState.validate_many
+
+    def one(self: RdfState, agent: str) -> Any:
+        if agent == "agent-2":
+            write_late(copy)
+        return validate_agent(self, agent)
+
+    def many(self: RdfState, focus: Any) -> Any:
+        if "agent-2" in focus:
+            write_late(session.root)
+        return validate_many(self, focus)
+
+    monkeypatch.setattr(RdfState, "validate_agent", one)
+    monkeypatch.setattr(RdfState, "validate_many", many)
+    got = _run(session.root, batched=True, monkeypatch=monkeypatch)
+    want = _run(copy, batched=False, monkeypatch=monkeypatch)
+    assert [(a, status) for a, status, *_ in got["outcomes"]] == [
+        (n, "deferred" if n == "agent-2" else "merged") for n in names]
+    assert got == want

@@ -12,8 +12,9 @@ order, an agent is accepted from that pass only if
 
 The first agent that fails any of these, and every agent after it in the window, is taken back
 (Undo of its graph, its committed record put back, its held events dropped); that agent is judged
-the old way, alone, and the next window starts after it. A rejection or error report is therefore
-always today's, computed on today's graph.
+the old way, alone (or, if only its folder changed, deferred as the one-by-one path defers it),
+and the next window starts after it. A rejection or error report is therefore always today's,
+computed on today's graph.
 
 Why an accepted agent's verdict is the one-by-one verdict. Judged one by one, agent *i* sees the
 graph of the agents accepted before it; here, all of them too (judging stops at the first
@@ -78,7 +79,7 @@ def judge_batch(proc: Judge, names: list[str], judge: Callable[[str, bool], Stag
     while start < len(names):
         before = list(proc.state.records)
         ahead = [_stage(proc, name, judge) for name in names[start:start + window]]
-        kept = _accept(proc, ahead, staged)
+        kept, changed = _accept(proc, ahead, staged)
         for item in reversed(ahead[kept:]):
             if isinstance(item.result, Pending):
                 _take_back(proc, item)
@@ -86,6 +87,12 @@ def judge_batch(proc: Judge, names: list[str], judge: Callable[[str, bool], Stag
             _reorder(proc.state.records, before, [item.name for item in ahead[:kept] if item.moved])
         if kept == len(ahead):
             start, window = start + kept, min(MAX_WINDOW, 2 * window)
+            continue
+        stopped = ahead[kept]
+        if changed is not None and isinstance(stopped.result, Pending):  # its folder changed since it was read:
+            proc.events.release(stopped.events)                           # deferred, as one by one
+            staged.append(Evaluation(proc).conclude(stopped.result, changed, folder_unchanged=False))
+            start, window = start + kept + 1, max(4, kept + 1)
             continue
         name = ahead[kept].name  # judged alone, the old way
         proc.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
@@ -128,23 +135,29 @@ def _take_back(proc: Judge, item: _Ahead) -> None:
     proc.lazy.unstage(item.name, item.committed)
 
 
-def _accept(proc: Judge, ahead: list[_Ahead], staged: list[Staged]) -> int:
-    """Accept the window's agents in order while the one SHACL pass decides them; how many were."""
+def _accept(proc: Judge, ahead: list[_Ahead], staged: list[Staged]) -> tuple[int, list[Any] | None]:
+    """Accept the window's agents in order while the one SHACL pass decides them.
+
+    Returns how many were, and for the agent that stopped it, its SHACL problems if what stopped
+    it is only that its folder changed since it was read (one by one, it is deferred).
+    """
     verdicts = _validate(proc, [a for a in ahead if isinstance(a.result, Pending)])
     evaluation = Evaluation(proc)
     for index, item in enumerate(ahead):
         result = item.result
         if isinstance(result, Pending):
             problems = verdicts.get(item.name)
-            if problems is None or errors(problems) or not evaluation.folder_unchanged(result):
-                return index
+            if problems is None or errors(problems):
+                return index, None
+            if not evaluation.folder_unchanged(result):
+                return index, problems
             proc.events.release(item.events)
-            staged.append(evaluation.conclude(result, problems, check_folder=False))
+            staged.append(evaluation.conclude(result, problems, folder_unchanged=True))
         else:
             proc.events.release(item.events)
             if result is not None:
                 staged.append(result)
-    return len(ahead)
+    return len(ahead), None
 
 
 def _validate(proc: Judge, pending: list[_Ahead]) -> dict[str, list[Any]]:

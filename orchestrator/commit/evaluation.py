@@ -27,6 +27,7 @@ from orchestrator.model.problems import Problem, errors
 
 if TYPE_CHECKING:
     from orchestrator.commit.lazy_rdf import LazyRdf
+    from orchestrator.commit.readahead import ReadAhead
     from orchestrator.contract.schemas import SchemaRegistry
     from orchestrator.contract.sourcetexts import TextStore
     from orchestrator.graph.state import GraphState
@@ -61,6 +62,7 @@ class Judge(Protocol):
     registry: SchemaRegistry
     required_files: Callable[[str], Iterable[str]]
     evidence_threshold: float
+    readahead: ReadAhead
 
 
 class Evaluation:
@@ -70,7 +72,7 @@ class Evaluation:
         self.paths, self.session_id, self.events = judge.paths, judge.session_id, judge.events
         self.store, self.state, self.lazy, self.texts = judge.store, judge.state, judge.lazy, judge.texts
         self.registry, self.required_files = judge.registry, judge.required_files
-        self.evidence_threshold = judge.evidence_threshold
+        self.evidence_threshold, self.readahead = judge.evidence_threshold, judge.readahead
 
     def evaluate(self, name: str) -> Staged | None:
         """Judge one pending submission: checks, merge, evidence, SHACL; the record to commit if it passes."""
@@ -99,7 +101,8 @@ class Evaluation:
                               f"remove the folder {name}.kg.lock.error and create {name}.kg.lock as an "
                               "empty file (touch) after writing the artifacts")
             return Outcome(name, "rejected", self.store.attempts(name) + 1, [problem]), None, None
-        artifact_set = read_artifact_set(self.paths, name, self.registry, self.required_files(name))
+        artifact_set = self.readahead.take(name) or read_artifact_set(
+            self.paths, name, self.registry, self.required_files(name))
         current = self.state.records.get(name)
         if artifact_set.ok and current and current["artifact_sha256"] == artifact_set.sha256:
             return Outcome(name, "noop", current["attempt"], seq=current.get("seq")), artifact_set, None
@@ -152,10 +155,11 @@ class Evaluation:
             "contribution": result.contribution,
         }, undo)
 
-    def conclude(self, pending: Pending, shacl_problems: list[Problem], *, check_folder: bool = True) -> Staged:
+    def conclude(self, pending: Pending, shacl_problems: list[Problem], *,
+                 folder_unchanged: bool | None = None) -> Staged:
         """The verdict once SHACL has judged the staged graph; a rejection or deferral undoes its install.
 
-        ``check_folder=False``: the caller has just compared the artifact folder with the one read.
+        ``folder_unchanged``: what the caller found comparing the artifact folder with the one read.
         """
         name, attempt, artifact_set, problems = pending.name, pending.attempt, pending.artifact_set, pending.problems
         undo, record = pending.undo, pending.record
@@ -170,7 +174,7 @@ class Evaluation:
         if errors(shacl_problems):
             undo()
             return Outcome(name, "rejected", attempt, problems), artifact_set, None
-        if check_folder and not self.folder_unchanged(pending):
+        if not (self.folder_unchanged(pending) if folder_unchanged is None else folder_unchanged):
             undo()
             return Outcome(name, "deferred", attempt), artifact_set, None
         self.state.put(name, record)

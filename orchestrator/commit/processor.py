@@ -21,6 +21,7 @@ from orchestrator.commit.batch_judge import judge_batch
 from orchestrator.commit.evaluation import Evaluation, Pending
 from orchestrator.commit.internal_errors import internal_error_problem, log_internal_error
 from orchestrator.commit.outcomes import Outcome, Staged, apply_outcome, record_missing_merges, record_outcomes
+from orchestrator.commit.readahead import ReadAhead
 from orchestrator.commit.retry import error_class
 from orchestrator.contract.artifacts import ArtifactSet
 from orchestrator.contract.schemas import SchemaRegistry
@@ -69,6 +70,7 @@ class Processor:
         self.evidence_threshold = evidence_threshold
         self.required_files = required_files or (lambda agent: ())
         self._cached_records = cached_records
+        self.readahead = ReadAhead(paths, self.required_files)
         self.state = GraphState(self.session_id)
         self.lazy = LazyRdf(self.session_id, self.state)
         self.texts = TextStore(paths)
@@ -80,6 +82,7 @@ class Processor:
         self.refresh()
 
     def close(self) -> None:
+        self.readahead.close()
         self.store.close()
 
     @property
@@ -116,6 +119,7 @@ class Processor:
             names = [n for n in locks.waiting(self.paths) if wanted is None or n in wanted]
             if not names:
                 return []
+            self.readahead.start(names)
             with self.events.deferred():  # the batch's judging events: one append before the commit
                 staged = judge_batch(self, names, self._evaluate_isolated)
             with self.events.deferred():  # and its outcomes: one append after the commit
