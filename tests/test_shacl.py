@@ -512,3 +512,26 @@ def test_public_api_fallback_finds_the_same_problems(monkeypatch: pytest.MonkeyP
     fast = state.validate_agent(ACA)
     monkeypatch.setattr(state_module, "FAST", False)
     assert state.validate_agent(ACA) == fast and len(fast) == 2
+
+
+@pytest.mark.parametrize("priority", ["high", "medium"])
+@pytest.mark.parametrize("evidence", [0, 1, 2])
+def test_claims_vouched_for_by_their_evidence_are_skipped_with_the_same_results(
+        monkeypatch: pytest.MonkeyPatch, priority: str, evidence: int) -> None:
+    """ClaimEvidenceShape (sh:or of high priority / has evidence) is run only on claims without evidence."""
+    import orchestrator.rdf.state as state_module
+
+    assert shapes().passes_with == {CCSH.ClaimEvidenceShape: (CC.hasEvidence, 1)}
+    s = session()
+    claim = items(s, ACA, "claims", 1)
+    claim["priority"] = priority
+    claim["evidence"] = [_evidence(f"{ACA}:S1", f"recurrent models {i}", verified=False) for i in range(evidence)]
+    state, _ = build(s)
+    fast = state.validate_agent(ACA)
+    many = state.validate_many({ACA: state.focus_for(ACA), WEB: state.focus_for(WEB)})
+    monkeypatch.setattr(state_module, "FAST", False)  # the public API: every shape on every node
+    reference = state.validate_agent(ACA)
+    assert fast == reference == many[ACA]
+    assert many[WEB] == state.validate_agent(WEB)
+    assert any(p.message.endswith("cites no evidence") or "cites no evidence" in p.message
+               for p in reference) == (evidence == 0 and priority == "medium")

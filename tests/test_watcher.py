@@ -208,16 +208,24 @@ def test_an_artifact_folder_that_changes_while_it_is_read_is_deferred_not_merged
     folder = session.agent_artifacts("slow")
     late_claims = {"claims": [{"id": "C9", "statement": "Fact 9 about slow is true.", "confidence": 0.5,
                                "priority": "low", "evidence": [{"source_id": "S1", "snippet": "Fact 9"}]}]}
-    real_validate = processor.rdf.validate_agent
+    real_validate, real_validate_many = processor.rdf.validate_agent, processor.rdf.validate_many
     calls = {"n": 0}
 
-    def validate_while_the_agent_writes(agent: str) -> Any:
+    def writing() -> None:
         calls["n"] += 1
         if calls["n"] == 1:  # the agent is still writing: a file appears after the folder was read
             (folder / "claims-late.json").write_text(json.dumps(late_claims))
+
+    def validate_while_the_agent_writes(agent: str) -> Any:
+        writing()
         return real_validate(agent)
 
+    def validate_many_while_the_agent_writes(focus: Any) -> Any:  # a batch's one SHACL pass
+        writing()
+        return real_validate_many(focus)
+
     monkeypatch.setattr(processor.rdf, "validate_agent", validate_while_the_agent_writes)
+    monkeypatch.setattr(processor.rdf, "validate_many", validate_many_while_the_agent_writes)
     with running_watcher(processor, rescan_interval=NO_RESCAN):
         write_agent(session.root, "slow")
         wait_for(lambda: "slow" in merged(session), "the complete folder to merge")

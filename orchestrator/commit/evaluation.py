@@ -10,6 +10,7 @@ it was.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.commit import locks
@@ -26,12 +27,26 @@ from orchestrator.model.problems import Problem, errors
 
 if TYPE_CHECKING:
     from orchestrator.commit.lazy_rdf import LazyRdf
+    from orchestrator.commit.readahead import ReadAhead
     from orchestrator.contract.schemas import SchemaRegistry
     from orchestrator.contract.sourcetexts import TextStore
     from orchestrator.graph.state import GraphState
     from orchestrator.model.layout import SessionPaths
+    from orchestrator.rdf.state import Undo
     from orchestrator.session.events import EventLog
     from orchestrator.session.ledger import Store
+
+
+@dataclass
+class Pending:
+    """A submission that passed every check but SHACL: its graph is in the union, ``undo`` takes it out."""
+
+    name: str
+    attempt: int
+    artifact_set: ArtifactSet
+    problems: list[Problem]
+    record: dict[str, Any]
+    undo: Undo
 
 
 class Judge(Protocol):
@@ -47,6 +62,7 @@ class Judge(Protocol):
     registry: SchemaRegistry
     required_files: Callable[[str], Iterable[str]]
     evidence_threshold: float
+    readahead: ReadAhead
 
 
 class Evaluation:
@@ -56,10 +72,17 @@ class Evaluation:
         self.paths, self.session_id, self.events = judge.paths, judge.session_id, judge.events
         self.store, self.state, self.lazy, self.texts = judge.store, judge.state, judge.lazy, judge.texts
         self.registry, self.required_files = judge.registry, judge.required_files
-        self.evidence_threshold = judge.evidence_threshold
+        self.evidence_threshold, self.readahead = judge.evidence_threshold, judge.readahead
 
     def evaluate(self, name: str) -> Staged | None:
         """Judge one pending submission: checks, merge, evidence, SHACL; the record to commit if it passes."""
+        staged = self.stage(name)
+        if not isinstance(staged, Pending):
+            return staged
+        return self.conclude(staged, self.lazy.rdf.validate_agent(name))
+
+    def stage(self, name: str) -> Staged | Pending | None:
+        """Every check but SHACL; a submission that passes them has its graph installed in the union."""
         try:
             check_agent_name(name)
         except InvalidAgentName as exc:
@@ -78,7 +101,8 @@ class Evaluation:
                               f"remove the folder {name}.kg.lock.error and create {name}.kg.lock as an "
                               "empty file (touch) after writing the artifacts")
             return Outcome(name, "rejected", self.store.attempts(name) + 1, [problem]), None, None
-        artifact_set = read_artifact_set(self.paths, name, self.registry, self.required_files(name))
+        artifact_set = self.readahead.take(name) or read_artifact_set(
+            self.paths, name, self.registry, self.required_files(name))
         current = self.state.records.get(name)
         if artifact_set.ok and current and current["artifact_sha256"] == artifact_set.sha256:
             return Outcome(name, "noop", current["attempt"], seq=current.get("seq")), artifact_set, None
@@ -117,22 +141,7 @@ class Evaluation:
         graph = contribution_to_graph(self.session_id, result.contribution, kind_of=self._kind_of(result.contribution))
         self.lazy.prepare(name, graph)
         undo = self.lazy.rdf.replace_agent(graph)
-        shacl_problems = self.lazy.rdf.validate_agent(name)
-        self.events.emit(
-            "shacl.completed",
-            f"{name}: SHACL found {len(errors(shacl_problems))} violation(s), "
-            f"{len(shacl_problems) - len(errors(shacl_problems))} warning(s)",
-            agent=name, attempt=attempt, problems=[p.to_dict() for p in shacl_problems],
-        )
-        shacl_problems = [p if _own_file(p, name) else _as_breakage(p, name) for p in shacl_problems]
-        problems += shacl_problems
-        if errors(shacl_problems):
-            undo()
-            return Outcome(name, "rejected", attempt, problems), artifact_set, None
-        if folder_fingerprint(self.paths.agent_artifacts(name)) != artifact_set.fingerprint:
-            undo()
-            return Outcome(name, "deferred", attempt), artifact_set, None
-        record = {
+        return Pending(name, attempt, artifact_set, problems, {
             "agent": name,
             "attempt": attempt,
             "merged_at": merged_at,
@@ -144,10 +153,37 @@ class Evaluation:
             "raw": {f.name: f.data for f in artifact_set.files},
             "namespace": result.namespace,
             "contribution": result.contribution,
-        }
+        }, undo)
+
+    def conclude(self, pending: Pending, shacl_problems: list[Problem], *,
+                 folder_unchanged: bool | None = None) -> Staged:
+        """The verdict once SHACL has judged the staged graph; a rejection or deferral undoes its install.
+
+        ``folder_unchanged``: what the caller found comparing the artifact folder with the one read.
+        """
+        name, attempt, artifact_set, problems = pending.name, pending.attempt, pending.artifact_set, pending.problems
+        undo, record = pending.undo, pending.record
+        self.events.emit(
+            "shacl.completed",
+            f"{name}: SHACL found {len(errors(shacl_problems))} violation(s), "
+            f"{len(shacl_problems) - len(errors(shacl_problems))} warning(s)",
+            agent=name, attempt=attempt, problems=[p.to_dict() for p in shacl_problems],
+        )
+        shacl_problems = [p if _own_file(p, name) else _as_breakage(p, name) for p in shacl_problems]
+        problems = problems + shacl_problems
+        if errors(shacl_problems):
+            undo()
+            return Outcome(name, "rejected", attempt, problems), artifact_set, None
+        if not (self.folder_unchanged(pending) if folder_unchanged is None else folder_unchanged):
+            undo()
+            return Outcome(name, "deferred", attempt), artifact_set, None
         self.state.put(name, record)
         self.lazy.note(name, record, staged=True)
         return Outcome(name, "merged", attempt, [p for p in problems if not p.is_error]), artifact_set, record
+
+    def folder_unchanged(self, pending: Pending) -> bool:
+        """The artifact folder still holds the files that were read (else the merge waits for the new lock)."""
+        return folder_fingerprint(self.paths.agent_artifacts(pending.name)) == pending.artifact_set.fingerprint
 
     def _check_citations(self, agent: str, artifact_set: ArtifactSet, contribution: dict[str, Any]) -> list[Problem]:
         """Report markers must cite claims of the graph that have verified evidence."""

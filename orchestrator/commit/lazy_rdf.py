@@ -26,7 +26,7 @@ from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import FIELDS, ITEM_KINDS, parse_node_iri
 from orchestrator.session.ledger import Store
 
-__all__ = ["INDEX_KIND", "LazyRdf", "referenced_agents"]
+__all__ = ["INDEX_KIND", "LazyRdf", "node_owners", "referenced_agents"]
 
 #: The store's ``derived`` rows holding each record's referenced agents (one per line).
 INDEX_KIND = "references"
@@ -84,6 +84,16 @@ def _owners(graph: AgentGraph) -> set[str]:
             if parsed is not None and ":" in parsed[1]:
                 found.add(parsed[1].partition(":")[0])
     found.discard(graph.agent)
+    return found
+
+
+def node_owners(graph: AgentGraph) -> set[str]:
+    """Agents owning the subjects of this graph's triples (its own name only, unless it writes about others)."""
+    found = set()
+    for s, _, _ in graph.triples:
+        parsed = parse_node_iri(str(s)) if isinstance(s, URIRef) else None
+        if parsed is not None and parsed[0] != "session":
+            found.add(parsed[1].partition(":")[0] if ":" in parsed[1] else parsed[1].partition("/")[0])
     return found
 
 
@@ -181,11 +191,31 @@ class LazyRdf:
     # -- one merge -----------------------------------------------------------------------
     def prepare(self, agent: str, graph: AgentGraph) -> None:
         """Install everything the validation of ``graph`` replacing ``agent``'s graph can look at."""
+        self.ensure(self.neighbourhood(agent, graph))
+
+    def neighbourhood(self, agent: str, graph: AgentGraph) -> set[str]:
+        """The agents whose graphs the validation of ``graph`` replacing ``agent``'s can read."""
         referrers = set(self._referrers.get(agent, ()))
         needed = {agent} | _owners(graph) | referrers
         for other in referrers:
             needed |= self._refs.get(other, frozenset())
-        self.ensure(needed)
+        return needed
+
+    def unstage(self, agent: str, record: Mapping[str, Any] | None) -> None:
+        """Undo :meth:`note` (staged) of a merge whose graph was already put back (its Undo ran).
+
+        :meth:`prepare` had installed the committed ``record``, which the Undo restored.
+        """
+        for target in self._refs.pop(agent, ()):
+            self._referrers[target].discard(agent)
+        if record is None:
+            self._installed.pop(agent, None)
+            return
+        refs = self._referenced(agent, record)
+        self._refs[agent] = refs
+        for target in refs:
+            self._referrers[target].add(agent)
+        self._installed[agent] = record
 
     def restore(self, agent: str, record: Mapping[str, Any] | None) -> None:
         """After a failed evaluation: the union holds exactly the committed graph of ``agent``, if any."""

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock
 
 from orchestrator.commit import locks
-from orchestrator.commit.evaluation import Evaluation
+from orchestrator.commit.batch_judge import judge_batch
+from orchestrator.commit.evaluation import Evaluation, Pending
 from orchestrator.commit.internal_errors import internal_error_problem, log_internal_error
 from orchestrator.commit.outcomes import Outcome, Staged, apply_outcome, record_missing_merges, record_outcomes
+from orchestrator.commit.readahead import ReadAhead
 from orchestrator.commit.retry import error_class
 from orchestrator.contract.artifacts import ArtifactSet
 from orchestrator.contract.schemas import SchemaRegistry
@@ -68,6 +70,7 @@ class Processor:
         self.evidence_threshold = evidence_threshold
         self.required_files = required_files or (lambda agent: ())
         self._cached_records = cached_records
+        self.readahead = ReadAhead(paths, self.required_files)
         self.state = GraphState(self.session_id)
         self.lazy = LazyRdf(self.session_id, self.state)
         self.texts = TextStore(paths)
@@ -79,6 +82,7 @@ class Processor:
         self.refresh()
 
     def close(self) -> None:
+        self.readahead.close()
         self.store.close()
 
     @property
@@ -115,22 +119,22 @@ class Processor:
             names = [n for n in locks.waiting(self.paths) if wanted is None or n in wanted]
             if not names:
                 return []
-            staged: list[Staged] = []
+            self.readahead.start(names)
             with self.events.deferred():  # the batch's judging events: one append before the commit
-                for name in names:
-                    self.events.emit("lock.seen", f"lock {name}.kg.lock seen", agent=name)
-                    item = self._evaluate_isolated(name)
-                    if item is not None:
-                        staged.append(item)
+                staged = judge_batch(self, names, self._evaluate_isolated)
             with self.events.deferred():  # and its outcomes: one append after the commit
                 self._commit(staged)
         return [outcome for outcome, _, _ in staged]
 
-    def _evaluate_isolated(self, name: str) -> Staged | None:
-        """Evaluate one agent; an unexpected failure becomes that agent's rejection, never the batch's."""
+    def _evaluate_isolated(self, name: str, ahead: bool = False) -> Staged | Pending | None:
+        """Evaluate one agent; an unexpected failure becomes that agent's rejection, never the batch's.
+
+        ``ahead``: stop before SHACL (commit/batch_judge.py validates a window of agents at once).
+        """
         committed = self.state.records.get(name)
         try:
-            return Evaluation(self).evaluate(name)
+            evaluation = Evaluation(self)
+            return evaluation.stage(name) if ahead else evaluation.evaluate(name)
         except Exception as exc:
             # Undo whatever the failed evaluation installed: the graph goes back to the committed record.
             with contextlib.suppress(Exception):

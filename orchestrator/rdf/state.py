@@ -8,7 +8,7 @@ when one of them is replaced; every change returns an Undo, so a rejected merge 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyshacl
@@ -17,7 +17,7 @@ from rdflib.namespace import RDF
 
 from orchestrator.model.problems import Problem
 from orchestrator.rdf.convert import AgentGraph, Origin
-from orchestrator.rdf.shacl import FAST, SHACLExecutor, Validator, shapes, wrap
+from orchestrator.rdf.shacl import FAST, SH, SHACLExecutor, Validator, shapes, wrap
 from orchestrator.rdf.shacl_report import problems_from_report
 from orchestrator.rdf.vocabulary import CC, Triple
 
@@ -154,14 +154,48 @@ class RdfState:
         executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
         results: list[Any] = []
         for shape_iri, focus in sorted(groups.items()):
-            focus_list = sorted(set(focus))
-            for shape in sh.plan[shape_iri]:
+            focus_list = sh.needs_check(shape_iri, sorted(set(focus)), graph)
+            for shape in sh.plan[shape_iri] if focus_list else ():
                 _, reports = shape.validate(executor, self._data, focus=focus_list)
                 results.extend(reports)
         if not results:
             return []
         report, _ = Validator.create_validation_report(sh.shapes_graph, False, results)
         return problems_from_report(report, self._origins)
+
+    def validate_many(self, focus: Mapping[str, Iterable[URIRef]]) -> dict[str, list[Problem]]:
+        """Each agent's problems for its own focus nodes, all of them validated in one pyshacl pass.
+
+        SHACL judges each focus node on its own, so a node's results do not depend on which other
+        nodes are validated with it; splitting the results by focus node gives each agent what
+        :meth:`validate_nodes` gives for its nodes alone (problems are sorted, so order is moot).
+        """
+        if not FAST:
+            return {agent: self.validate_nodes(nodes) for agent, nodes in focus.items()}
+        owners: dict[URIRef, list[str]] = {}
+        for agent, nodes in focus.items():
+            for node in nodes:
+                owners.setdefault(node, []).append(agent)
+        sh = shapes()
+        groups: dict[URIRef, list[URIRef]] = {}
+        graph = self.graph
+        for node in owners:
+            for cls in graph.objects(node, RDF.type):
+                for shape in sh.by_class.get(cls, ()):
+                    groups.setdefault(shape, []).append(node)
+        executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
+        results: dict[str, list[Any]] = {}
+        for shape_iri, nodes in sorted(groups.items()):
+            focus_list = sh.needs_check(shape_iri, sorted(set(nodes)), graph)
+            for shape in sh.plan[shape_iri] if focus_list else ():
+                for result in shape.validate(executor, self._data, focus=focus_list)[1]:
+                    for agent in owners[_focus_of(result)]:
+                        results.setdefault(agent, []).append(result)
+        found: dict[str, list[Problem]] = {agent: [] for agent in focus}
+        for agent, agent_results in results.items():
+            report, _ = Validator.create_validation_report(sh.shapes_graph, False, agent_results)
+            found[agent] = problems_from_report(report, self._origins)
+        return found
 
     def validate_full(self) -> list[Problem]:
         """Validate the whole union graph with the public pyshacl API (seconds at 100k triples)."""
@@ -171,3 +205,11 @@ class RdfState:
 
 
 # --- Report → Problems --------------------------------------------------------------------
+
+
+def _focus_of(result: Any) -> URIRef:
+    """The focus node of one pyshacl result (description, result node, triples with (graph, node) objects)."""
+    for _, pred, obj in result[2]:
+        if pred == SH.focusNode:
+            return obj[1] if isinstance(obj, tuple) else obj
+    raise ValueError("a SHACL result without sh:focusNode")

@@ -22,6 +22,8 @@ from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.redact import redact
 
 EventListener = Callable[[dict[str, Any]], None]
+#: Encoded lines and their events, held back from the log.
+Held = tuple[list[bytes], list[dict[str, Any]]]
 
 
 class EventLog:
@@ -34,7 +36,7 @@ class EventLog:
         self._warned = False
         self._tail_offset: int | None = None
         #: Events held back per thread inside :meth:`deferred` (thread id -> encoded lines, events).
-        self._held: dict[int, tuple[list[bytes], list[dict[str, Any]]]] = {}
+        self._held: dict[int, Held] = {}
 
     def subscribe(self, listener: EventListener) -> None:
         """Live views (progress display, ``--json`` output) get each event as it is written."""
@@ -74,6 +76,35 @@ class EventLog:
             if lines:
                 self._append(b"".join(lines))
                 self._publish(events)
+
+    @contextlib.contextmanager
+    def captured(self) -> Iterator[Held]:
+        """Hold this thread's events in a list of their own, written only if :meth:`release` gets it.
+
+        A batch judges some agents ahead and may discard that work: their events must then never
+        appear, and the kept ones must appear in the order the agents were judged.
+        """
+        me = threading.get_ident()
+        outer = self._held.get(me)
+        held: Held = ([], [])
+        self._held[me] = held
+        try:
+            yield held
+        finally:
+            if outer is None:
+                del self._held[me]
+            else:
+                self._held[me] = outer
+
+    def release(self, held: Held) -> None:
+        """Emit captured events now (held again if inside :meth:`deferred`), in their order."""
+        outer = self._held.get(threading.get_ident())
+        if outer is not None:
+            outer[0].extend(held[0])
+            outer[1].extend(held[1])
+        elif held[0]:
+            self._append(b"".join(held[0]))
+            self._publish(held[1])
 
     def _append(self, encoded: bytes) -> None:
         try:  # never creates the session folder: a deleted session stays deleted
