@@ -12,13 +12,15 @@ without the helper. A helper that fails or lags changes nothing: the folder is r
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ProcessPoolExecutor, wait
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orchestrator.contract.artifacts import ArtifactSet, folder_fingerprint
 from orchestrator.model.layout import SessionPaths
+
+if TYPE_CHECKING:  # imported when a big batch starts the helper (~15 ms a one-shot run need not pay)
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["MIN_BATCH", "ReadAhead"]
 
@@ -54,6 +56,9 @@ class ReadAhead:
             return
         try:
             if self._pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
                 self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
             for i in range(0, len(names), CHUNK):
                 chunk = [(n, list(self.required_files(n))) for n in names[i:i + CHUNK]]
@@ -69,6 +74,8 @@ class ReadAhead:
         if future is None:
             return None
         if WAIT:
+            from concurrent.futures import wait
+
             wait([future], timeout=WAIT)
         if not future.done() or future.exception() is not None:
             return None
