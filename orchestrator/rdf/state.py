@@ -8,7 +8,7 @@ when one of them is replaced; every change returns an Undo, so a rejected merge 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyshacl
@@ -138,30 +138,38 @@ class RdfState:
     def validate_nodes(self, nodes: Iterable[URIRef]) -> list[Problem]:
         """Validate these nodes against the shapes targeting their classes, nothing else."""
         sh = shapes()
-        groups: dict[URIRef, list[URIRef]] = {}
-        graph = self.graph
-        for node in nodes:
-            for cls in graph.objects(node, RDF.type):
-                for shape in sh.by_class.get(cls, ()):
-                    groups.setdefault(shape, []).append(node)
+        groups = self._by_shape(nodes)
         if not groups:
             return []
         if not FAST:  # public API only: each shape scans all its targets (slow), then filters
             focus_nodes = sorted({n for focus in groups.values() for n in focus})
-            _, report, _ = pyshacl.validate(graph, shacl_graph=sh.graph, inference="none",
+            _, report, _ = pyshacl.validate(self.graph, shacl_graph=sh.graph, inference="none",
                                             focus_nodes=list[str | URIRef](focus_nodes))
             return problems_from_report(report, self._origins)
-        executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
-        results: list[Any] = []
-        for shape_iri, focus in sorted(groups.items()):
-            focus_list = sh.needs_check(shape_iri, sorted(set(focus)), graph)
-            for shape in sh.plan[shape_iri] if focus_list else ():
-                _, reports = shape.validate(executor, self._data, focus=focus_list)
-                results.extend(reports)
+        results = list(self._results(groups))
         if not results:
             return []
         report, _ = Validator.create_validation_report(sh.shapes_graph, False, results)
         return problems_from_report(report, self._origins)
+
+    def _by_shape(self, nodes: Iterable[URIRef]) -> dict[URIRef, list[URIRef]]:
+        """The nodes grouped by each shape that targets one of their classes."""
+        by_class = shapes().by_class
+        groups: dict[URIRef, list[URIRef]] = {}
+        for node in nodes:
+            for cls in self.graph.objects(node, RDF.type):
+                for shape in by_class.get(cls, ()):
+                    groups.setdefault(shape, []).append(node)
+        return groups
+
+    def _results(self, groups: Mapping[URIRef, list[URIRef]]) -> Iterator[Any]:
+        """pyshacl's results for each shape's focus nodes (the fast path: shapes parsed once)."""
+        sh = shapes()
+        executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
+        for shape_iri, focus in sorted(groups.items()):
+            focus_list = sh.needs_check(shape_iri, sorted(set(focus)), self.graph)
+            for shape in sh.plan[shape_iri] if focus_list else ():
+                yield from shape.validate(executor, self._data, focus=focus_list)[1]
 
     def validate_many(self, focus: Mapping[str, Iterable[URIRef]]) -> dict[str, list[Problem]]:
         """Each agent's problems for its own focus nodes, all of them validated in one pyshacl pass.
@@ -176,24 +184,13 @@ class RdfState:
         for agent, nodes in focus.items():
             for node in nodes:
                 owners.setdefault(node, []).append(agent)
-        sh = shapes()
-        groups: dict[URIRef, list[URIRef]] = {}
-        graph = self.graph
-        for node in owners:
-            for cls in graph.objects(node, RDF.type):
-                for shape in sh.by_class.get(cls, ()):
-                    groups.setdefault(shape, []).append(node)
-        executor = SHACLExecutor(allow_warnings=True, allow_infos=True)
         results: dict[str, list[Any]] = {}
-        for shape_iri, nodes in sorted(groups.items()):
-            focus_list = sh.needs_check(shape_iri, sorted(set(nodes)), graph)
-            for shape in sh.plan[shape_iri] if focus_list else ():
-                for result in shape.validate(executor, self._data, focus=focus_list)[1]:
-                    for agent in owners[_focus_of(result)]:
-                        results.setdefault(agent, []).append(result)
+        for result in self._results(self._by_shape(owners)):
+            for agent in owners[_focus_of(result)]:
+                results.setdefault(agent, []).append(result)
         found: dict[str, list[Problem]] = {agent: [] for agent in focus}
         for agent, agent_results in results.items():
-            report, _ = Validator.create_validation_report(sh.shapes_graph, False, agent_results)
+            report, _ = Validator.create_validation_report(shapes().shapes_graph, False, agent_results)
             found[agent] = problems_from_report(report, self._origins)
         return found
 
