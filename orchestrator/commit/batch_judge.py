@@ -49,6 +49,7 @@ from typing import Any
 from orchestrator.commit.evaluation import Evaluation, Judge, Pending
 from orchestrator.commit.lazy_rdf import node_owners
 from orchestrator.commit.outcomes import Staged
+from orchestrator.graph.state import Records
 from orchestrator.model.problems import errors
 from orchestrator.session.events import Held
 
@@ -119,13 +120,13 @@ def _stage(proc: Judge, name: str, judge: Callable[[str, bool], Staged | Pending
     return _Ahead(name, result, held, committed, moved)
 
 
-def _reorder(records: dict[str, Any], before: list[str], moved: list[str]) -> None:
+def _reorder(records: Records, before: list[str], moved: list[str]) -> None:
     """Records in the order one-by-one judging leaves them: each record put moves its agent last."""
     gone = set(moved)
     order = [agent for agent in before if agent in records and agent not in gone] + moved
     if list(records) != order:
         for agent in order:
-            records[agent] = records.pop(agent)
+            records.move_to_end(agent)
 
 
 def _take_back(proc: Judge, item: _Ahead) -> None:

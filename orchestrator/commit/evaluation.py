@@ -125,7 +125,7 @@ class Evaluation:
         )
         problems += result.problems
         problems += broken_references(name, result.contribution, (current or {}).get("contribution"),
-                                      self.state.records)
+                                      lambda: {a: self.state.records[a] for a in self.lazy.referrers_of(name)})
         bind_evidence(
             result.contribution,
             lambda gid: self.state.item("sources", gid),

@@ -100,7 +100,7 @@ def _derived_graphs(processor: Processor) -> list[AgentGraph]:
     from orchestrator.graph.unified import build_views
     from orchestrator.rdf.contradictions import contradiction_graph
 
-    view = build_views(processor.state.records, processor.session_id, processor.state.head_seq, "",
+    view = build_views(processor.state.records.load_all(), processor.session_id, processor.state.head_seq, "",
                        namespaces=False)  # only the contradictions are read: no namespace fetched
     derived = contradiction_graph(view["contradictions"])
     return [derived] if derived.triples else []

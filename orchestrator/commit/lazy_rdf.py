@@ -12,24 +12,23 @@ tests compare with validation of the whole graph.
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rdflib import URIRef
 
+from orchestrator.graph.dependents import cited_agents
 from orchestrator.graph.state import GraphState
 from orchestrator.rdf.convert import AgentGraph, contribution_to_graph
 from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import FIELDS, ITEM_KINDS, parse_node_iri
 from orchestrator.session.ledger import Store
 
-__all__ = ["INDEX_KIND", "LazyRdf", "node_owners", "referenced_agents"]
+__all__ = ["REFERENCE_KEY", "LazyRdf", "node_owners", "reference_keys", "referenced_agents"]
 
-#: The store's ``derived`` rows holding each record's referenced agents (one per line).
-INDEX_KIND = "references"
+#: The store's key kind indexing each record under every agent it references.
+REFERENCE_KEY = "ref"
 
 
 #: item kind -> JSON paths (inside the item) whose values become IRI references in its RDF.
@@ -58,10 +57,12 @@ def referenced_agents(record: Mapping[str, Any]) -> frozenset[str]:
     """The agents whose nodes the agent's RDF can point at (the prefix of each ``agent:id`` reference).
 
     Reads the same fields the RDF conversion turns into references (rdf.FIELDS), claims' evidence
-    included. A bare reference names the agent's own item.
+    included, and those the merge resolves (a retry dropping an item asks who cites it). A bare
+    reference names the agent's own item.
     """
-    items = (record.get("contribution") or {}).get("items") or {}
-    found: set[str] = set()
+    contribution = record.get("contribution") or {}
+    items = contribution.get("items") or {}
+    found: set[str] = cited_agents(contribution)
     for key, kind in ITEM_KINDS.items():
         for item in items.get(key) or ():
             if not isinstance(item, Mapping):
@@ -73,6 +74,11 @@ def referenced_agents(record: Mapping[str, Any]) -> frozenset[str]:
                     _prefixes("evidence", ev, found)
     found.discard(str(record.get("agent")))
     return frozenset(found)
+
+
+def reference_keys(record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The record's keys in the store's index: one per agent it references."""
+    return [(REFERENCE_KEY, agent, "") for agent in sorted(referenced_agents(record))]
 
 
 def _owners(graph: AgentGraph) -> set[str]:
@@ -100,54 +106,42 @@ def node_owners(graph: AgentGraph) -> set[str]:
 class LazyRdf:
     """The SHACL union over the installed subset of agents, kept equal to their committed records.
 
-    Not thread-safe: the processor serialises calls under its lock.
+    Who references whom: in memory for the records put since the start (:meth:`note`), from the
+    store's key index (``ref`` keys, :func:`reference_keys`) for the committed records the state
+    started from, so start-up reads no record. Not thread-safe: the processor serialises calls.
     """
 
-    def __init__(self, session_id: str, state: GraphState) -> None:
+    def __init__(self, session_id: str, state: GraphState, store: Store | None = None) -> None:
         self.session_id = session_id
         self.state = state
+        self.store = store
         self.rdf = RdfState()
         #: agent -> the record object whose graph is installed
         self._installed: dict[str, Mapping[str, Any]] = {}
+        #: agents noted (records put since the start) -> the agents they reference, and the reverse
         self._refs: dict[str, frozenset[str]] = {}
         self._referrers: dict[str, set[str]] = defaultdict(set)
-        #: agent -> (record seq, referenced agents) as persisted in the store, and what to add to it
-        self._index: dict[str, tuple[int, frozenset[str]]] | None = None
-        self._unsaved: list[tuple[str, int, str]] = []
+        #: (agent, seq) -> referenced agents, of committed records read for a neighbourhood
+        self._base_refs: dict[tuple[str, int], frozenset[str]] = {}
 
-    # -- the persisted reference index ---------------------------------------------------------
-    def load_index(self, store: Store) -> None:
-        """Read each agent's referenced agents from the store once, instead of from every record."""
-        if self._index is None:
-            self._index = {agent: (seq, frozenset(body.split("\n")) - {""})
-                           for agent, (seq, body) in store.derived(INDEX_KIND).items()}
+    def references_of(self, agent: str) -> frozenset[str]:
+        """The agents whose items the agent's current record references."""
+        if agent in self._refs:
+            return self._refs[agent]
+        seq = self.state.base_seq(agent)
+        if seq is None:
+            return frozenset()
+        if (agent, seq) not in self._base_refs:
+            self._base_refs[(agent, seq)] = referenced_agents(self.state.records[agent])
+        return self._base_refs[(agent, seq)]
 
-    def save_index(self, store: Store) -> None:
-        """Persist what :meth:`note` had to compute; a busy store is skipped (it is a cache)."""
-        rows, self._unsaved = self._unsaved, []
-        if rows:
-            with contextlib.suppress(sqlite3.OperationalError):
-                store.put_derived(INDEX_KIND, rows)
-
-    def index_entry(self, agent: str) -> dict[str, str]:
-        """The persisted index row of the agent's staged record, committed with it (Store.commit)."""
-        return {INDEX_KIND: "\n".join(sorted(self._refs.get(agent, ())))}
-
-    def committed(self, agent: str, seq: int) -> None:
-        """The staged record of ``agent`` is now ledger entry ``seq`` (its index row went with it)."""
-        if self._index is not None and agent in self._refs:
-            self._index[agent] = (seq, self._refs[agent])
-
-    def _referenced(self, agent: str, record: Mapping[str, Any]) -> frozenset[str]:
-        seq = record.get("seq")
-        known = self._index.get(agent) if self._index is not None else None
-        if known is not None and known[0] == seq:
-            return known[1]
-        refs = referenced_agents(record)
-        if isinstance(seq, int) and self._index is not None:
-            self._index[agent] = (seq, refs)
-            self._unsaved.append((agent, seq, "\n".join(sorted(refs))))
-        return refs
+    def referrers_of(self, agent: str) -> set[str]:
+        """The agents whose current records reference items of ``agent``."""
+        found = set(self._referrers.get(agent, ()))
+        if self.store is not None:
+            found.update(other for other, seq, _ in self.store.holders(REFERENCE_KEY, agent)
+                         if self.state.base_seq(other) == seq)
+        return found
 
     # -- bookkeeping of committed records --------------------------------------------------
     def note(self, agent: str, record: Mapping[str, Any] | None, *, staged: bool = False) -> None:
@@ -158,7 +152,7 @@ class LazyRdf:
         for target in self._refs.pop(agent, ()):
             self._referrers[target].discard(agent)
         if record is not None:
-            refs = self._referenced(agent, record)
+            refs = referenced_agents(record)
             self._refs[agent] = refs
             for target in refs:
                 self._referrers[target].add(agent)
@@ -185,7 +179,7 @@ class LazyRdf:
                 self._put(agent, record)
 
     def ensure_all(self) -> RdfState:
-        self.ensure(self.state.records)
+        self.ensure(self.state.records.load_all())
         return self.rdf
 
     # -- one merge -----------------------------------------------------------------------
@@ -195,10 +189,10 @@ class LazyRdf:
 
     def neighbourhood(self, agent: str, graph: AgentGraph) -> set[str]:
         """The agents whose graphs the validation of ``graph`` replacing ``agent``'s can read."""
-        referrers = set(self._referrers.get(agent, ()))
+        referrers = self.referrers_of(agent)
         needed = {agent} | _owners(graph) | referrers
         for other in referrers:
-            needed |= self._refs.get(other, frozenset())
+            needed |= self.references_of(other)
         return needed
 
     def unstage(self, agent: str, record: Mapping[str, Any] | None) -> None:
@@ -211,7 +205,7 @@ class LazyRdf:
         if record is None:
             self._installed.pop(agent, None)
             return
-        refs = self._referenced(agent, record)
+        refs = referenced_agents(record)
         self._refs[agent] = refs
         for target in refs:
             self._referrers[target].add(agent)

@@ -132,14 +132,16 @@ def record_outcomes(paths: SessionPaths, staged: list[Staged]) -> None:
     update_session(paths, apply)
 
 
-def record_missing_merges(paths: SessionPaths, records: Mapping[str, dict[str, Any]]) -> None:
-    """Record in ``session.json`` the committed merges (``records``) it does not show yet.
+def record_missing_merges(paths: SessionPaths, seqs: Mapping[str, int | None],
+                          records: Mapping[str, dict[str, Any]]) -> None:
+    """Record in ``session.json`` the committed merges (agent -> record ``seqs``) it does not show yet.
 
-    A process that crashed after its commit could not record them there.
+    A process that crashed after its commit could not record them there. Only those agents'
+    ``records`` are read.
     """
     known = load_session(paths).get("agents", {})
-    stale = sorted(agent for agent, record in records.items()
-                   if (known.get(agent) or {}).get("last_commit_seq") != record.get("seq"))
+    stale = sorted(agent for agent, seq in seqs.items()
+                   if (known.get(agent) or {}).get("last_commit_seq") != seq)
     if not stale:
         return
     now = iso_timestamp()

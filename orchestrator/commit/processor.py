@@ -10,6 +10,7 @@ What a committed outcome then changes in the session folder is :mod:`orchestrato
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from filelock import FileLock
 from orchestrator.commit import locks
 from orchestrator.commit.batch_judge import judge_batch
 from orchestrator.commit.evaluation import Evaluation, Pending
+from orchestrator.commit.index_keys import record_index
 from orchestrator.commit.internal_errors import internal_error_problem, log_internal_error
 from orchestrator.commit.outcomes import Outcome, Staged, apply_outcome, record_missing_merges, record_outcomes
 from orchestrator.commit.readahead import ReadAhead
@@ -72,7 +74,7 @@ class Processor:
         self._cached_records = cached_records
         self.readahead = ReadAhead(paths, self.required_files)
         self.state = GraphState(self.session_id)
-        self.lazy = LazyRdf(self.session_id, self.state)
+        self.lazy = LazyRdf(self.session_id, self.state, self.store)
         self.texts = TextStore(paths)
         self.lock = threading.RLock()
         self._mutex = FileLock(paths.mutex)
@@ -98,12 +100,28 @@ class Processor:
         if head == self.state.head_seq:
             return
         with self.lock:
-            self.lazy.load_index(self.store)
-            for agent, record in self.store.current_changes(self.state.head_seq,
-                                                            cached=self._cached_records).items():
-                self._install(agent, record)
+            if self.state.head_seq == 0 and self._cached_records and not self.state.records:
+                self._start()
+            else:
+                for agent, record in self.store.current_changes(self.state.head_seq,
+                                                                cached=self._cached_records).items():
+                    self._install(agent, record)
             self.state.head_seq = head
-            self.lazy.save_index(self.store)
+
+    def _start(self) -> None:
+        """Start from the committed graph without reading its records: only each agent's record seq.
+
+        Records committed before their keys were indexed (an older version's store) are read now,
+        held in memory, and their keys indexed for the next start.
+        """
+        rows = self.store.current_seqs()
+        self.state.start_from(self.store, {agent: seq for agent, seq, _ in rows})
+        unindexed = self.state.adopt([agent for agent, _, indexed in rows if not indexed])
+        for agent, record in unindexed.items():
+            self.lazy.note(agent, record)
+        if unindexed:
+            with contextlib.suppress(sqlite3.OperationalError):  # busy: indexed by a later start
+                self.store.put_keys([(record["seq"], record_index(record)) for record in unindexed.values()])
 
     def _install(self, agent: str, record: dict[str, Any] | None) -> None:
         self.state.put(agent, record)
@@ -164,7 +182,7 @@ class Processor:
             if outcome.status == "merged" and record is not None and artifact_set is not None:
                 entries.append(LedgerEntry(outcome.agent, "merge", artifact_set.sha256, outcome.attempt, now,
                                            {"files": [f.name for f in artifact_set.files]}, record,
-                                           self.lazy.index_entry(outcome.agent)))
+                                           keys=record_index(record)))
                 owners.append(outcome)
             elif outcome.status == "rejected" and not self._already_rejected(outcome, artifact_set):
                 entries.append(LedgerEntry(outcome.agent, "reject",
@@ -181,7 +199,6 @@ class Processor:
             outcome.seq = seq
             if outcome.status == "merged":
                 self.state.records[outcome.agent]["seq"] = seq
-                self.lazy.committed(outcome.agent, seq)
         if seqs:
             self.state.head_seq = self.store.head()
         for item in staged:
@@ -206,7 +223,7 @@ class Processor:
         from orchestrator.commit.lazy_rdf import LazyRdf
 
         self.state = GraphState(self.session_id)
-        self.lazy = LazyRdf(self.session_id, self.state)
+        self.lazy = LazyRdf(self.session_id, self.state, self.store)
         self.refresh()
 
     def _reconcile_session(self) -> None:
@@ -216,5 +233,5 @@ class Processor:
         """
         if self._session_checked_at == self.state.head_seq:
             return
-        record_missing_merges(self.paths, self.state.records)
+        record_missing_merges(self.paths, self.state.seqs(), self.state.records)
         self._session_checked_at = self.state.head_seq

@@ -176,13 +176,12 @@ def flush_views(processor: Processor, *, force: bool = False) -> bool:
 
 
 def _flush(processor: Processor, force: bool) -> bool:
-
+    if not force and views_seq(processor) >= processor.state.head_seq and views_intact(processor):
+        return False  # before reading the records: a processor starts with none loaded
     with processor.lock:
         seq = processor.state.head_seq
-        records = dict(processor.state.records)
+        records = processor.state.records.load_all()
     paths = processor.paths
-    if not force and views_seq(processor) >= seq and views_intact(processor):
-        return False
     conflicts = _CONFLICT_CACHES.get(processor) or _load_conflicts(processor)
     unified = _UNIFIED.get(processor)
     # Namespaces deferred: each is written from its rendering kept for the record (JsonFragments).

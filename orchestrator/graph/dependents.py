@@ -7,7 +7,7 @@ drops an item that other agents cite, the remover is told exactly which referenc
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from orchestrator.graph.merge import REFERENCES
@@ -47,37 +47,71 @@ def _ids(contribution: Mapping[str, Any]) -> dict[str, str]:
     return found
 
 
+def _all_references(items: Mapping[str, Any]) -> Iterator[tuple[Mapping[str, Any], str, str]]:
+    """(item, global id, pointer inside the item) of each reference the items make."""
+    for collection, fields in REFERENCES.items():
+        for item in items.get(collection) or ():
+            if isinstance(item, Mapping):
+                for path, _, _ in fields:
+                    for gid, inner in _references(item, path, ""):
+                        yield item, gid, inner
+
+
+def _targets(value: Any, path: list[str]) -> Iterator[Any]:
+    """The values at ``path`` ("a/*/b" split) inside ``value``: :func:`_references` without pointers."""
+    for index, head in enumerate(path):
+        if head == "*":
+            if isinstance(value, list):
+                for element in value:
+                    yield from _targets(element, path[index + 1:])
+            return
+        value = value.get(head) if isinstance(value, Mapping) else None
+    yield value
+
+
+_PATHS = {collection: [path.split("/") for path, _, _ in fields] for collection, fields in REFERENCES.items()}
+
+
+def cited_agents(contribution: Mapping[str, Any]) -> set[str]:
+    """The agents owning the items a contribution's references name (``agent:id``)."""
+    items = contribution.get("items") or {}
+    return {ref.partition(":")[0] for collection, paths in _PATHS.items() for item in items.get(collection) or ()
+            for path in paths for ref in _targets(item, path) if isinstance(ref, str) and ":" in ref}
+
+
 def broken_references(
-    agent: str, new: Mapping[str, Any], old: Mapping[str, Any] | None, records: Mapping[str, Mapping[str, Any]]
+    agent: str, new: Mapping[str, Any], old: Mapping[str, Any] | None,
+    citing: Callable[[], Mapping[str, Mapping[str, Any]]],
 ) -> list[Problem]:
-    """A problem for the remover for each reference of another agent to an item ``new`` drops."""
+    """A problem for the remover for each reference of another agent to an item ``new`` drops.
+
+    ``citing()`` gives the current records of (at least) the agents citing ``agent``
+    (:func:`cited_agents`); it is called only when ``new`` drops an item.
+    """
     if old is None:
         return []
     dropped = {gid: c for gid, c in _ids(old).items() if gid not in _ids(new)}
     if not dropped:
         return []
     problems: list[Problem] = []
+    records = citing()
     for other in sorted(records):
         if other == agent:
             continue
-        items = records[other]["contribution"]["items"]
-        for collection, fields in REFERENCES.items():
-            for item in items.get(collection) or ():
-                provenance = item.get("provenance") or {}
-                for path, _, _ in fields:
-                    for gid, inner in _references(item, path, ""):
-                        if gid not in dropped:
-                            continue
-                        kind = COLLECTIONS[dropped[gid]].replace("-", " ")
-                        local = gid.split(":", 1)[1]
-                        where = f"{provenance.get('file', f'artifacts/{other}/')}{provenance.get('pointer', '')}{inner}"
-                        problems.append(Problem(
-                            f"artifacts/{agent}", "", "reference.removed_in_use",
-                            f"this submission no longer has the {kind} '{local}' ({gid}), but agent '{other}' "
-                            f"cites it at {where}",
-                            f"keep the {kind} with id '{local}' in your files (other agents rely on it), or, if it "
-                            f"must go, have '{other}' drop its reference first; do not edit '{other}''s files",
-                            details={"other_agent": other, "other_file": provenance.get("file"),
-                                     "other_pointer": f"{provenance.get('pointer', '')}{inner}", "id": gid},
-                        ))
+        for item, gid, inner in _all_references(records[other]["contribution"]["items"]):
+            if gid not in dropped:
+                continue
+            provenance = item.get("provenance") or {}
+            kind = COLLECTIONS[dropped[gid]].replace("-", " ")
+            local = gid.split(":", 1)[1]
+            where = f"{provenance.get('file', f'artifacts/{other}/')}{provenance.get('pointer', '')}{inner}"
+            problems.append(Problem(
+                f"artifacts/{agent}", "", "reference.removed_in_use",
+                f"this submission no longer has the {kind} '{local}' ({gid}), but agent '{other}' "
+                f"cites it at {where}",
+                f"keep the {kind} with id '{local}' in your files (other agents rely on it), or, if it "
+                f"must go, have '{other}' drop its reference first; do not edit '{other}''s files",
+                details={"other_agent": other, "other_file": provenance.get("file"),
+                         "other_pointer": f"{provenance.get('pointer', '')}{inner}", "id": gid},
+            ))
     return problems

@@ -18,40 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 from filelock import FileLock
 
 from orchestrator.model.errors import StoreError
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS ledger (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    agent TEXT NOT NULL,
-    action TEXT NOT NULL CHECK (action IN ('merge', 'reject', 'rollback')),
-    artifact_sha256 TEXT,
-    attempt INTEGER,
-    committed_at TEXT NOT NULL,
-    detail TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX IF NOT EXISTS ledger_agent ON ledger(agent);
-CREATE TABLE IF NOT EXISTS records (
-    seq INTEGER PRIMARY KEY REFERENCES ledger(seq),
-    agent TEXT NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS current (
-    agent TEXT PRIMARY KEY,
-    record_seq INTEGER REFERENCES records(seq),
-    changed_seq INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS derived (
-    kind TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (kind, agent, seq)
-);
-"""
+from orchestrator.session.ledger_schema import INDEXED, SCHEMA
+from orchestrator.session.record_rows import CORE, CORE_SQL, StoredRecord, core_of, loads
 
 
 @dataclass(frozen=True)
@@ -67,6 +38,8 @@ class LedgerEntry:
     record: dict[str, Any] | None = None
     #: derived data of ``record`` (kind -> body) cached with it, in the same transaction
     derived: Mapping[str, str | bytes] | None = None
+    #: the record's lookup keys (kind, key, value), indexed with it (:meth:`Store.holders`)
+    keys: Sequence[tuple[str, str, str]] | None = None
 
 
 class Store:
@@ -82,7 +55,7 @@ class Store:
                 if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=FULL")
-                self._db.executescript(_SCHEMA)
+                self._db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"the session store {path} cannot be opened ({exc}); it is internal state: "
@@ -135,7 +108,9 @@ class Store:
                         "INSERT INTO records(seq, agent, record) VALUES (?, ?, ?)",
                         (seq, entry.agent, json.dumps(record, ensure_ascii=False)),
                     )
-                    derived[_CORE] = _dumps({k: v for k, v in record.items() if k not in _LEFT_IN_STORE})
+                    derived[CORE] = core_of(record)
+                    if entry.keys is not None:
+                        _insert_keys(db, seq, entry.keys)
                     db.execute(
                         "INSERT INTO current(agent, record_seq, changed_seq) VALUES (?, ?, ?)"
                         " ON CONFLICT(agent) DO UPDATE SET record_seq = excluded.record_seq,"
@@ -155,13 +130,49 @@ class Store:
         """
         with self._lock:
             rows = self._db.execute(
-                "SELECT c.agent, COALESCE(d.body, json_remove(r.record, '$.raw', '$.namespace')) FROM current c"
+                f"SELECT c.agent, {CORE_SQL} FROM current c"
                 " LEFT JOIN records r ON r.seq = c.record_seq"
                 " LEFT JOIN derived d ON d.kind = ? AND d.agent = c.agent AND d.seq = c.record_seq"
                 " WHERE c.changed_seq > ? ORDER BY c.agent",
-                (_CORE if cached else None, since),
+                (CORE if cached else None, since),
             ).fetchall()
-        return {agent: (_Record(self, _loads(record)) if record else None) for agent, record in rows}
+        return {agent: (StoredRecord(self.record, loads(record)) if record else None) for agent, record in rows}
+
+    def current_seqs(self) -> list[tuple[str, int, bool]]:
+        """(agent, record seq, whether its keys are indexed) of each current record, by agent."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.agent, c.record_seq, k.seq IS NOT NULL FROM current c LEFT JOIN record_keys k"
+                " ON k.kind = ? AND k.key = ? AND k.seq = c.record_seq AND k.value = ?"
+                " WHERE c.record_seq IS NOT NULL ORDER BY c.agent", INDEXED).fetchall()
+        return [(agent, int(seq), bool(indexed)) for agent, seq, indexed in rows]
+
+    def records_at(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """seq -> the record committed as that entry, without the parts left in the store (loaded lazily)."""
+        found: dict[int, dict[str, Any]] = {}
+        with self._lock:
+            for start in range(0, len(seqs), 500):
+                chunk = list(seqs[start:start + 500])
+                rows = self._db.execute(
+                    f"SELECT r.seq, {CORE_SQL} FROM records r LEFT JOIN derived d"
+                    f" ON d.kind = ? AND d.agent = r.agent AND d.seq = r.seq"
+                    f" WHERE r.seq IN ({','.join('?' * len(chunk))})", (CORE, *chunk)).fetchall()
+                found.update((int(seq), StoredRecord(self.record, loads(body))) for seq, body in rows)
+        return found
+
+    def holders(self, kind: str, key: str) -> list[tuple[str, int, str]]:
+        """(agent, record seq, value) of every record, current or not, indexed with this key."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.agent, k.seq, k.value FROM record_keys k JOIN records r ON r.seq = k.seq"
+                " WHERE k.kind = ? AND k.key = ?", (kind, key)).fetchall()
+        return [(agent, int(seq), value) for agent, seq, value in rows]
+
+    def put_keys(self, rows: Sequence[tuple[int, Sequence[tuple[str, str, str]]]]) -> None:
+        """Index the keys of records committed before they were kept (record seq, keys)."""
+        with self._transaction() as db:
+            for seq, keys in rows:
+                _insert_keys(db, seq, keys)
 
     def attempts(self, agent: str) -> int:
         with self._lock:
@@ -202,6 +213,13 @@ class Store:
                 "SELECT d.agent, d.seq, d.body FROM derived d JOIN current c"
                 " ON c.agent = d.agent AND c.record_seq = d.seq WHERE d.kind = ?", (kind,)).fetchall()
         return {agent: (seq, body) for agent, seq, body in rows}
+
+    def derived_of(self, kind: str, agent: str, seq: int) -> Any:
+        """The ``kind`` rendering of the agent's record ``seq``, or None if it is not kept."""
+        with self._lock:
+            row = self._db.execute("SELECT body FROM derived WHERE kind = ? AND agent = ? AND seq = ?",
+                                   (kind, agent, seq)).fetchone()
+        return row[0] if row else None
 
     def put_derived(self, kind: str, rows: Sequence[tuple[str, int, str | bytes]]) -> None:
         """Cache renderings (agent, record seq, body: text or bytes, read back as given), dropping that
@@ -252,47 +270,10 @@ class Store:
         return changed
 
 
-#: Parts of a record left in the store when the graph is loaded, fetched when read.
-_LEFT_IN_STORE = ("raw", "namespace")
-#: The derived kind holding each record without them, written with the record: loading reads it as
-#: it is (``json_remove`` of the two, for records committed before, parses and writes every record).
-_CORE = "core"
 
-
-class _Record(dict[str, Any]):
-    """A current record read without ``raw`` (the artifact files as submitted) and ``namespace``
-    (the agent's merged files, which only the JSON view shows): together half its size.
-
-    Archiving and ``validate`` read ``raw``, and the view renders each namespace once per record
-    (kept rendered in ``derived``): ``record["raw"]`` or ``record["namespace"]`` fetches it then.
-    """
-
-    def __init__(self, store: Store, data: dict[str, Any]) -> None:
-        super().__init__(data)
-        self._store = store
-
-    def __missing__(self, key: str) -> Any:
-        full = self._store.record(self["seq"]) if key in _LEFT_IN_STORE and "seq" in self else None
-        if full is None or key not in full:
-            raise KeyError(key)
-        self[key] = full[key]
-        return full[key]
-
-
-def _dumps(value: Any) -> bytes:
-    """orjson writes a record ~10x faster; json writes what orjson refuses (integers beyond 64 bits)."""
-    try:
-        return orjson.dumps(value)
-    except TypeError:
-        return json.dumps(value, ensure_ascii=False).encode()
-
-
-def _loads(text: str | bytes) -> Any:
-    """orjson parses a record ~3x faster; json reads what orjson refuses (NaN, integers beyond 64 bits)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
+def _insert_keys(db: sqlite3.Connection, seq: int, keys: Sequence[tuple[str, str, str]]) -> None:
+    db.executemany("INSERT OR IGNORE INTO record_keys(kind, key, seq, value) VALUES (?, ?, ?, ?)",
+                   [(kind, key, seq, value) for kind, key, value in (*keys, INDEXED)])
 
 
 def read_ledger(path: Path) -> list[dict[str, Any]]:
