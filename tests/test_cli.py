@@ -369,6 +369,32 @@ def test_the_executable_freezes_its_start_up_objects_and_restores_the_collector(
     assert out.stdout.strip().splitlines()[-1] == "0 False False", out.stderr
 
 
+_FINISHED = """import gc, sys
+from orchestrator.cli import launch
+at_start = []
+original = launch.started
+def started():
+    original()
+    at_start.append(gc.get_freeze_count())
+launch.started = started
+sys.argv = ["cconductor", *sys.argv[1:]]
+try:
+    launch.run()
+except SystemExit:
+    pass
+print(at_start[0] > 0, gc.get_freeze_count() > at_start[0])
+"""
+
+
+def test_a_one_shot_process_freezes_the_records_it_loaded_after_start_up(paths: SessionPaths) -> None:
+    """cli/launch.finished(): the records the views flush loads are never rescanned by the collector."""
+    good_set(paths)
+    out = subprocess.run([sys.executable, "-c", _FINISHED, "process", str(paths.root)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "True True"
+
+
 def test_cli_used_as_a_library_keeps_the_callers_collector(cli: Any, paths: SessionPaths) -> None:
     import gc
 

@@ -67,7 +67,7 @@ def _processor(paths: SessionPaths) -> Processor:
 @friendly
 def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) -> None:
     """Process pending locks once, write the views, and exit (1 if anything was rejected)."""
-    from orchestrator.cli.launch import one_shot
+    from orchestrator.cli.launch import finished, one_shot
 
     one_shot()  # before the libraries are imported (cli/deferred.py)
     from orchestrator.commit.views import flush_views
@@ -88,6 +88,7 @@ def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) 
 
             time.sleep(0.1)
         flush_views(processor)
+        finished()
     finally:
         processor.close()
     if as_json:

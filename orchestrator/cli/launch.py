@@ -10,7 +10,8 @@ loaded, calls :func:`started`: what exists then moves to the permanent generatio
 work itself allocates. Reference counting still frees every object that is not in a cycle.
 
 A one-shot command that imports in one thread (``process``) also calls :func:`one_shot`: the
-executable then defers the parts of libraries it never uses to their first use (cli/deferred.py).
+executable then defers the parts of libraries it never uses to their first use (cli/deferred.py),
+and freezes what it holds once its work is done (:func:`finished`).
 
 Only the executable (and ``python -m orchestrator.cli``) does this: a program or a test that
 imports ``orchestrator.cli`` keeps its own collector settings (:func:`started` is then a no-op)
@@ -50,6 +51,17 @@ def started() -> None:
         gc.freeze()
         gc.set_threshold(*_saved)
         _saved = None
+
+
+def finished() -> None:
+    """A one-shot command has done its work: spare the collector a pass over what it still holds.
+
+    The graph's records are loaded when the views are written (a processor starts without them):
+    about 500,000 objects at 50 MB, which the collector would otherwise scan once more when it
+    runs again and at the interpreter's exit (~0.35 s), only to free nothing.
+    """
+    if _executable:
+        gc.freeze()
 
 
 def one_shot() -> None:
