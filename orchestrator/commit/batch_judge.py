@@ -42,7 +42,9 @@ judging on random batches with cross-references, shared sources, retries and SHA
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import gc
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +59,8 @@ __all__ = ["judge_batch"]
 
 #: Agents judged ahead in the first window; it doubles while whole windows pass, up to the maximum.
 FIRST_WINDOW, MAX_WINDOW = 32, 512
+#: Allocations between young-generation collections while a batch is judged (Python's default: 700).
+BATCH_GC_THRESHOLD = 20_000
 
 
 @dataclass
@@ -75,6 +79,28 @@ def judge_batch(proc: Judge, names: list[str], judge: Callable[[str, bool], Stag
 
     ``judge(name, ahead)`` is the processor's isolated evaluation: ``ahead`` stops before SHACL.
     """
+    with collections_spaced():
+        return _judge_batch(proc, names, judge)
+
+
+@contextlib.contextmanager
+def collections_spaced(threshold: int = BATCH_GC_THRESHOLD) -> Iterator[None]:
+    """Collect the young generation every ``threshold`` allocations instead of every 700, until the end.
+
+    Judging allocates ~1,000 objects per agent (terms, triples, the store's index dicts) that mostly
+    live on in the graph, so the cyclic collector would scan them again and again for nothing: ~1 ms
+    of CPU per agent of a 1,000-agent burst. Cycles are still collected, just less often.
+    """
+    saved = gc.get_threshold()
+    gc.set_threshold(max(threshold, saved[0]), *saved[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
+
+
+def _judge_batch(proc: Judge, names: list[str], judge: Callable[[str, bool], Staged | Pending | None]
+                 ) -> list[Staged]:
     staged: list[Staged] = []
     start, window = 0, FIRST_WINDOW
     while start < len(names):

@@ -17,6 +17,7 @@ from rdflib.namespace import RDF
 
 from orchestrator.model.problems import Problem
 from orchestrator.rdf.convert import AgentGraph, Origin
+from orchestrator.rdf.memory_store import QuietMemory
 from orchestrator.rdf.shacl import FAST, SH, SHACLExecutor, Validator, shapes, wrap
 from orchestrator.rdf.shacl_report import problems_from_report
 from orchestrator.rdf.vocabulary import CC, Triple
@@ -51,7 +52,7 @@ class RdfState:
     """
 
     def __init__(self) -> None:
-        self.graph = Graph()  # the union; mutate only through replace_agent/remove_agent
+        self.graph = Graph(store=QuietMemory())  # the union; mutate only through replace_agent/remove_agent
         self._count: dict[Triple, int] = {}
         self._agents: dict[str, AgentGraph] = {}
         self._sets: dict[str, frozenset[Triple]] = {}
