@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol
 
+from orchestrator.model.errors import StoreError
 from orchestrator.model.kinds import COLLECTIONS
 
 
@@ -172,7 +173,11 @@ class GraphState:
         wanted = {agent: value.seq for agent in agents if isinstance(value := data.get(agent), _Unloaded)}
         found = self._committed.records_at(sorted(wanted.values()))
         for agent, seq in wanted.items():
-            record = found[seq]
+            record = found.get(seq)
+            if record is None:  # not a KeyError: Mapping.get would take the agent for absent
+                raise StoreError(f"the store has no record {seq}, which it lists as agent {agent!r}'s current "
+                                 "one; it is internal state: move the .cconductor folder aside and re-drop the "
+                                 "agents' locks to rebuild")
             data[agent] = record
             self._index(record)
         return {agent: data[agent] for agent in agents}  # type: ignore[misc]
