@@ -80,3 +80,20 @@ def test_an_agent_committed_by_another_process_after_start(session: SessionPaths
     # bee, committed after the watcher started, makes the bare S1 ambiguous
     assert [a for a, _, _ in late] == ["cat"]
     assert any("ambiguous" in p["message"] for p in late[0][2]), late
+
+
+def _outline(marker: str) -> dict[str, Any]:
+    return {"report_outline": {"title": "T", "sections": [
+        {"heading": "Key Findings", "paragraphs": [{"text": f"Merging is hard {marker}."}]}]}}
+
+
+def test_report_outlines_citing_claims_of_unread_records(session: SessionPaths, tmp_path: Path) -> None:
+    write_artifacts(session, "ant", {"sources.json": {"sources": [sample_source("S1")]},
+                                     "claims.json": {"claims": [sample_claim("C1", source_id="S1")]}})
+    assert _process(session) == ["merged"]
+    write_artifacts(session, "bee", {"report-outline.json": _outline("[@ant:C1]")})
+    write_artifacts(session, "cat", {"report-outline.json": _outline("[@C1]")})  # bare: resolved via the key index
+    outcomes = _agree(session, tmp_path, "outline")
+    messages = [" ".join(p["message"] for p in o["problems"]) for o in outcomes]
+    # both markers resolve to ant's claim, read from the store (it has no verified evidence)
+    assert len(messages) == 2 and all("cites claim 'ant:C1'" in m for m in messages), messages
