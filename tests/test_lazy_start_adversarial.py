@@ -97,3 +97,27 @@ def test_report_outlines_citing_claims_of_unread_records(session: SessionPaths, 
     messages = [" ".join(p["message"] for p in o["problems"]) for o in outcomes]
     # both markers resolve to ant's claim, read from the store (it has no verified evidence)
     assert len(messages) == 2 and all("cites claim 'ant:C1'" in m for m in messages), messages
+
+
+def test_an_unread_record_removed_by_another_process_rollback(session: SessionPaths, tmp_path: Path) -> None:
+    write_artifacts(session, "bee", {"sources.json": {"sources": [sample_source("S0")]}})
+    assert _process(session) == ["merged"]
+    before_ant = Store(session.store_db).head()
+    write_artifacts(session, "ant", {"sources.json": {"sources": [sample_source("S1")]}})
+    assert _process(session) == ["merged"]
+    watcher = Processor(session)  # ant's record unread
+    try:
+        rollback_session(session, before_ant)  # another process: ant's record is no longer current
+        shutil.rmtree(session.agent_artifacts("ant"))
+        write_artifacts(session, "cat", {"sources.json": {"sources": [sample_source("S9")]},
+                                         "claims.json": {"claims": [sample_claim("C1", source_id="S1"),
+                                                                    sample_claim("C2", source_id="ant:S1")]}})
+        late = [(o.agent, [p.to_dict() for p in o.problems]) for o in watcher.process_pending(["cat"])]
+        assert "ant" not in watcher.state.records
+    finally:
+        watcher.close()
+    assert [a for a, _ in late] == ["cat"]
+    pointers = {p["pointer"] for p in late[0][1] if p["severity"] == "error"}
+    # neither the bare nor the qualified reference may resolve to the rolled-back record
+    assert any(ptr.startswith("/claims/0") for ptr in pointers), late
+    assert any(ptr.startswith("/claims/1") for ptr in pointers), late
