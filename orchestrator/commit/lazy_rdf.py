@@ -25,7 +25,7 @@ from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import FIELDS, ITEM_KINDS, parse_node_iri
 from orchestrator.session.ledger import Store
 
-__all__ = ["REFERENCE_KEY", "LazyRdf", "node_owners", "reference_keys", "referenced_agents"]
+__all__ = ["REFERENCE_KEY", "LazyRdf", "node_owners", "referenced_agents"]
 
 #: The store's key kind indexing each record under every agent it references.
 REFERENCE_KEY = "ref"
@@ -76,11 +76,6 @@ def referenced_agents(record: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(found)
 
 
-def reference_keys(record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """The record's keys in the store's index: one per agent it references."""
-    return [(REFERENCE_KEY, agent, "") for agent in sorted(referenced_agents(record))]
-
-
 def _owners(graph: AgentGraph) -> set[str]:
     """Agents owning the nodes this graph's triples point at (its ``sh:class`` targets)."""
     found = set()
@@ -107,7 +102,7 @@ class LazyRdf:
     """The SHACL union over the installed subset of agents, kept equal to their committed records.
 
     Who references whom: in memory for the records put since the start (:meth:`note`), from the
-    store's key index (``ref`` keys, :func:`reference_keys`) for the committed records the state
+    store's key index (``ref`` keys, commit/index_keys.py) for the committed records the state
     started from, so start-up reads no record. Not thread-safe: the processor serialises calls.
     """
 
@@ -121,19 +116,14 @@ class LazyRdf:
         #: agents noted (records put since the start) -> the agents they reference, and the reverse
         self._refs: dict[str, frozenset[str]] = {}
         self._referrers: dict[str, set[str]] = defaultdict(set)
-        #: (agent, seq) -> referenced agents, of committed records read for a neighbourhood
-        self._base_refs: dict[tuple[str, int], frozenset[str]] = {}
 
     def references_of(self, agent: str) -> frozenset[str]:
         """The agents whose items the agent's current record references."""
         if agent in self._refs:
             return self._refs[agent]
-        seq = self.state.base_seq(agent)
-        if seq is None:
+        if self.state.base_seq(agent) is None:
             return frozenset()
-        if (agent, seq) not in self._base_refs:
-            self._base_refs[(agent, seq)] = referenced_agents(self.state.records[agent])
-        return self._base_refs[(agent, seq)]
+        return referenced_agents(self.state.records[agent])
 
     def referrers_of(self, agent: str) -> set[str]:
         """The agents whose current records reference items of ``agent``."""

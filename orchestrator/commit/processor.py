@@ -121,7 +121,8 @@ class Processor:
             self.lazy.note(agent, record)
         if unindexed:
             with contextlib.suppress(sqlite3.OperationalError):  # busy: indexed by a later start
-                self.store.put_keys([(record["seq"], record_index(record)) for record in unindexed.values()])
+                self.store.put_keys([(record["seq"], record_index(record, self.lazy.references_of(agent)))
+                                     for agent, record in unindexed.items()])
 
     def _install(self, agent: str, record: dict[str, Any] | None) -> None:
         self.state.put(agent, record)
@@ -182,7 +183,7 @@ class Processor:
             if outcome.status == "merged" and record is not None and artifact_set is not None:
                 entries.append(LedgerEntry(outcome.agent, "merge", artifact_set.sha256, outcome.attempt, now,
                                            {"files": [f.name for f in artifact_set.files]}, record,
-                                           keys=record_index(record)))
+                                           keys=record_index(record, self.lazy.references_of(outcome.agent))))
                 owners.append(outcome)
             elif outcome.status == "rejected" and not self._already_rejected(outcome, artifact_set):
                 entries.append(LedgerEntry(outcome.agent, "reject",
