@@ -152,11 +152,11 @@ def test_an_internal_failure_for_one_agent_rejects_only_that_agent_and_its_bysta
     real = evaluation.bind_evidence
     failed = threading.Event()
 
-    def bind_failing_once_for_second(contribution: dict[str, Any], *args: Any) -> Any:
+    def bind_failing_once_for_second(contribution: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         if contribution["agent"] == "second" and not failed.is_set():
             failed.set()
             raise RuntimeError("evidence binding bug (simulated)")
-        return real(contribution, *args)
+        return real(contribution, *args, **kwargs)
 
     monkeypatch.setattr(evaluation, "bind_evidence", bind_failing_once_for_second)
     write_agent(session.root, "first")

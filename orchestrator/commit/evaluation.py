@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.commit import locks
 from orchestrator.commit.outcomes import Outcome, Staged
+from orchestrator.commit.readahead import Prechecked, ReadAhead
 from orchestrator.contract.artifacts import ArtifactSet, folder_fingerprint, read_artifact_set
 from orchestrator.contract.sourcetexts import source_text_problems
 from orchestrator.graph.dependents import broken_references
@@ -27,7 +28,6 @@ from orchestrator.model.problems import Problem, errors
 
 if TYPE_CHECKING:
     from orchestrator.commit.lazy_rdf import LazyRdf
-    from orchestrator.commit.readahead import ReadAhead
     from orchestrator.contract.schemas import SchemaRegistry
     from orchestrator.contract.sourcetexts import TextStore
     from orchestrator.graph.state import GraphState
@@ -101,8 +101,10 @@ class Evaluation:
                               f"remove the folder {name}.kg.lock.error and create {name}.kg.lock as an "
                               "empty file (touch) after writing the artifacts")
             return Outcome(name, "rejected", self.store.attempts(name) + 1, [problem]), None, None
-        artifact_set = self.readahead.take(name) or read_artifact_set(
+        read = self.readahead.take(name)
+        artifact_set = read.artifact_set if read else read_artifact_set(
             self.paths, name, self.registry, self.required_files(name))
+        prechecked = read.prechecked if read else Prechecked()
         current = self.state.records.get(name)
         if artifact_set.ok and current and current["artifact_sha256"] == artifact_set.sha256:
             return Outcome(name, "noop", current["attempt"], seq=current.get("seq")), artifact_set, None
@@ -118,7 +120,7 @@ class Evaluation:
             return Outcome(name, "rejected", attempt, list(artifact_set.problems)), artifact_set, None
 
         merged_at = iso_timestamp()
-        problems = source_text_problems(artifact_set, self.texts)
+        problems = source_text_problems(artifact_set, self.texts, prechecked.texts)
         result = build_contribution(
             name, artifact_set.files, self.state.excluding(name),
             attempt=attempt, merged_at=merged_at, artifact_sha256=artifact_set.sha256,
@@ -131,6 +133,7 @@ class Evaluation:
             lambda gid: self.state.item("sources", gid),
             self.texts.text,
             self.evidence_threshold,
+            checked_before=prechecked.verification(self.texts, self.evidence_threshold),
         )
         problems += self._check_citations(name, artifact_set, result.contribution)
         if errors(problems):

@@ -72,7 +72,7 @@ class Processor:
         self.evidence_threshold = evidence_threshold
         self.required_files = required_files or (lambda agent: ())
         self._cached_records = cached_records
-        self.readahead = ReadAhead(paths, self.required_files)
+        self.readahead = ReadAhead(paths, self.required_files, evidence_threshold)
         self.state = GraphState(self.session_id)
         self.lazy = LazyRdf(self.session_id, self.state, self.store)
         self.texts = TextStore(paths)

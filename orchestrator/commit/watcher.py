@@ -86,6 +86,7 @@ class Watcher:
         report: Callable[[str], None] | None = None,
     ):
         self.processor = processor
+        processor.readahead.expect_bursts()
         self.polling = polling
         self.rescan_interval = rescan_interval
         self.flusher = ViewFlusher(processor, flush_interval)

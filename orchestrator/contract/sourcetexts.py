@@ -13,6 +13,7 @@ import hashlib
 import os
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 
 from orchestrator.contract.artifacts import ArtifactSet
 from orchestrator.contract.safe_read import UnsafeFile, read_agent_file
@@ -29,7 +30,8 @@ REREAD_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8)
 SETTLE_S = 2.0
 REREAD_LIMIT_S = 6.0
 
-_Key = tuple[int, int, int]
+#: (size, mtime_ns, inode) of a stored text file: a text read under one key is the text under that key.
+FileKey = tuple[int, int, int]
 
 
 class TextStore:
@@ -38,56 +40,79 @@ class TextStore:
     def __init__(self, paths: SessionPaths, *, budget_bytes: int = CACHE_BUDGET_BYTES):
         self.paths = paths
         self.budget_bytes = budget_bytes
-        self._cache: OrderedDict[str, tuple[_Key, str]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[FileKey, str]] = OrderedDict()
         self._cached_bytes = 0
 
     def check(self, sha: str) -> tuple[str | None, str | None]:
         """Return (text, None) or (None, reason)."""
-        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        if not _is_sha256(sha):
             return None, f"{sha!r} is not a sha256 (64 lowercase hex digits)"
         deadline = time.monotonic() + REREAD_LIMIT_S
         attempt = 0
         while True:
-            text, reason, settled = self._read(sha)
+            text, reason, settled, _ = self._read(sha)
             if text is not None or settled or time.monotonic() >= deadline:
                 return text, reason
             time.sleep(REREAD_WAITS_S[min(attempt, len(REREAD_WAITS_S) - 1)])
             attempt += 1
 
-    def _read(self, sha: str) -> tuple[str | None, str | None, bool]:
-        """(text, reason, settled): unsettled reasons may change when a writer finishes."""
+    def look(self, sha: str) -> tuple[str, FileKey] | None:
+        """The text and its file's key if it is usable right now, without waiting for a writer.
+
+        For the read-ahead helper: what it finds usable, the judging may take as checked while
+        the file keeps that key (:meth:`problem_with`); anything else the judging checks itself.
+        """
+        if not _is_sha256(sha):
+            return None
+        text, _, _, key = self._read(sha)
+        return None if text is None or key is None else (text, key)
+
+    def problem_with(self, sha: str, looked: FileKey | None = None) -> str | None:
+        """Why the stored text of ``sha`` is unusable, or None; ``looked``: its key when a :meth:`look` found it usable.
+
+        A file that still has the key it had when it was found usable holds the same bytes (the
+        text cache relies on the same rule), so it is not read and hashed a second time.
+        """
+        if looked is not None and _is_sha256(sha) and _file_key(self.paths.source_text(sha)) == looked:
+            return None
+        return self.check(sha)[1]
+
+    def _read(self, sha: str) -> tuple[str | None, str | None, bool, FileKey | None]:
+        """(text, reason, settled, key): unsettled reasons may change when a writer finishes."""
         path = self.paths.source_text(sha)
         shown = f"sources/{sha}.txt"
         try:
             info = os.lstat(path)
         except FileNotFoundError:
-            return None, f"{shown} does not exist", True
+            return None, f"{shown} does not exist", True, None
         except OSError as exc:
-            return None, f"cannot read {shown}: {exc.strerror or exc}", True
+            return None, f"cannot read {shown}: {exc.strerror or exc}", True, None
         key = (info.st_size, info.st_mtime_ns, info.st_ino)
         cached = self._cache.get(sha)
         if cached and cached[0] == key:
             self._cache.move_to_end(sha)
-            return cached[1], None, True
+            return cached[1], None, True, key
         try:
             data = read_agent_file(self.paths.root, path, MAX_SOURCE_TEXT_BYTES, shown=shown)
         except UnsafeFile as exc:
-            return None, f"{exc} ({exc.hint})", True
+            return None, f"{exc} ({exc.hint})", True, key
         if len(data) > MAX_SOURCE_TEXT_BYTES:
             return None, (f"{shown} is larger than {MAX_SOURCE_TEXT_BYTES // (1024 * 1024)} MiB; store the part "
-                          "of the source that is cited, or split it into several texts"), True
+                          "of the source that is cited, or split it into several texts"), True, key
         if hashlib.sha256(data).hexdigest() != sha:
             # A writer may still be at work: only a text that stopped changing a while ago is judged.
             with contextlib.suppress(OSError):
                 now = os.lstat(path)
                 stable = (now.st_size, now.st_mtime_ns, now.st_ino) == key and time.time() - now.st_mtime > SETTLE_S
-                return None, f"{shown} does not match its name: its content's sha256 differs", stable
-            return None, f"{shown} does not match its name: its content's sha256 differs", False
+                return None, f"{shown} does not match its name: its content's sha256 differs", stable, key
+            return None, f"{shown} does not match its name: its content's sha256 differs", False, key
+        if _file_key(path) != key:  # replaced while it was read: the bytes may belong to no single key
+            return None, f"{shown} changed while it was read", False, key
         text = data.decode("utf-8", "replace")
         self._remember(sha, key, text)
-        return text, None, True
+        return text, None, True, key
 
-    def _remember(self, sha: str, key: _Key, text: str) -> None:
+    def _remember(self, sha: str, key: FileKey, text: str) -> None:
         size = len(text)
         if size > self.budget_bytes:
             return
@@ -104,8 +129,24 @@ class TextStore:
         return self.check(sha)[0]
 
 
-def source_text_problems(artifact_set: ArtifactSet, texts: TextStore) -> list[Problem]:
-    """A problem for each source whose ``content_sha256`` names no usable text, in every file that holds sources."""
+def _is_sha256(sha: object) -> bool:
+    return isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)
+
+
+def _file_key(path: os.PathLike[str] | str) -> FileKey | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
+
+def source_text_problems(artifact_set: ArtifactSet, texts: TextStore,
+                         looked: Mapping[str, FileKey] | None = None) -> list[Problem]:
+    """A problem for each source whose ``content_sha256`` names no usable text, in every file that holds sources.
+
+    ``looked``: texts a :meth:`TextStore.look` found usable, by sha256, with their file's key.
+    """
     problems = []
     for art in artifact_set.files:
         sources = art.data.get("sources")
@@ -113,7 +154,7 @@ def source_text_problems(artifact_set: ArtifactSet, texts: TextStore) -> list[Pr
             sha = source.get("content_sha256") if isinstance(source, dict) else None
             if not isinstance(sha, str):
                 continue
-            _, reason = texts.check(sha)
+            reason = texts.problem_with(sha, (looked or {}).get(sha))
             if reason:
                 problems.append(Problem(
                     art.rel, pointer_join("sources", position, "content_sha256"), "source_text.invalid",

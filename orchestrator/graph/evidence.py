@@ -239,10 +239,13 @@ def bind_evidence(
     text_of: Callable[[str], str | None],
     threshold: float = DEFAULT_THRESHOLD,
     time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+    checked_before: Callable[[str, str, int | None], dict[str, Any] | None] | None = None,
 ) -> int:
     """Record a verification on every evidence item whose source has a stored text.
 
     ``source_of`` maps a global source id to its item, ``text_of`` a sha256 to the text.
+    ``checked_before(snippet, sha256, page)``: this very check's result computed earlier (by the
+    read-ahead helper) while the text is still usable, or None.
     Returns the number of evidence items checked.
     """
     own_sources = {s["id"]: s for s in contribution["items"]["sources"]}
@@ -252,14 +255,15 @@ def bind_evidence(
         for evidence in claim.get("evidence", []):
             source = own_sources.get(evidence.get("source_id", "")) or source_of(evidence.get("source_id", ""))
             sha = source.get("content_sha256") if source else None
-            text = text_of(sha) if isinstance(sha, str) else None
-            if text is None:
+            page = (evidence.get("locator") or {}).get("page")
+            page = page if isinstance(page, int) else None
+            snippet = str(evidence.get("snippet", ""))
+            earlier = checked_before(snippet, sha, page) if checked_before and isinstance(sha, str) else None
+            text = text_of(sha) if earlier is None and isinstance(sha, str) else None
+            if earlier is None and text is None:
                 evidence["verification"] = unchecked()
                 continue
-            page = (evidence.get("locator") or {}).get("page")
-            verification = verify_snippet(
-                str(evidence.get("snippet", "")), text, page if isinstance(page, int) else None, threshold, deadline
-            ).to_dict()
+            verification = earlier or verify_snippet(snippet, text or "", page, threshold, deadline).to_dict()
             verification["text_sha256"] = sha
             evidence["verification"] = verification
             checked += 1

@@ -6,13 +6,8 @@ typed value becomes a literal that fails the shape's sh:datatype, so the agent h
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
-from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
@@ -21,13 +16,11 @@ from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
 
 from orchestrator.graph.merge import derived_id
 from orchestrator.model.problems import pointer_join
+from orchestrator.rdf.literals import literal
 from orchestrator.rdf.vocabulary import (
     _PREVIEW_FIELD,
-    BOOL,
     CC,
-    DEC,
     FIELDS,
-    INT,
     ITEM_KINDS,
     KIND_CLASS,
     KIND_FILE,
@@ -68,46 +61,6 @@ class AgentGraph:
         return agent_iri(self.agent)
 
 
-def _bad(value: Any) -> Literal:
-    """A literal for a wrongly typed value: keeps its JSON type so sh:datatype reports it."""
-    if isinstance(value, bool | int | str) or (isinstance(value, float) and math.isfinite(value)):
-        return Literal(value)
-    return Literal(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
-
-
-_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?")
-
-
-def _literal(conv: str, value: Any) -> Literal:
-    if conv == STR:
-        return Literal(value) if isinstance(value, str) else _bad(value)
-    if conv == INT:
-        return Literal(value) if isinstance(value, int) and not isinstance(value, bool) else _bad(value)
-    if conv == DEC:
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-            return Literal(format(Decimal(repr(value)), "f"), datatype=XSD.decimal)
-        return _bad(value)
-    if conv == BOOL:
-        return Literal(value) if isinstance(value, bool) else _bad(value)
-    if conv == "uri" and isinstance(value, str):
-        return Literal(value, datatype=XSD.anyURI)
-    if conv in ("date", "datetime") and isinstance(value, str):
-        # An ill-formed date stays a plain string, which fails sh:datatype (and rdflib stays quiet).
-        is_date = conv == "date"
-        try:
-            if not (_DATE_RE if is_date else _DATETIME_RE).fullmatch(value):
-                return Literal(value)
-            (date.fromisoformat if is_date else datetime.fromisoformat)(value)
-        except ValueError:
-            return Literal(value)
-        return Literal(value, datatype=XSD.date if conv == "date" else XSD.dateTime)
-    if conv == "json":
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        return Literal(text, datatype=RDF.JSON)
-    return _bad(value)
-
-
 def _preview(kind: str, item: Mapping[str, Any]) -> str:
     if kind == "relationship":
         text = f"{item.get('subject')} {item.get('predicate')} {item.get('object')}"
@@ -133,6 +86,17 @@ def _get(item: Mapping[str, Any], path: tuple[str, ...]) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+#: FIELDS with each path split into its first key and the rest, and each reference conversion parsed:
+#: (first key, rest of the path, predicate, conversion, (many, target kind) or None).
+_COMPILED_FIELDS: dict[str, tuple[tuple[str, tuple[str, ...], URIRef, str, tuple[bool, str] | None], ...]] = {
+    kind: tuple(
+        (path[0], path[1:], pred, conv,
+         (conv.startswith("refs:"), conv.partition(":")[2]) if conv.startswith(("ref:", "refs:")) else None)
+        for path, pred, conv in fields)
+    for kind, fields in FIELDS.items()
+}
 
 
 class _Converter:
@@ -162,24 +126,24 @@ class _Converter:
 
     def fields(self, node: URIRef, kind: str, item: Mapping[str, Any]) -> None:
         add = self.triples.append
-        for path, pred, conv in FIELDS[kind]:
-            value = _get(item, path)
-            if value is None:
+        for head, rest, pred, conv, ref in _COMPILED_FIELDS[kind]:
+            value = item.get(head)
+            if value is None or (rest and (value := _get(value, rest)) is None):
                 continue
-            if conv.startswith(("ref:", "refs:")):
-                many, _, target = conv.partition(":")
-                values = value if many == "refs" and isinstance(value, list) else [value]
-                if target == "node" and item.get(f"{path[-1]}_kind") in ("entity", "claim"):
-                    target = str(item[f"{path[-1]}_kind"])  # resolved by the merge: never re-guessed
+            if ref is not None:
+                many, target = ref
+                values = value if many and isinstance(value, list) else [value]
+                if target == "node" and item.get(f"{(rest or (head,))[-1]}_kind") in ("entity", "claim"):
+                    target = str(item[f"{(rest or (head,))[-1]}_kind"])  # resolved by the merge: never re-guessed
                 for v in values:
                     iri = self.ref(target, v)
                     if iri is not None:
                         add((node, pred, iri))
             elif conv == "strs" and isinstance(value, list):
                 for v in value:
-                    add((node, pred, _literal(STR, v)))
+                    add((node, pred, literal(STR, v)))
             else:
-                add((node, pred, _literal(conv, value)))
+                add((node, pred, literal(conv, value)))
 
     def file_node(self, file: str | None, kind: str) -> URIRef:
         name = (file or KIND_FILE[kind][0]).rsplit("/", 1)[-1]
