@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime
+from types import MappingProxyType
 from typing import Any
 
 #: Optional format libraries of jsonschema that our schemas do not need.
@@ -93,10 +94,14 @@ def import_jsonschema() -> Any:
     return jsonschema
 
 
+#: The formats our schemas use and their one rule each (jsonschema and jsonschema-rs are given these).
+FORMATS: Mapping[str, Callable[[Any], bool]] = MappingProxyType(
+    {"uri": is_uri, "date": is_date, "date-time": is_date_time})
+
+
 def format_checker() -> Any:
     """A FormatChecker that knows exactly the formats our schemas use."""
     checker = import_jsonschema().FormatChecker(formats=())
-    checker.checks("uri")(is_uri)
-    checker.checks("date")(is_date)
-    checker.checks("date-time")(is_date_time)
+    for name, rule in FORMATS.items():
+        checker.checks(name)(rule)
     return checker
