@@ -339,7 +339,7 @@ def run_latency(
     recorder = _Recorder(set(agents))
     processor.events.subscribe(recorder)
     batches = count_batches(processor)
-    watcher = Watcher(processor)  # the defaults of `cconductor watch`
+    watcher = Watcher(processor, warm_helpers=True)  # as `cconductor watch` starts it
     profiles: dict[str, cProfile.Profile] = {}
     if profile:
         profiles["flusher thread"] = cProfile.Profile()
@@ -446,7 +446,7 @@ def bench_burst(results: Results, workdir: Path, count: int) -> None:
     recorder = _Recorder(agents, clock=time.time)
     processor.events.subscribe(recorder)
     batches = count_batches(processor)
-    watcher = Watcher(processor)
+    watcher = Watcher(processor, warm_helpers=True)  # as `cconductor watch` starts it
     thread = threading.Thread(target=watcher.run, name="bench-watcher")
     thread.start()
     watcher.ready.wait(10)

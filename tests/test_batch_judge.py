@@ -28,8 +28,8 @@ from orchestrator.memory import MEMORY_DIR_ENV
 from orchestrator.model import clock
 from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.state import RdfState
-from orchestrator.session.ledger import Store
 from tests.conftest import sample_claim, sample_source, store_text, write_artifacts
+from tests.helpers.judging import count_adoptions, ledger_bytes
 from tests.test_incremental_equivalence import TEXTS, _submission
 
 FIXED = dt.datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=dt.UTC)
@@ -81,6 +81,8 @@ def _stage(session: SessionPaths, rng: random.Random, size: int) -> list[str]:
     for agent in batch:
         shutil.rmtree(session.agent_artifacts(agent), ignore_errors=True)
         others = {a: ids for a, ids in cited.items() if rng.random() < 0.35 or a in committed}
+        if agent.startswith("new-") and rng.random() < 0.35:
+            others = {}  # cites nobody: a helper may judge it whole (commit/speculation.py)
         write_artifacts(session, agent, _batch_submission(rng, agent, others, texts), lock=False)
     for agent in batch:
         session.lock(agent).touch()
@@ -100,16 +102,11 @@ def _run(root: Path, *, batched: bool, monkeypatch: pytest.MonkeyPatch) -> dict[
             flush_views(proc, force=True)
         finally:
             proc.close()
-    store = Store(paths.store_db)
-    try:
-        ledger = store.ledger()
-    finally:
-        store.close()
     retries = {p.name: p.read_bytes() for p in sorted(root.rglob("*retry*")) if p.is_file()}
     return {
         "outcomes": [(o.agent, o.status, o.attempt, o.seq, [p.to_dict() for p in o.problems]) for o in outcomes],
         "events": paths.events.read_bytes(),
-        "ledger": orjson.dumps(ledger, default=str),
+        "ledger": ledger_bytes(paths),
         "order": order,
         "json": paths.kg_json.read_bytes(),
         "trig": paths.kg_trig.read_bytes(),
@@ -145,7 +142,6 @@ def _judge_seed(root: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> dict[
 
     taken: list[str] = []
     take = readahead.ReadAhead.take
-
     def counting_take(self: readahead.ReadAhead, name: str) -> Any:
         found = take(self, name)
         if found is not None:
@@ -155,6 +151,7 @@ def _judge_seed(root: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> dict[
     with monkeypatch.context() as patch:
         patch.setattr(RdfState, "validate_many", counting)
         patch.setattr(readahead.ReadAhead, "take", counting_take)
+        adopted = count_adoptions(patch)
         got = _run(session.root, batched=True, monkeypatch=monkeypatch)
     assert bool(taken) == bool(seed % 2)  # the helper's reads were used when it ran
     want = _run(copy, batched=False, monkeypatch=monkeypatch)
@@ -173,6 +170,7 @@ def _judge_seed(root: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> dict[
         "internal": sum(p["rule"] == "internal.error" for _, p in problems),
         "retry": sum(attempt is not None and attempt > 1 for _, _, attempt, _, _ in got["outcomes"]),
         "cites_batch": sum(any(f'"{b}:'.encode() in t for b in batch if b != a) for a, t in texts.items()),
+        "speculated": len(adopted),
     }
 
 

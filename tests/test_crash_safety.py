@@ -108,15 +108,21 @@ def ledger(paths: SessionPaths) -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def reference(template: SessionPaths, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Crash-free runs, one per mode, timed: the expected result and how long a full run takes."""
+    """Crash-free runs, timed: the expected result and how long a full run takes.
+
+    Each mode runs three times and the shortest counts: a run slowed by the machine (a first write
+    to a fresh part of the file system, another test's process) would set kill times most trials
+    outlive, and the kills would land after the work.
+    """
     results: dict[str, Any] = {"duration": {}}
-    for mode in sorted(set(MODES)):
-        paths = clone(template, tmp_path_factory.mktemp(f"reference-{mode}"))
+    for mode, run in ((mode, run) for mode in sorted(set(MODES)) for run in range(3)):
+        paths = clone(template, tmp_path_factory.mktemp(f"reference-{mode}-{run}"))
         started = time.monotonic()
         child = FORK.Process(target=process, args=(str(paths.root), mode))
         child.start()
         child.join(60)
-        results["duration"][mode] = time.monotonic() - started
+        took = time.monotonic() - started
+        results["duration"][mode] = min(took, results["duration"].get(mode, took))
         assert child.exitcode == 0
         graph = normalized(json.loads(paths.kg_json.read_text()))
         quads = rdf_quads(paths)
@@ -157,7 +163,7 @@ def check_completed(paths: SessionPaths, reference: dict[str, Any], where: str) 
     assert rdf_quads(paths) == reference["quads"], f"{where}: RDF differs"
     archived = {  # (a kill inside an atomic write may leave its hidden temporary file behind)
         p.name.split("-", 1)[1]: sorted(f.name for f in p.iterdir() if not f.name.startswith("."))
-        for p in paths.archive.iterdir()
+        for p in paths.archive.iterdir() if not p.name.startswith(".")  # nor its hidden staging folder
     }
     assert archived == {a: ["claims.json", "sources.json"] for a in AGENTS}, f"{where}: archive incomplete"
     agents = json.loads(paths.session_json.read_text())["agents"]

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from orchestrator.commit import readahead
+from orchestrator.commit.ahead import precheck
 from orchestrator.commit.processor import Processor
-from orchestrator.commit.readahead import precheck
 from orchestrator.contract.artifacts import read_artifact_set
 from orchestrator.contract.schemas import SchemaRegistry
 from orchestrator.contract.sourcetexts import TextStore, source_text_problems
@@ -67,7 +67,7 @@ def _judge(root: Path, monkeypatch: pytest.MonkeyPatch, *, helper: bool,
             if between:
                 between(session)
             patch.setattr(evidence, "verify_snippet", counting)
-            patch.setattr(proc.readahead, "start", lambda names: None)  # judge on the reads made above
+            patch.setattr(proc.readahead, "start", lambda names, bases=None: None)  # judge on the reads made above
             for name in names:
                 session.lock(name).touch()
             outcomes = proc.process_pending()
@@ -145,10 +145,10 @@ def test_prechecks_vouch_only_for_usable_texts_and_only_under_their_key(session:
     assert [p.pointer for p in problems] == ["/sources/0/content_sha256", "/sources/1/content_sha256"]
 
 
-def test_a_watchers_first_wave_starts_the_helper_without_reading(session: SessionPaths,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_watchers_batches_use_the_helpers_from_its_first_wave(session: SessionPaths,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(readahead, "MIN_BATCH", 5)
-    ahead = readahead.ReadAhead(session, lambda agent: (), 90.0)
+    ahead = readahead.ReadAhead(session, lambda agent: (), 90.0, "s")
     try:
         ahead.start(["a", "b"])
         assert ahead._pool is None  # a one-shot run's small batch: no helper
@@ -156,9 +156,13 @@ def test_a_watchers_first_wave_starts_the_helper_without_reading(session: Sessio
         ahead.start(["a"])
         assert ahead._pool is None
         ahead.start(["a", "b"])
-        assert ahead._pool is not None and not ahead._pending  # started, nothing queued
-        ahead.start(["a", "b", "c", "d", "e"])
-        assert set(ahead._pending) == {"a", "b", "c", "d", "e"}
+        assert ahead._pool is not None and set(ahead._pending) == {"a", "b"}
     finally:
         ahead.close()
     assert ahead._pool is None
+    watching = readahead.ReadAhead(session, lambda agent: (), 90.0, "s")
+    try:
+        watching.expect_bursts(now=True)  # `cconductor watch`: started before any lock
+        assert watching._pool is not None and not watching._pending
+    finally:
+        watching.close()

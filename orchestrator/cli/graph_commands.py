@@ -135,6 +135,7 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
         polling=polling,
         rescan_interval=rescan_interval,
         on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o)),
+        warm_helpers=True,  # a burst of locks is judged by helpers from its first wave
     )
     if not as_json:
         click.echo(f"watching {paths.root} (Ctrl-C to stop)")

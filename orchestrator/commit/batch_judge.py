@@ -139,7 +139,7 @@ def _stage(proc: Judge, name: str, judge: Callable[[str, bool], Staged | Pending
     moved = False
     if isinstance(result, Pending):  # as if accepted, for the agents judged after it
         proc.state.put(name, result.record)
-        proc.lazy.note(name, result.record, staged=True)
+        proc.lazy.note(name, result.record, staged=result.installed, rendered=result.rendered)
         moved = True
     elif committed is not None and proc.state.records.get(name) is committed:
         moved = next(reversed(proc.state.records)) == name  # an internal error put the record back, last
@@ -188,10 +188,18 @@ def _accept(proc: Judge, ahead: list[_Ahead], staged: list[Staged]) -> tuple[int
 
 
 def _validate(proc: Judge, pending: list[_Ahead]) -> dict[str, list[Any]]:
-    """One SHACL pass over the focus nodes of the guarded agents; the others get no verdict."""
+    """One SHACL pass over the focus nodes of the guarded agents; the others get no verdict.
+
+    An agent a helper judged alone (its Pending carries the verdict) keeps that verdict; it still
+    counts as a member of the window for the others' guard.
+    """
     rdf, members = proc.lazy.rdf, {a.name for a in pending}
+    decided = {a.name: a.result.verdict for a in pending
+               if isinstance(a.result, Pending) and a.result.verdict is not None}
     bad: set[str] = set()
     for item in pending:
+        if item.name in decided:
+            continue
         graph = rdf.agent_graph(item.name)
         if graph is None:
             bad.add(item.name)
@@ -202,7 +210,7 @@ def _validate(proc: Judge, pending: list[_Ahead]) -> dict[str, list[Any]]:
     focus: dict[str, set[Any]] = {}
     seen: dict[Any, str] = {}
     for item in pending:
-        if item.name in bad:
+        if item.name in bad or item.name in decided:
             continue
         nodes = focus[item.name] = rdf.focus_for(item.name)
         for node in nodes:
@@ -211,8 +219,8 @@ def _validate(proc: Judge, pending: list[_Ahead]) -> dict[str, list[Any]]:
                 bad |= {other, item.name}
     focus = {agent: nodes for agent, nodes in focus.items() if agent not in bad}
     if not focus:
-        return {}
+        return dict(decided)
     try:
-        return dict(rdf.validate_many(focus))
+        return {**rdf.validate_many(focus), **decided}
     except Exception:  # a failed pass decides nothing: each agent is judged alone
-        return {}
+        return dict(decided)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.commit import locks
+from orchestrator.commit.ahead import Prechecked, Read, Speculation
 from orchestrator.commit.outcomes import Outcome, Staged
-from orchestrator.commit.readahead import Prechecked, ReadAhead
 from orchestrator.contract.artifacts import ArtifactSet, folder_fingerprint, read_artifact_set
 from orchestrator.contract.sourcetexts import source_text_problems
 from orchestrator.graph.dependents import broken_references
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from orchestrator.contract.sourcetexts import TextStore
     from orchestrator.graph.state import GraphState
     from orchestrator.model.layout import SessionPaths
-    from orchestrator.rdf.state import Undo
+    from orchestrator.rdf.convert import AgentGraph
     from orchestrator.session.events import EventLog
     from orchestrator.session.ledger import Store
 
@@ -46,7 +46,40 @@ class Pending:
     artifact_set: ArtifactSet
     problems: list[Problem]
     record: dict[str, Any]
-    undo: Undo
+    undo: Callable[[], None]
+    #: SHACL's verdict when a helper reached it (the agent judged alone: ahead.Speculation), else None
+    verdict: list[Problem] | None = None
+    #: its graph is in the union (else LazyRdf installs it from the record when a merge needs it)
+    installed: bool = True
+    #: its TriG block, rendered where its graph was built (a helper), for the views
+    rendered: bytes | None = None
+
+
+@dataclass
+class Assessed:
+    """A submission that passed every check before SHACL: its problems (warnings), record and graph."""
+
+    problems: list[Problem]
+    record: dict[str, Any]
+    graph: AgentGraph
+
+
+class Reads(Protocol):
+    """Where the judging takes a helper's read of an agent (commit/readahead.py)."""
+
+    def take(self, name: str) -> Read | None: ...
+
+
+def attempt_for(attempts: int, rejected_sha: str | None, sha: str) -> int:
+    """The attempt number of a submission: a lock re-seen after a crash (same rejected set) keeps its number.
+
+    ``rejected_sha``: the artifact sha256 of the agent's last ledger entry if that is a rejection.
+    """
+    return attempts if rejected_sha == sha else attempts + 1
+
+
+def _nothing() -> None:
+    """The undo of a speculation adopted as is: nothing of it was installed."""
 
 
 class Judge(Protocol):
@@ -62,7 +95,9 @@ class Judge(Protocol):
     registry: SchemaRegistry
     required_files: Callable[[str], Iterable[str]]
     evidence_threshold: float
-    readahead: ReadAhead
+
+    @property
+    def readahead(self) -> Reads: ...
 
 
 class Evaluation:
@@ -79,7 +114,8 @@ class Evaluation:
         staged = self.stage(name)
         if not isinstance(staged, Pending):
             return staged
-        return self.conclude(staged, self.lazy.rdf.validate_agent(name))
+        verdict = staged.verdict if staged.verdict is not None else self.lazy.rdf.validate_agent(name)
+        return self.conclude(staged, verdict)
 
     def stage(self, name: str) -> Staged | Pending | None:
         """Every check but SHACL; a submission that passes them has its graph installed in the union."""
@@ -118,8 +154,23 @@ class Evaluation:
         )
         if not artifact_set.ok:
             return Outcome(name, "rejected", attempt, list(artifact_set.problems)), artifact_set, None
+        if read is not None and read.speculation is not None:
+            adopted = self.adopt(name, read.speculation, artifact_set, current, attempt)
+            if adopted is not None:
+                return adopted
+        assessed = self.assess(name, artifact_set, prechecked, current, attempt, iso_timestamp())
+        if not isinstance(assessed, Assessed):
+            return assessed
+        self.lazy.prepare(name, assessed.graph)
+        undo = self.lazy.rdf.replace_agent(assessed.graph)
+        return Pending(name, attempt, artifact_set, assessed.problems, assessed.record, undo)
 
-        merged_at = iso_timestamp()
+    def assess(self, name: str, artifact_set: ArtifactSet, prechecked: Prechecked, current: dict[str, Any] | None,
+               attempt: int, merged_at: str) -> Staged | Assessed:
+        """The checks after reading (texts, merge and references, evidence, citations) and the RDF graph.
+
+        Reads the graph state but changes nothing (a helper runs it against an empty graph).
+        """
         problems = source_text_problems(artifact_set, self.texts, prechecked.texts)
         result = build_contribution(
             name, artifact_set.files, self.state.excluding(name),
@@ -142,9 +193,7 @@ class Evaluation:
         from orchestrator.rdf.convert import contribution_to_graph
 
         graph = contribution_to_graph(self.session_id, result.contribution, kind_of=self._kind_of(result.contribution))
-        self.lazy.prepare(name, graph)
-        undo = self.lazy.rdf.replace_agent(graph)
-        return Pending(name, attempt, artifact_set, problems, {
+        return Assessed(problems, {
             "agent": name,
             "attempt": attempt,
             "merged_at": merged_at,
@@ -156,7 +205,24 @@ class Evaluation:
             "raw": {f.name: f.data for f in artifact_set.files},
             "namespace": result.namespace,
             "contribution": result.contribution,
-        }, undo)
+        }, graph)
+
+    def adopt(self, name: str, speculation: Speculation, artifact_set: ArtifactSet, current: dict[str, Any] | None,
+              attempt: int) -> Pending | None:
+        """A helper's judging of the agent alone, if here too it is alone; else None (judged here).
+
+        Alone here: no record yet (nothing of it to replace), no agent citing it (whose validation
+        would reach its nodes), the same attempt number, and every stored text it read unchanged
+        (a text that still matches its name has the same bytes). Its references name only its own
+        items and its graph writes only about its own nodes (the helper kept no other), so every
+        check before SHACL reads nothing of the graph, and SHACL reads only its own triples.
+        """
+        if current is not None or speculation.attempt != attempt or self.lazy.referrers_of(name):
+            return None
+        if any(self.texts.problem_with(sha, key) is not None for sha, key in speculation.texts.items()):
+            return None
+        return Pending(name, attempt, artifact_set, list(speculation.problems), speculation.record, _nothing,
+                       verdict=list(speculation.shacl), installed=False, rendered=speculation.trig or None)
 
     def conclude(self, pending: Pending, shacl_problems: list[Problem], *,
                  folder_unchanged: bool | None = None) -> Staged:
@@ -181,7 +247,7 @@ class Evaluation:
             undo()
             return Outcome(name, "deferred", attempt), artifact_set, None
         self.state.put(name, record)
-        self.lazy.note(name, record, staged=True)
+        self.lazy.note(name, record, staged=pending.installed, rendered=pending.rendered)
         return Outcome(name, "merged", attempt, [p for p in problems if not p.is_error]), artifact_set, record
 
     def folder_unchanged(self, pending: Pending) -> bool:
@@ -222,10 +288,8 @@ class Evaluation:
     def _attempt_for(self, agent: str, artifact_set: ArtifactSet) -> int:
         """A lock re-seen after a crash (same rejected set) keeps its attempt number."""
         last = self.store.last_entry(agent)
-        attempts = self.store.attempts(agent)
-        if last and last["action"] == "reject" and last["artifact_sha256"] == artifact_set.sha256:
-            return attempts
-        return attempts + 1
+        rejected = last["artifact_sha256"] if last and last["action"] == "reject" else None
+        return attempt_for(self.store.attempts(agent), rejected, artifact_set.sha256)
 
 
 

@@ -25,7 +25,7 @@ from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import FIELDS, ITEM_KINDS, parse_node_iri
 from orchestrator.session.ledger import Store
 
-__all__ = ["REFERENCE_KEY", "LazyRdf", "node_owners", "referenced_agents"]
+__all__ = ["REFERENCE_KEY", "LazyRdf", "node_owners", "referenced_agents", "target_owners"]
 
 #: The store's key kind indexing each record under every agent it references.
 REFERENCE_KEY = "ref"
@@ -76,7 +76,7 @@ def referenced_agents(record: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _owners(graph: AgentGraph) -> set[str]:
+def target_owners(graph: AgentGraph) -> set[str]:
     """Agents owning the nodes this graph's triples point at (its ``sh:class`` targets)."""
     found = set()
     for _, _, o in graph.triples:
@@ -116,6 +116,8 @@ class LazyRdf:
         #: agents noted (records put since the start) -> the agents they reference, and the reverse
         self._refs: dict[str, frozenset[str]] = {}
         self._referrers: dict[str, set[str]] = defaultdict(set)
+        #: agent -> (record, its TriG block) rendered where the graph was built, until the views take it
+        self._rendered: dict[str, tuple[Mapping[str, Any], bytes]] = {}
 
     def references_of(self, agent: str) -> frozenset[str]:
         """The agents whose items the agent's current record references."""
@@ -134,11 +136,16 @@ class LazyRdf:
         return found
 
     # -- bookkeeping of committed records --------------------------------------------------
-    def note(self, agent: str, record: Mapping[str, Any] | None, *, staged: bool = False) -> None:
+    def note(self, agent: str, record: Mapping[str, Any] | None, *, staged: bool = False,
+             rendered: bytes | None = None) -> None:
         """The state now holds ``record`` for ``agent``: index its references, refresh it if installed.
 
         ``staged``: the union already holds the graph of ``record`` (the merge just validated it).
+        ``rendered``: the record's TriG block, rendered where its graph was built (a read-ahead helper).
         """
+        self._rendered.pop(agent, None)
+        if rendered is not None and record is not None:
+            self._rendered[agent] = (record, rendered)
         for target in self._refs.pop(agent, ()):
             self._referrers[target].discard(agent)
         if record is not None:
@@ -180,7 +187,7 @@ class LazyRdf:
     def neighbourhood(self, agent: str, graph: AgentGraph) -> set[str]:
         """The agents whose graphs the validation of ``graph`` replacing ``agent``'s can read."""
         referrers = self.referrers_of(agent)
-        needed = {agent} | _owners(graph) | referrers
+        needed = {agent} | target_owners(graph) | referrers
         for other in referrers:
             needed |= self.references_of(other)
         return needed
@@ -190,6 +197,7 @@ class LazyRdf:
 
         :meth:`prepare` had installed the committed ``record``, which the Undo restored.
         """
+        self._rendered.pop(agent, None)
         for target in self._refs.pop(agent, ()):
             self._referrers[target].discard(agent)
         if record is None:
@@ -211,6 +219,14 @@ class LazyRdf:
 
     def installed(self) -> frozenset[str]:
         return frozenset(self._installed)
+
+    def rendered(self, agent: str, record: Mapping[str, Any]) -> bytes | None:
+        """The TriG block rendered for this very record where its graph was built, once (the views take it)."""
+        found = self._rendered.get(agent)
+        if found is None or found[0] is not record:
+            return None
+        del self._rendered[agent]
+        return found[1]
 
     def graph_of(self, agent: str, record: Mapping[str, Any]) -> AgentGraph | None:
         """The installed graph of ``agent`` if it was built from this very record, else None."""

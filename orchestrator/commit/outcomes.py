@@ -22,7 +22,7 @@ from orchestrator.memory.hook import on_merge, on_rejection
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import AGENT_NAME_RE, SessionPaths
 from orchestrator.model.problems import Problem, errors
-from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json, dumps_pretty
+from orchestrator.session.atomic import atomic_write_json
 from orchestrator.session.events import EventLog
 from orchestrator.session.record import load_session, update_session
 
@@ -45,24 +45,15 @@ def apply_outcome(
     events: EventLog,
     staged: Staged,
     *,
-    records: Mapping[str, dict[str, Any]],
     max_attempts: int,
 ) -> None:
-    """Consume or rename the lock, write or remove retry instructions, archive, and log the outcome.
+    """Consume or rename the lock, write or remove retry instructions, and log the outcome.
 
-    ``records`` are the agents' committed records (for re-archiving after a no-op).
+    The archive copy of a merge is written with the views (commit/archive.py).
     """
     outcome, artifact_set, record = staged
     agent = outcome.agent
     if outcome.status in ("merged", "noop"):
-        try:
-            if outcome.status == "merged" and record is not None:
-                archive(paths, outcome.seq or 0, record)
-            elif outcome.status == "noop":  # a crash after the commit may have left the archive unwritten
-                archive_if_missing(paths, agent, records)
-        except OSError as exc:  # the archive is a readable copy of the ledger: its failure must not wedge the lock
-            events.emit("archive.failed", f"{agent}: the readable copy in .cconductor/archive/ could not be "
-                        f"written ({exc.strerror or exc}); the ledger holds the merge", agent=agent)
         if outcome.status == "merged" and record is not None:
             on_merge(paths, events, agent, record["raw"])  # never raises: a failure is a warning event
         locks.consume(paths, agent)
@@ -95,22 +86,6 @@ def apply_outcome(
         locks.release(paths, agent)
         events.emit("lock.deferred", f"{agent}: artifact folder changed while reading; will retry",
                     agent=agent)
-
-
-def archive(paths: SessionPaths, seq: int, record: dict[str, Any]) -> None:
-    """Keep the merged files readable with ordinary tools (the store holds the same data)."""
-    folder = paths.archive / f"{seq:06d}-{record['agent']}"
-    for name, data in record["raw"].items():
-        atomic_write_bytes(folder / name, dumps_pretty(data).encode(), durable=False)
-
-
-def archive_if_missing(paths: SessionPaths, agent: str, records: Mapping[str, dict[str, Any]]) -> None:
-    current = records.get(agent)
-    if not current or not current.get("seq"):
-        return
-    folder = paths.archive / f"{current['seq']:06d}-{agent}"
-    if not all((folder / name).is_file() for name in current["raw"]):
-        archive(paths, current["seq"], current)
 
 
 def record_outcomes(paths: SessionPaths, staged: list[Staged]) -> None:

@@ -72,7 +72,7 @@ class Processor:
         self.evidence_threshold = evidence_threshold
         self.required_files = required_files or (lambda agent: ())
         self._cached_records = cached_records
-        self.readahead = ReadAhead(paths, self.required_files, evidence_threshold)
+        self.readahead = ReadAhead(paths, self.required_files, evidence_threshold, self.session_id)
         self.state = GraphState(self.session_id)
         self.lazy = LazyRdf(self.session_id, self.state, self.store)
         self.texts = TextStore(paths)
@@ -138,12 +138,16 @@ class Processor:
             names = [n for n in locks.waiting(self.paths) if wanted is None or n in wanted]
             if not names:
                 return []
-            self.readahead.start(names)
+            self.readahead.start(names, self._attempt_bases)
             with self.events.deferred():  # the batch's judging events: one append before the commit
                 staged = judge_batch(self, names, self._evaluate_isolated)
             with self.events.deferred():  # and its outcomes: one append after the commit
                 self._commit(staged)
         return [outcome for outcome, _, _ in staged]
+
+    def _attempt_bases(self, names: list[str]) -> dict[str, tuple[int, str | None]]:
+        """The attempt bases of the agents without a record (helpers may judge those whole)."""
+        return self.store.attempt_bases([n for n in names if n not in self.state.records])
 
     def _evaluate_isolated(self, name: str, ahead: bool = False) -> Staged | Pending | None:
         """Evaluate one agent; an unexpected failure becomes that agent's rejection, never the batch's.
@@ -204,8 +208,7 @@ class Processor:
             self.state.head_seq = self.store.head()
         for item in staged:
             try:
-                apply_outcome(self.paths, self.events, item, records=self.state.records,
-                              max_attempts=self.max_attempts)
+                apply_outcome(self.paths, self.events, item, max_attempts=self.max_attempts)
             except Exception as exc:  # committed already: the claim stays and the next batch finishes the job
                 detail = log_internal_error(self.paths, f"recording the outcome of {item[0].agent}", exc)
                 self.events.emit("processor.agent_failed",

@@ -44,10 +44,10 @@ class TrigBlocks:
         fresh = []
         for agent in missing:
             record = records[agent]
-            graph = processor.lazy.graph_of(agent, record) or contribution_to_graph(
-                processor.session_id, record["contribution"], kind_of=processor.state.kind_of)
+            body = processor.lazy.rendered(agent, record) or trig_block(
+                processor.lazy.graph_of(agent, record) or contribution_to_graph(
+                    processor.session_id, record["contribution"], kind_of=processor.state.kind_of)).encode()
             seq = record.get("seq")
-            body = trig_block(graph).encode()
             self._memory[agent] = (seq, body)
             if isinstance(seq, int):
                 fresh.append((agent, seq, body))

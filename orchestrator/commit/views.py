@@ -16,7 +16,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ import orjson
 from filelock import FileLock
 
 from orchestrator.commit import trig_bytes
+from orchestrator.commit.archive import Archive
 from orchestrator.commit.json_view import JsonFragments, whole
 from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.graph.contradiction_summary import emit_contradiction_events
@@ -48,6 +49,10 @@ _CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.
 _JSON_FRAGMENTS: weakref.WeakKeyDictionary[Processor, JsonFragments] = weakref.WeakKeyDictionary()
 #: And one of each agent's unified claims and relationships, rebuilt when what they read changed.
 _UNIFIED: weakref.WeakKeyDictionary[Processor, UnifiedCache] = weakref.WeakKeyDictionary()
+#: Seconds a views flush waits, at most, for a burst of locks to be judged (ViewFlusher).
+MAX_LAG = 5.0
+#: The archive folders each processor knows are there (commit/archive.py).
+_ARCHIVES: weakref.WeakKeyDictionary[Processor, Archive] = weakref.WeakKeyDictionary()
 
 
 _REPLACED = itertools.count()
@@ -194,6 +199,7 @@ def _flush(processor: Processor, force: bool) -> bool:
                               conflicts=conflicts, text_ready=lambda sha: processor.texts.text(sha) is not None,
                               namespaces=False)
     _CONFLICT_CACHES[processor] = conflicts
+    _ARCHIVES.setdefault(processor, Archive(paths)).write_missing(records, processor.events)  # before the views
     fragments = _JSON_FRAGMENTS.get(processor) or _JSON_FRAGMENTS.setdefault(processor, JsonFragments(processor.store))
     body = fragments.pieces(graph, records, segments(unified) if unified is not None else None) \
         or _whole_body(graph, records)
@@ -221,11 +227,17 @@ def _flush(processor: Processor, force: bool) -> bool:
 
 
 class ViewFlusher:
-    """Background thread: after a commit, refresh the views at most every ``interval`` seconds."""
+    """Background thread: after a commit, refresh the views at most every ``interval`` seconds.
 
-    def __init__(self, processor: Processor, interval: float = 0.5):
+    ``busy()``: the processor has more locks in hand (a burst). A flush then waits until it is not,
+    for at most :data:`MAX_LAG` seconds: a flush competes with judging for the interpreter and
+    the processor's lock, and a burst is over sooner if its views are written once, at its end.
+    """
+
+    def __init__(self, processor: Processor, interval: float = 0.5, busy: Callable[[], bool] | None = None):
         self.processor = processor
         self.interval = interval
+        self.busy = busy or (lambda: False)
         self._dirty = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cconductor-views", daemon=True)
@@ -241,6 +253,9 @@ class ViewFlusher:
         while not self._stop.is_set():
             if not self._dirty.wait(timeout=0.2):
                 continue
+            lagging_since = time.monotonic()
+            while self.busy() and time.monotonic() - lagging_since < MAX_LAG and not self._stop.wait(0.05):
+                pass
             self._dirty.clear()
             started = time.monotonic()
             if not self.processor.paths.root.is_dir():

@@ -84,12 +84,14 @@ class Watcher:
         flush_interval: float = 0.5,
         on_outcome: Callable[[Outcome], None] | None = None,
         report: Callable[[str], None] | None = None,
+        warm_helpers: bool = False,
     ):
+        """``warm_helpers``: start the read-ahead helpers now (``cconductor watch``), not at the first burst."""
         self.processor = processor
-        processor.readahead.expect_bursts()
+        processor.readahead.expect_bursts(now=warm_helpers)
         self.polling = polling
         self.rescan_interval = rescan_interval
-        self.flusher = ViewFlusher(processor, flush_interval)
+        self.flusher = ViewFlusher(processor, flush_interval, busy=self._busy)
         self.on_outcome = on_outcome
         #: One line per problem the person at the terminal must know about (stderr by default).
         self.report = report or _stderr
@@ -101,6 +103,10 @@ class Watcher:
         self._stop = threading.Event()
         self._idle = False
         self.ready = threading.Event()
+
+    def _busy(self) -> bool:
+        """Judging a batch, or more lock hints are waiting: a burst is on (the views flush waits)."""
+        return not self._idle or not self._wake.empty()
 
     def stop(self) -> None:
         self._stop.set()

@@ -111,6 +111,8 @@ def _out_of_range(value: Any) -> tuple[str, int] | None:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONG_DIGITS = re.compile(r"\d{19}")
 
 
 def _lone_surrogate(value: Any) -> str | None:
@@ -235,7 +237,9 @@ def parse_json_bytes(data: bytes, file: str | None, *, max_depth: int = MAX_DEPT
             f"the JSON is nested {depth} levels deep; the limit is {max_depth}",
             f"flatten the structure to at most {max_depth} levels of objects/arrays",
         )
-    huge = _out_of_range(value)
+    # Each walk only where the text can hold what it looks for: an integer beyond 64 bits has 19 digits or
+    # more, and an unpaired surrogate can only come from a \uD800-\uDFFF escape (UTF-8 cannot encode one).
+    huge = _out_of_range(value) if _LONG_DIGITS.search(text) else None
     if huge is not None:
         shown = str(huge[1])
         shown = shown if len(shown) <= 30 else f"{shown[:12]}...{shown[-6:]} ({len(shown.lstrip('-'))} digits)"
@@ -244,7 +248,7 @@ def parse_json_bytes(data: bytes, file: str | None, *, max_depth: int = MAX_DEPT
             f"the integer {shown} does not fit in 64 bits (from {INT64_MIN} to {INT64_MAX})",
             "use a smaller number, a float (e.g. 1.5e30) or a string if the exact digits matter",
         )])
-    bad = _lone_surrogate(value)
+    bad = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(text) else None
     if bad is not None:
         # json accepts "\ud800" escapes that pair with nothing; such a string cannot be stored as UTF-8
         code = ord(_SURROGATE.findall(bad)[0])

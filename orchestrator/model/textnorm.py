@@ -72,6 +72,12 @@ def _fold_token(token: str, start: int, out: list[str], origin: array[int]) -> N
 @lru_cache(maxsize=512)
 def normalize_mapped(text: str) -> Normalized:
     """Normal form of ``text`` with an offset map (cached: pages are normalised once per process)."""
+    if text.isascii() and "-" not in text and "`" not in text:
+        return _normalize_plain(text)
+    return _normalize_general(text)
+
+
+def _normalize_general(text: str) -> Normalized:
     out: list[str] = []
     origin: array[int] = array("I")
     previous_end = 0
@@ -90,6 +96,25 @@ def normalize_mapped(text: str) -> Normalized:
         _fold_token(run.group(), start, out, origin)
         previous_end = run.end()
     return Normalized("".join(out), origin, len(text))
+
+
+def _normalize_plain(text: str) -> Normalized:
+    """:func:`normalize_mapped` of ASCII text without hyphens or backticks (most pages and snippets).
+
+    Nothing in it folds but case, and no line-break hyphenation can join words, so each run of
+    non-space characters is kept lowercased, runs are joined by one space, and a space maps to the
+    start of the run after it, as the general path does.
+    """
+    origin: array[int] = array("I")
+    extend, append = origin.extend, origin.append
+    runs: list[str] = []
+    for run in _RUN.finditer(text):
+        start, end = run.span()
+        if runs:
+            append(start)
+        extend(range(start, end))
+        runs.append(run.group())
+    return Normalized(" ".join(runs).lower(), origin, len(text))
 
 
 def normalize(text: str) -> str:

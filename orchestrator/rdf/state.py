@@ -17,7 +17,7 @@ from rdflib.namespace import RDF
 
 from orchestrator.model.problems import Problem
 from orchestrator.rdf.convert import AgentGraph, Origin
-from orchestrator.rdf.memory_store import QuietMemory
+from orchestrator.rdf.memory_store import UnionStore
 from orchestrator.rdf.shacl import FAST, SH, SHACLExecutor, Validator, shapes, wrap
 from orchestrator.rdf.shacl_report import problems_from_report
 from orchestrator.rdf.vocabulary import CC, Triple
@@ -52,7 +52,8 @@ class RdfState:
     """
 
     def __init__(self) -> None:
-        self.graph = Graph(store=QuietMemory())  # the union; mutate only through replace_agent/remove_agent
+        self._store = UnionStore()
+        self.graph = Graph(store=self._store)  # the union; mutate only through replace_agent/remove_agent
         self._count: dict[Triple, int] = {}
         self._agents: dict[str, AgentGraph] = {}
         self._sets: dict[str, frozenset[Triple]] = {}
@@ -92,19 +93,19 @@ class RdfState:
         """Swap the agent's triples, touching only the difference (a retry changes little)."""
         old_set = self._sets.get(agent, frozenset())
         new_set = frozenset(new.triples) if new else frozenset()
-        count, graph = self._count, self.graph
+        count, store = self._count, self._store  # the store itself: Graph.add's checks hold for converted triples
         for t in old_set - new_set:
             c = count[t] - 1
             if c:
                 count[t] = c
             else:
                 del count[t]
-                graph.remove(t)
+                store.remove(t)
         for t in new_set - old_set:
             c = count.get(t, 0)
             count[t] = c + 1
             if not c:
-                graph.add(t)
+                store.add(t)
         old = self._agents.get(agent)
         if old is not None:
             for node, origin in old.origins.items():

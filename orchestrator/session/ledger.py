@@ -192,6 +192,19 @@ class Store:
             return None
         return {"seq": row[0], "action": row[1], "artifact_sha256": row[2], "attempt": row[3]}
 
+    def attempt_bases(self, agents: list[str]) -> dict[str, tuple[int, str | None]]:
+        """For each agent: its merges and rejections so far, and its last one's artifact sha256 if it is a rejection."""
+        found: dict[str, tuple[int, str | None]] = dict.fromkeys(agents, (0, None))
+        with self._lock:
+            for start in range(0, len(agents), 500):
+                chunk = agents[start:start + 500]
+                rows = self._db.execute(
+                    f"SELECT agent, action, artifact_sha256 FROM ledger WHERE agent IN ({','.join('?' * len(chunk))})"
+                    " AND action IN ('merge', 'reject') ORDER BY seq", chunk).fetchall()
+                for agent, action, sha in rows:
+                    found[agent] = (found[agent][0] + 1, sha if action == "reject" else None)
+        return found
+
     def ledger(self) -> list[dict[str, Any]]:
         with self._lock:
             rows = self._db.execute(
