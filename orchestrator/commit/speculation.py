@@ -16,11 +16,13 @@ the same against any graph) and its graph points at and writes about no other ag
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from orchestrator.commit.ahead import Prechecked, Read, Speculation, Wanted, precheck
+from orchestrator.commit.batch_judge import collections_spaced
 from orchestrator.commit.evaluation import Assessed, Evaluation, attempt_for
 from orchestrator.commit.lazy_rdf import LazyRdf, node_owners, target_owners
 from orchestrator.contract.artifacts import ArtifactSet, read_artifact_set
@@ -36,11 +38,16 @@ __all__ = ["read_ahead", "self_contained", "warm"]
 
 
 def warm() -> None:
-    """At a helper's start: the imports, schemas and shapes its first chunk needs."""
+    """At a helper's start: the imports, schemas and shapes its first chunk needs.
+
+    What they leave is kept for the helper's life, so the collector is told to never scan it again.
+    """
     from orchestrator.rdf.shacl import shapes
 
     SchemaRegistry.default()
     shapes()
+    gc.collect()
+    gc.freeze()
 
 
 def read_ahead(root: str, session_id: str, wanted: list[Wanted], threshold: float) -> dict[str, Read]:
@@ -48,6 +55,11 @@ def read_ahead(root: str, session_id: str, wanted: list[Wanted], threshold: floa
 
     Runs in a helper process; a failure while speculating leaves the reads without speculation.
     """
+    with collections_spaced():  # what a chunk allocates lives until it ends: no collection needs to scan it
+        return _read_ahead(root, session_id, wanted, threshold)
+
+
+def _read_ahead(root: str, session_id: str, wanted: list[Wanted], threshold: float) -> dict[str, Read]:
     paths = SessionPaths(Path(root))
     texts = TextStore(paths)
     reads: dict[str, Read] = {}

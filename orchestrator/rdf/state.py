@@ -94,14 +94,14 @@ class RdfState:
         old_set = self._sets.get(agent, frozenset())
         new_set = frozenset(new.triples) if new else frozenset()
         count, store = self._count, self._store  # the store itself: Graph.add's checks hold for converted triples
-        for t in old_set - new_set:
+        for t in old_set - new_set if old_set else ():
             c = count[t] - 1
             if c:
                 count[t] = c
             else:
                 del count[t]
                 store.remove(t)
-        for t in new_set - old_set:
+        for t in new_set - old_set if old_set else new_set:  # a first graph: no set difference to build
             c = count.get(t, 0)
             count[t] = c + 1
             if not c:
