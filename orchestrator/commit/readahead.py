@@ -56,6 +56,14 @@ WARM_BATCH = 8
 Bases = Callable[[list[str]], Mapping[str, tuple[int, str | None]]]
 
 
+def _usable_cores() -> int:
+    """The cores this process may run on (a container or taskset may allow fewer than the machine has)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
 class ReadAhead:
     """The helper processes (started on the first big batch, kept until :meth:`close`) and their results."""
 
@@ -88,7 +96,10 @@ class ReadAhead:
 
             from orchestrator.commit.speculation import warm
 
-            helpers = max(1, min(MAX_HELPERS, (os.cpu_count() or 1)))
+            cores = _usable_cores()
+            if cores < 2:  # the helpers would only take turns with the processor on its one core
+                raise RuntimeError("one core: every read is made in place")
+            helpers = min(MAX_HELPERS, cores)
             self._pool = ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("spawn"))
             self._warm = False
             for _ in range(helpers):
