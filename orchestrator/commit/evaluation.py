@@ -118,7 +118,11 @@ class Evaluation:
         return self.conclude(staged, verdict)
 
     def stage(self, name: str) -> Staged | Pending | None:
-        """Every check but SHACL; a submission that passes them has its graph installed in the union."""
+        """Every check but SHACL; a submission that passes them has its graph installed in the union.
+
+        Or, judged whole by a read-ahead helper where it is alone (:meth:`adopt`), it comes with its
+        SHACL verdict and its graph is not installed.
+        """
         try:
             check_agent_name(name)
         except InvalidAgentName as exc:
