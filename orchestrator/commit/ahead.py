@@ -8,6 +8,7 @@ these only under the conditions that make it equal to its own result.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from orchestrator.contract.artifacts import ArtifactSet
 
 if TYPE_CHECKING:
     from orchestrator.contract.sourcetexts import FileKey, TextStore
+    from orchestrator.graph.evidence import Deadline
     from orchestrator.model.problems import Problem
 
 __all__ = ["Prechecked", "Read", "Speculation", "Wanted", "precheck"]
@@ -33,6 +35,14 @@ class Prechecked:
     texts: dict[str, FileKey] = field(default_factory=dict)
     #: ``verify_snippet(snippet, text, page, threshold).to_dict()`` for snippets cited from own sources
     verifications: dict[VerificationKey, dict[str, Any]] = field(default_factory=dict)
+    #: seconds of the submission's evidence time budget these verifications took
+    spent_s: float = 0.0
+
+    def deadline(self) -> Deadline:
+        """What is left of the submission's evidence time budget: one budget, wherever a check ran."""
+        from orchestrator.graph.evidence import Deadline
+
+        return Deadline.resumed(self.spent_s)
 
     def verification(self, texts: TextStore, threshold: float) -> Callable[[str, str, int | None], Any]:
         """``bind_evidence``'s ``checked_before``: a verification computed here, while its text is unchanged."""
@@ -94,9 +104,9 @@ def precheck(artifact_set: ArtifactSet, texts: TextStore, threshold: float) -> P
     """The usable texts of the agent's sources, and its snippets verified against its own sources' texts.
 
     Verifications stop when the evidence time budget runs out (past it, a result is no longer the
-    full check), so the judging checks the rest itself.
+    full check), so the judging checks the rest itself, with what is left of the same budget.
     """
-    from orchestrator.graph.evidence import Deadline, verify_snippet
+    from orchestrator.graph.evidence import Deadline
 
     result = Prechecked()
     if not artifact_set.ok:
@@ -115,6 +125,15 @@ def precheck(artifact_set: ArtifactSet, texts: TextStore, threshold: float) -> P
                 own.setdefault(local, sha)
                 own.setdefault(f"{artifact_set.agent}:{local}", sha)
     deadline = Deadline()
+    _verify_own(artifact_set, own, texts, threshold, deadline, result.verifications)
+    return dataclasses.replace(result, spent_s=deadline.elapsed())
+
+
+def _verify_own(artifact_set: ArtifactSet, own: Mapping[str, str], texts: TextStore, threshold: float,
+                deadline: Deadline, found: dict[VerificationKey, dict[str, Any]]) -> None:
+    """Verify each snippet cited from the agent's own sources into ``found``, until the budget runs out."""
+    from orchestrator.graph.evidence import verify_snippet
+
     for art in artifact_set.files:
         for claim in _dicts(art.data.get("claims")):
             for evidence in _dicts(claim.get("evidence")):
@@ -128,9 +147,8 @@ def precheck(artifact_set: ArtifactSet, texts: TextStore, threshold: float) -> P
                 snippet = str(evidence.get("snippet", ""))
                 verification = verify_snippet(snippet, looked[0], page, threshold, deadline).to_dict()
                 if deadline.expired():
-                    return result
-                result.verifications[(snippet, sha, page, threshold)] = verification
-    return result
+                    return
+                found[(snippet, sha, page, threshold)] = verification
 
 
 def _dicts(value: Any) -> Iterator[Mapping[str, Any]]:

@@ -189,6 +189,7 @@ class Evaluation:
             self.texts.text,
             self.evidence_threshold,
             checked_before=prechecked.verification(self.texts, self.evidence_threshold),
+            deadline=prechecked.deadline(),
         )
         problems += self._check_citations(name, artifact_set, result.contribution)
         if errors(problems):

@@ -195,13 +195,16 @@ class LazyRdf:
     def unstage(self, agent: str, record: Mapping[str, Any] | None) -> None:
         """Undo :meth:`note` (staged) of a merge whose graph was already put back (its Undo ran).
 
-        :meth:`prepare` had installed the committed ``record``, which the Undo restored.
+        :meth:`prepare` had installed the committed ``record``, which the Undo restored. A merge
+        adopted from a helper was never installed, but a later merge's :meth:`prepare` may have
+        installed it from its record since: taken back to no record, nothing of it stays.
         """
         self._rendered.pop(agent, None)
         for target in self._refs.pop(agent, ()):
             self._referrers[target].discard(agent)
         if record is None:
             self._installed.pop(agent, None)
+            self.rdf.forget(agent)
             return
         refs = referenced_agents(record)
         self._refs[agent] = refs

@@ -4,15 +4,15 @@ Reading an agent's files (safe read, strict JSON, sha256, JSON Schema) and check
 texts depend on nothing but the files, and so does judging a first submission that is alone in
 its graph (commit/speculation.py): helper processes (one per core, two at most) do this for the
 batch's agents, in order, in chunks, while the processor judges. What a helper hands back
-(ahead.Read) is used only if the agent's folder still has the fingerprint (name, size, mtime of
-each entry) the helper took before reading, checked after the lock is claimed, where the judging
+(ahead.Read) is used only if the agent's folder still has the fingerprint (name, size, times and
+inode of each entry) the helper took before reading, checked after the lock is claimed, where the judging
 itself reads; else the folder is read again here. So an agent is judged on the files its folder
 holds when its lock is claimed, as without the helpers. A helper that fails changes nothing: the
 folder is read here.
 
 The stored-text checks (ahead.Prechecked: each text matches its name, each snippet cited from the
 agent's own sources verified, ~1 ms an agent) are taken as is while the text's file keeps the key
-(size, mtime, inode) the helper read it under; a speculation only under the conditions of
+(size, times, inode) the helper read it under; a speculation only under the conditions of
 evaluation.Evaluation.adopt.
 
 Helpers cost ~0.5 s to start; while they start, the processor judges the first chunks itself

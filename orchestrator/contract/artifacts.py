@@ -26,6 +26,10 @@ MAX_AGENT_BYTES = 4 * 1024 * 1024
 MAX_FILES = 256
 
 
+#: (name, size, mtime_ns, ctime_ns, inode) of each entry of an artifact folder (folder_fingerprint)
+Fingerprint = tuple[tuple[str, int, int, int, int], ...]
+
+
 @dataclass(frozen=True)
 class ArtifactSet:
     agent: str
@@ -34,15 +38,19 @@ class ArtifactSet:
     problems: tuple[Problem, ...]
     notes: tuple[Problem, ...]
     sha256: str
-    fingerprint: tuple[tuple[str, int, int], ...]
+    fingerprint: Fingerprint
 
     @property
     def ok(self) -> bool:
         return not any(p.is_error for p in self.problems)
 
 
-def folder_fingerprint(folder: Path) -> tuple[tuple[str, int, int], ...]:
-    """(name, size, mtime_ns) of each entry: detects a folder still being written."""
+def folder_fingerprint(folder: Path) -> Fingerprint:
+    """(name, size, mtime_ns, ctime_ns, inode) of each entry: detects a folder still being written.
+
+    The change time too: a rewrite that keeps the size and sets the modification time back still
+    moves it (``utime`` cannot set it).
+    """
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
@@ -53,7 +61,7 @@ def folder_fingerprint(folder: Path) -> tuple[tuple[str, int, int], ...]:
             info = entry.stat(follow_symlinks=False)
         except FileNotFoundError:
             continue
-        result.append((entry.name, info.st_size, info.st_mtime_ns))
+        result.append((entry.name, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
     return tuple(result)
 
 

@@ -30,8 +30,8 @@ REREAD_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8)
 SETTLE_S = 2.0
 REREAD_LIMIT_S = 6.0
 
-#: (size, mtime_ns, inode) of a stored text file: a text read under one key is the text under that key.
-FileKey = tuple[int, int, int]
+#: (size, mtime_ns, inode, ctime_ns) of a stored text file: a text read under one key is the text under that key.
+FileKey = tuple[int, int, int, int]
 
 
 class TextStore:
@@ -87,7 +87,7 @@ class TextStore:
             return None, f"{shown} does not exist", True, None
         except OSError as exc:
             return None, f"cannot read {shown}: {exc.strerror or exc}", True, None
-        key = (info.st_size, info.st_mtime_ns, info.st_ino)
+        key = _key_of(info)
         cached = self._cache.get(sha)
         if cached and cached[0] == key:
             self._cache.move_to_end(sha)
@@ -103,7 +103,7 @@ class TextStore:
             # A writer may still be at work: only a text that stopped changing a while ago is judged.
             with contextlib.suppress(OSError):
                 now = os.lstat(path)
-                stable = (now.st_size, now.st_mtime_ns, now.st_ino) == key and time.time() - now.st_mtime > SETTLE_S
+                stable = _key_of(now) == key and time.time() - now.st_mtime > SETTLE_S
                 return None, f"{shown} does not match its name: its content's sha256 differs", stable, key
             return None, f"{shown} does not match its name: its content's sha256 differs", False, key
         if _file_key(path) != key:  # replaced while it was read: the bytes may belong to no single key
@@ -129,6 +129,12 @@ class TextStore:
         return self.check(sha)[0]
 
 
+def _key_of(info: os.stat_result) -> FileKey:
+    """(size, mtime_ns, inode, ctime_ns): a rewrite that restores the size and modification time still moves
+    the change time, which ``utime`` cannot set."""
+    return info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns
+
+
 def _is_sha256(sha: object) -> bool:
     return isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)
 
@@ -138,7 +144,7 @@ def _file_key(path: os.PathLike[str] | str) -> FileKey | None:
         info = os.lstat(path)
     except OSError:
         return None
-    return info.st_size, info.st_mtime_ns, info.st_ino
+    return _key_of(info)
 
 
 def source_text_problems(artifact_set: ArtifactSet, texts: TextStore,

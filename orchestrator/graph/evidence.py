@@ -64,6 +64,16 @@ class Deadline:
         self.started = time.monotonic()
         self.seconds = seconds
 
+    @classmethod
+    def resumed(cls, spent: float, seconds: float = DEFAULT_TIME_BUDGET_S) -> Deadline:
+        """The budget of checks that already spent ``spent`` seconds of it (in another process, say)."""
+        deadline = cls(seconds)
+        deadline.started -= spent
+        return deadline
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
     def expired(self) -> bool:
         return time.monotonic() - self.started >= self.seconds
 
@@ -240,16 +250,18 @@ def bind_evidence(
     threshold: float = DEFAULT_THRESHOLD,
     time_budget_s: float = DEFAULT_TIME_BUDGET_S,
     checked_before: Callable[[str, str, int | None], dict[str, Any] | None] | None = None,
+    deadline: Deadline | None = None,
 ) -> int:
     """Record a verification on every evidence item whose source has a stored text.
 
     ``source_of`` maps a global source id to its item, ``text_of`` a sha256 to the text.
     ``checked_before(snippet, sha256, page)``: this very check's result computed earlier (by the
-    read-ahead helper) while the text is still usable, or None.
+    read-ahead helper) while the text is still usable, or None. ``deadline``: the submission's
+    budget when checks made earlier spent part of it (else a budget of ``time_budget_s`` starts).
     Returns the number of evidence items checked.
     """
     own_sources = {s["id"]: s for s in contribution["items"]["sources"]}
-    deadline = Deadline(time_budget_s)
+    deadline = deadline or Deadline(time_budget_s)
     checked = 0
     for claim in contribution["items"]["claims"]:
         for evidence in claim.get("evidence", []):

@@ -81,6 +81,11 @@ class RdfState:
     def remove_agent(self, agent: str) -> Undo:
         return self._stage(agent, None)
 
+    def forget(self, agent: str) -> None:
+        """Take the agent's graph out as if it had never been installed (no nodes left to revalidate)."""
+        self._set(agent, None)
+        self._touched.pop(agent, None)
+
     def _stage(self, agent: str, new: AgentGraph | None) -> Undo:
         old = self._agents.get(agent)
         undo = Undo(self, agent, old, self._touched.get(agent))
