@@ -261,6 +261,31 @@ def test_cconductor_watch_polling_in_a_subprocess_merges_and_stops_cleanly_on_ct
     assert graph(session)["via-cli"]["claims"][0]["id"] == "C1"
 
 
+def test_ctrl_c_while_watchs_helpers_start_stops_them_and_leaves_no_process(session: SessionPaths) -> None:
+    """`cconductor watch` starts its read-ahead helpers at once: a Ctrl-C to the whole process group (a
+    terminal's) while they still start stops the watch cleanly, and takes the helpers with it."""
+    import psutil
+
+    command = [*cconductor(), "watch", str(session.root), "--json", "--rescan-interval", "3600"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+    try:
+        wait_for(lambda: "watch.started" in event_types(session) or proc.poll() is not None, "watch.started")
+        helpers = psutil.Process(proc.pid).children(recursive=True)
+        assert helpers, "the helpers start with the watch"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert "watch.stopped" in {json.loads(line)["type"] for line in out.splitlines() if line.strip()}
+    _, alive = psutil.wait_procs(helpers, timeout=TIMEOUT)
+    assert not alive, alive
+
+
 def test_a_failing_batch_backs_off_and_says_what_failed(
     session: SessionPaths, processor: Processor, monkeypatch: pytest.MonkeyPatch
 ) -> None:

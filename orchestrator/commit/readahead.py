@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Mapping
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from orchestrator.commit.ahead import Read, Wanted
@@ -49,11 +51,47 @@ RUNNING_WAIT = 1.0
 WARM_WAIT = 30.0
 #: Seconds to wait for any read the helpers have not finished (tests set it to use every read).
 WAIT = 0.0
+#: Seconds to wait for a stopped helper to exit before killing it.
+CLOSE_WAIT = 5.0
 #: A watcher's batch of this many locks starts the helpers for the waves that follow.
 WARM_BATCH = 8
 
 #: For the agents of a batch that have no record: (attempts so far, sha256 of a last rejection or None).
 Bases = Callable[[list[str]], Mapping[str, tuple[int, str | None]]]
+
+
+def _detach() -> None:
+    """In a helper, first: leave Ctrl-C and the terminal to the processor, which stops the helpers itself.
+
+    A Ctrl-C reaches the whole process group: a helper would print a traceback and break the pool
+    mid-batch. And a helper holding the processor's stdout or stderr open would keep whoever reads
+    them (a pipe, a test) waiting for as long as it lives. What a helper has to say goes back with
+    its results (an exception is the processor's cue to read in place).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # also when started from a thread (see below)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+@contextlib.contextmanager
+def _sigint_ignored_by_new_processes() -> Iterator[None]:
+    """Helpers started meanwhile inherit SIGINT ignored (Python keeps an ignored SIGINT ignored), so a Ctrl-C to
+    the process group cannot interrupt one as it starts. This process blocks SIGINT for the while: one sent
+    meanwhile waits (Linux keeps a blocked signal pending even when ignored) and reaches the handler it had.
+    Only the main thread may change a handler; started from another thread, the helpers have no such guard.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _usable_cores() -> int:
@@ -100,10 +138,12 @@ class ReadAhead:
             if cores < 2:  # the helpers would only take turns with the processor on its one core
                 raise RuntimeError("one core: every read is made in place")
             helpers = min(MAX_HELPERS, cores)
-            self._pool = ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("spawn"))
-            self._warm = False
-            for _ in range(helpers):
-                self._pool.submit(warm)
+            with _sigint_ignored_by_new_processes():  # each submission below starts a helper
+                self._pool = ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_detach)
+                self._warm = False
+                for _ in range(helpers):
+                    self._pool.submit(warm)
         return self._pool
 
     def start(self, names: list[str], bases: Bases | None = None) -> None:
@@ -153,8 +193,24 @@ class ReadAhead:
         return found
 
     def close(self) -> None:
+        """Stop the helpers now, whatever they are doing: they write nothing, so nothing is left half done.
+
+        Waiting for a helper still starting or judging a chunk would hold up the processor's exit (a
+        Ctrl-C, the end of a one-shot run) for nothing.
+        """
         pool, self._pool = self._pool, None
         self._pending.clear()
-        if pool is not None:
+        if pool is None:
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own, while it has them
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
             with contextlib.suppress(Exception):
-                pool.shutdown(wait=True, cancel_futures=True)
+                process.terminate()
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.join(CLOSE_WAIT)
+                if process.is_alive():
+                    process.kill()
+                    process.join(CLOSE_WAIT)
