@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.contract.artifacts import ArtifactSet
+from orchestrator.contract.sourcetexts import named_texts
 
 if TYPE_CHECKING:
     from orchestrator.contract.sourcetexts import FileKey, TextStore
@@ -85,7 +86,7 @@ class Wanted:
     name: str
     required_files: tuple[str, ...]
     #: (attempts so far, artifact sha256 of its last rejection or None): its attempt number follows
-    #: (evaluation.attempt_for); None: it has a record, or no speculation is wanted
+    #: (judge.attempt_for); None: it has a record, or no speculation is wanted
     basis: tuple[int, str | None] | None = None
     #: the merge time a speculation records (the time the batch was queued)
     merged_at: str = ""
@@ -112,18 +113,15 @@ def precheck(artifact_set: ArtifactSet, texts: TextStore, threshold: float) -> P
     if not artifact_set.ok:
         return result
     own: dict[str, str] = {}
-    for art in artifact_set.files:
-        for source in _dicts(art.data.get("sources")):
-            sha, local = source.get("content_sha256"), source.get("id")
-            if not isinstance(sha, str):
-                continue
-            if sha not in result.texts:
-                looked = texts.look(sha)
-                if looked is not None:
-                    result.texts[sha] = looked[1]
-            if isinstance(local, str) and sha in result.texts:
-                own.setdefault(local, sha)
-                own.setdefault(f"{artifact_set.agent}:{local}", sha)
+    for _, _, source, sha in named_texts(artifact_set):
+        if sha not in result.texts:
+            looked = texts.look(sha)
+            if looked is not None:
+                result.texts[sha] = looked[1]
+        local = source.get("id")
+        if isinstance(local, str) and sha in result.texts:
+            own.setdefault(local, sha)
+            own.setdefault(f"{artifact_set.agent}:{local}", sha)
     deadline = Deadline()
     _verify_own(artifact_set, own, texts, threshold, deadline, result.verifications)
     return dataclasses.replace(result, spent_s=deadline.elapsed())

@@ -48,7 +48,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.commit.evaluation import Evaluation, Judge, Pending
+from orchestrator.commit.evaluation import Evaluation
+from orchestrator.commit.judge import Judge, Pending
 from orchestrator.commit.lazy_rdf import node_owners
 from orchestrator.commit.outcomes import Staged
 from orchestrator.graph.state import Records

@@ -9,12 +9,12 @@ it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from orchestrator.commit import locks
-from orchestrator.commit.ahead import Prechecked, Read, Speculation
+from orchestrator.commit.ahead import Prechecked, Speculation
+from orchestrator.commit.judge import Assessed, Judge, Pending, attempt_for
 from orchestrator.commit.outcomes import Outcome, Staged
 from orchestrator.contract.artifacts import ArtifactSet, folder_fingerprint, read_artifact_set
 from orchestrator.contract.sourcetexts import source_text_problems
@@ -26,78 +26,11 @@ from orchestrator.model.errors import InvalidAgentName
 from orchestrator.model.layout import check_agent_name
 from orchestrator.model.problems import Problem, errors
 
-if TYPE_CHECKING:
-    from orchestrator.commit.lazy_rdf import LazyRdf
-    from orchestrator.contract.schemas import SchemaRegistry
-    from orchestrator.contract.sourcetexts import TextStore
-    from orchestrator.graph.state import GraphState
-    from orchestrator.model.layout import SessionPaths
-    from orchestrator.rdf.convert import AgentGraph
-    from orchestrator.session.events import EventLog
-    from orchestrator.session.ledger import Store
-
-
-@dataclass
-class Pending:
-    """A submission that passed every check but SHACL: its graph is in the union, ``undo`` takes it out."""
-
-    name: str
-    attempt: int
-    artifact_set: ArtifactSet
-    problems: list[Problem]
-    record: dict[str, Any]
-    undo: Callable[[], None]
-    #: SHACL's verdict when a helper reached it (the agent judged alone: ahead.Speculation), else None
-    verdict: list[Problem] | None = None
-    #: its graph is in the union (else LazyRdf installs it from the record when a merge needs it)
-    installed: bool = True
-    #: its TriG block, rendered where its graph was built (a helper), for the views
-    rendered: bytes | None = None
-
-
-@dataclass
-class Assessed:
-    """A submission that passed every check before SHACL: its problems (warnings), record and graph."""
-
-    problems: list[Problem]
-    record: dict[str, Any]
-    graph: AgentGraph
-
-
-class Reads(Protocol):
-    """Where the judging takes a helper's read of an agent (commit/readahead.py)."""
-
-    def take(self, name: str) -> Read | None: ...
-
-
-def attempt_for(attempts: int, rejected_sha: str | None, sha: str) -> int:
-    """The attempt number of a submission: a lock re-seen after a crash (same rejected set) keeps its number.
-
-    ``rejected_sha``: the artifact sha256 of the agent's last ledger entry if that is a rejection.
-    """
-    return attempts if rejected_sha == sha else attempts + 1
+__all__ = ["Evaluation", "Judge", "Pending"]
 
 
 def _nothing() -> None:
     """The undo of a speculation adopted as is: nothing of it was installed."""
-
-
-class Judge(Protocol):
-    """What the checks read: the processor's session, ledger and in-memory graph."""
-
-    paths: SessionPaths
-    session_id: str
-    events: EventLog
-    store: Store
-    state: GraphState
-    lazy: LazyRdf
-    texts: TextStore
-    registry: SchemaRegistry
-    required_files: Callable[[str], Iterable[str]]
-    evidence_threshold: float
-
-    @property
-    def readahead(self) -> Reads: ...
 
 
 class Evaluation:

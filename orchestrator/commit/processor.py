@@ -19,9 +19,10 @@ from filelock import FileLock
 
 from orchestrator.commit import locks
 from orchestrator.commit.batch_judge import judge_batch
-from orchestrator.commit.evaluation import Evaluation, Pending
+from orchestrator.commit.evaluation import Evaluation
 from orchestrator.commit.index_keys import record_index
 from orchestrator.commit.internal_errors import internal_error_problem, log_internal_error
+from orchestrator.commit.judge import Pending
 from orchestrator.commit.outcomes import Outcome, Staged, apply_outcome, record_missing_merges, record_outcomes
 from orchestrator.commit.readahead import ReadAhead
 from orchestrator.commit.retry import error_class

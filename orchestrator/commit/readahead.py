@@ -109,7 +109,7 @@ class ReadAhead:
                  evidence_threshold: float, session_id: str) -> None:
         self.paths, self.required_files, self.evidence_threshold = paths, required_files, evidence_threshold
         self.session_id = session_id
-        #: batches this big start the helpers without using them yet (:meth:`expect_bursts`)
+        #: batches this big use the helpers too, not only those of MIN_BATCH (:meth:`expect_bursts`)
         self.warm_from: int | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._pending: dict[str, Future[dict[str, Read]]] = {}

@@ -23,11 +23,12 @@ from typing import Any
 
 from orchestrator.commit.ahead import Prechecked, Read, Speculation, Wanted, precheck
 from orchestrator.commit.batch_judge import collections_spaced
-from orchestrator.commit.evaluation import Assessed, Evaluation, attempt_for
+from orchestrator.commit.evaluation import Evaluation
+from orchestrator.commit.judge import Assessed, attempt_for
 from orchestrator.commit.lazy_rdf import LazyRdf, node_owners, target_owners
 from orchestrator.contract.artifacts import ArtifactSet, read_artifact_set
 from orchestrator.contract.schemas import SchemaRegistry
-from orchestrator.contract.sourcetexts import FileKey, TextStore
+from orchestrator.contract.sourcetexts import FileKey, TextStore, named_texts
 from orchestrator.graph.state import GraphState
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem, errors
@@ -132,17 +133,14 @@ def self_contained(agent: str, problems: Iterable[Problem], graph: AgentGraph) -
 def _text_keys(artifact_set: ArtifactSet, prechecked: Prechecked, texts: TextStore) -> dict[str, FileKey] | None:
     """The file key of every stored text the agent's sources name (all usable now), or None."""
     keys: dict[str, FileKey] = {}
-    for art in artifact_set.files:
-        sources = art.data.get("sources")
-        for source in sources if isinstance(sources, list) else ():
-            sha = source.get("content_sha256") if isinstance(source, dict) else None
-            if not isinstance(sha, str) or sha in keys:
-                continue
-            key = prechecked.texts.get(sha)
-            if key is None:
-                looked = texts.look(sha)
-                if looked is None:
-                    return None
-                key = looked[1]
-            keys[sha] = key
+    for _, _, _, sha in named_texts(artifact_set):
+        if sha in keys:
+            continue
+        key = prechecked.texts.get(sha)
+        if key is None:
+            looked = texts.look(sha)
+            if looked is None:
+                return None
+            key = looked[1]
+        keys[sha] = key
     return keys

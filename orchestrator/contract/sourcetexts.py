@@ -13,10 +13,12 @@ import hashlib
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from orchestrator.contract.artifacts import ArtifactSet
 from orchestrator.contract.safe_read import UnsafeFile, read_agent_file
+from orchestrator.model.inputs import InputFile
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem, pointer_join
 
@@ -147,6 +149,16 @@ def _file_key(path: os.PathLike[str] | str) -> FileKey | None:
     return _key_of(info)
 
 
+def named_texts(artifact_set: ArtifactSet) -> Iterator[tuple[InputFile, int, Mapping[str, Any], str]]:
+    """(file, position, source, sha256) of each source of the set that names a stored text (``content_sha256``)."""
+    for art in artifact_set.files:
+        sources = art.data.get("sources")
+        for position, source in enumerate(sources if isinstance(sources, list) else []):
+            sha = source.get("content_sha256") if isinstance(source, Mapping) else None
+            if isinstance(sha, str):
+                yield art, position, source, sha
+
+
 def source_text_problems(artifact_set: ArtifactSet, texts: TextStore,
                          looked: Mapping[str, FileKey] | None = None) -> list[Problem]:
     """A problem for each source whose ``content_sha256`` names no usable text, in every file that holds sources.
@@ -154,19 +166,14 @@ def source_text_problems(artifact_set: ArtifactSet, texts: TextStore,
     ``looked``: texts a :meth:`TextStore.look` found usable, by sha256, with their file's key.
     """
     problems = []
-    for art in artifact_set.files:
-        sources = art.data.get("sources")
-        for position, source in enumerate(sources if isinstance(sources, list) else []):
-            sha = source.get("content_sha256") if isinstance(source, dict) else None
-            if not isinstance(sha, str):
-                continue
-            reason = texts.problem_with(sha, (looked or {}).get(sha))
-            if reason:
-                problems.append(Problem(
-                    art.rel, pointer_join("sources", position, "content_sha256"), "source_text.invalid",
-                    f"content_sha256 of source {source.get('id')!r} is unusable: {reason}",
-                    "write the source's text to sources/<sha256 of the UTF-8 bytes>.txt (write it beside, then "
-                    "rename it into place) and put that sha256 in content_sha256 (or drop content_sha256 if there "
-                    "is no text)",
-                ))
+    for art, position, source, sha in named_texts(artifact_set):
+        reason = texts.problem_with(sha, (looked or {}).get(sha))
+        if reason:
+            problems.append(Problem(
+                art.rel, pointer_join("sources", position, "content_sha256"), "source_text.invalid",
+                f"content_sha256 of source {source.get('id')!r} is unusable: {reason}",
+                "write the source's text to sources/<sha256 of the UTF-8 bytes>.txt (write it beside, then "
+                "rename it into place) and put that sha256 in content_sha256 (or drop content_sha256 if there "
+                "is no text)",
+            ))
     return problems
