@@ -16,7 +16,6 @@ from orchestrator.model.layout import SessionPaths
 from orchestrator.session.record import create_session
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = (REPO.parent / "shared").resolve()
 
 
 @pytest.fixture(autouse=True)
@@ -114,13 +113,6 @@ def sample_claim(
         "evidence": [{"source_id": source_id, "snippet": snippet, "locator": {"page": 1}}],
         **extra,
     }
-
-
-@pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"the shared test data folder {SHARED} is missing; it sits beside the project in CI")
-    return SHARED
 
 
 @pytest.fixture

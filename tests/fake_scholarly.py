@@ -35,9 +35,10 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import yaml
 
+from tests.helpers.data import SCHOLARLY_RESPONSES
 from tests.helpers.local_http import QuietHandler, serve_local
 
-DATA = (Path(__file__).resolve().parents[2] / "shared" / "data" / "scholarly-api-responses").resolve()
+DATA = SCHOLARLY_RESPONSES
 PROVIDERS = ("openalex", "crossref", "semanticscholar", "arxiv")
 #: The query of each recorded search (OpenAlex's from anapaulagomes/peneira's test, the others from the URLs).
 RECORDED_QUERIES = {

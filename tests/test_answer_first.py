@@ -7,22 +7,22 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from orchestrator.report.answer import direct_answer, short_title
+from tests.helpers.data import PAPERS
 
 QUESTION = "How many papers does the S2ORC corpus contain?"
 
 
 @pytest.fixture(scope="module")
-def run(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     sessions = tmp_path_factory.mktemp("sessions")
     env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(sessions), "COLUMNS": "120"}
     out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "run", QUESTION, "--mission", "academic-research",
-                          "--input-dir", str(shared_dir / "data" / "scientific-pdfs")],
+                          "--input-dir", str(PAPERS)],
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     root = next(p for p in sessions.iterdir() if (p / "mission-report.md").exists())

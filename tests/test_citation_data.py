@@ -10,11 +10,12 @@ from agents.offline.citemeta import publication_fields
 from agents.offline.pdfmeta import read_pdf
 from orchestrator.report.bibliography import to_bibtex, to_csl_json
 from orchestrator.report.publication import publication
+from tests.helpers.data import PAPERS
 
 
 @pytest.fixture(scope="module")
-def papers(shared_dir: Path) -> Path:
-    return shared_dir / "data" / "scientific-pdfs"
+def papers() -> Path:
+    return PAPERS
 
 
 def _source(path: Path) -> dict[str, object]:

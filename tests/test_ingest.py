@@ -12,11 +12,10 @@ from pypdf import PdfWriter
 
 from agents.offline.ingest import Document, IngestResult, ingest_dirs, ingest_file, read_library
 from agents.offline.text import normalize_ws
+from tests.helpers.data import ARXIV_LIBRARY, PAPERS
 
-PDF_DIR = (Path(__file__).parents[1] / ".." / "shared" / "data" / "scientific-pdfs").resolve()
-ARXIV_FILE = (
-    Path(__file__).parents[1] / ".." / "shared" / "data" / "arxiv-metadata" / "arxiv-oai-dc-2017-03-01.jsonl"
-).resolve()
+PDF_DIR = PAPERS
+ARXIV_FILE = ARXIV_LIBRARY
 
 # file -> (real title, year, first author, pages, DOI or None); from SOURCES.md and the PDFs.
 PAPERS = {
@@ -61,8 +60,6 @@ PAPERS = {
 
 @pytest.fixture(scope="module")
 def pdfs() -> dict[str, Document]:
-    if not PDF_DIR.is_dir():
-        pytest.fail(f"shared PDFs not found at {PDF_DIR}: the shared/ folder must sit beside the project")
     result = ingest_dirs([PDF_DIR])
     # the dataset's own notes are not a research source
     assert [(s.path.name, s.reason.split(",")[0]) for s in result.skipped] == [("SOURCES.md", "dataset notes")]
@@ -144,8 +141,6 @@ def test_pdf_abstracts(pdfs: dict[str, Document]) -> None:
 
 def test_pdf_ingest_is_deterministic() -> None:
     path = PDF_DIR / "j-trauma-manag-outcomes-2010-4-1.pdf"
-    if not path.is_file():
-        pytest.fail("shared PDFs not found: the shared/ folder must sit beside the project")
     assert ingest_file(path) == ingest_file(path)
 
 
@@ -265,8 +260,6 @@ def test_text_files_are_normalised_before_hashing(tmp_path: Path) -> None:
 
 
 def test_shared_oai_library() -> None:
-    if not ARXIV_FILE.is_file():
-        pytest.fail("shared arXiv metadata not found: the shared/ folder must sit beside the project")
     result = read_library(ARXIV_FILE)
     lines = [x for x in ARXIV_FILE.read_text(encoding="utf-8").splitlines() if x.strip()]
     assert result.skipped == []

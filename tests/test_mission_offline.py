@@ -19,6 +19,7 @@ import pytest
 
 from orchestrator.session.events import read_events
 from tests.browser import png_size, run_chromium
+from tests.helpers.data import PAPERS as PAPER_DIR
 
 QUESTION = "How do these studies evaluate quality and outcomes, and what limitations do they report?"
 
@@ -36,11 +37,11 @@ PAPERS = [
 
 
 @pytest.fixture(scope="module")
-def mission_run(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> dict[str, Any]:
+def mission_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     sessions = tmp_path_factory.mktemp("sessions")
     env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(sessions), "HOME": str(sessions.parent)}
     env.pop("ANTHROPIC_API_KEY", None)
-    pdfs = shared_dir / "data" / "scientific-pdfs"
+    pdfs = PAPER_DIR
     out = subprocess.run(
         [sys.executable, "-m", "orchestrator.cli", "run", QUESTION, "--mission", "academic-research",
          "--input-dir", str(pdfs), "--json"],

@@ -28,6 +28,7 @@ from orchestrator.graph.citations import check_outline, claim_lookup, claim_reso
 from orchestrator.model.layout import SessionPaths
 from orchestrator.run.definitions import load_definitions
 from orchestrator.session.record import create_session
+from tests.helpers.data import ARXIV_LIBRARY, PAPERS
 
 QUERY = "How does post-anthesis heat stress affect wheat metabolism?"
 SECTIONS = ["Abstract", "Introduction", "Key Findings", "Evidence", "Research Gaps", "Quality Assessment",
@@ -106,10 +107,10 @@ class Chain:
 
 
 @pytest.fixture(scope="module")
-def pdf_dir(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Path:
+def pdf_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The eight shared PDFs (linked, never copied), without their SOURCES.md."""
     folder = tmp_path_factory.mktemp("pdfs")
-    for pdf in sorted((shared_dir / "data" / "scientific-pdfs").glob("*.pdf")):
+    for pdf in sorted(PAPERS.glob("*.pdf")):
         (folder / pdf.name).symlink_to(pdf)
     assert len(list(folder.iterdir())) == 8
     return folder
@@ -295,9 +296,9 @@ def normalize(text: str) -> str:
 # --- other sessions --------------------------------------------------------------------------
 
 
-def test_library_ingestion_keeps_937_records_within_the_budget(tmp_path: Path, shared_dir: Path) -> None:
+def test_library_ingestion_keeps_937_records_within_the_budget(tmp_path: Path) -> None:
     session = new_session(tmp_path)
-    library = shared_dir / "data" / "arxiv-metadata" / "arxiv-oai-dc-2017-03-01.jsonl"
+    library = ARXIV_LIBRARY
     assert session.run("pdf-analyzer", "pdf-analyzer", inputs={"libraries": [str(library)]}) == "merged"
     sources = session.graph()["pdf-analyzer"]["sources"]
     assert len(sources) == 937 and all(len(s.get("abstract", "")) <= 600 for s in sources)

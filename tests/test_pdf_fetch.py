@@ -28,15 +28,9 @@ from agents.providers import (
     check_url,
 )
 from orchestrator.contract.schemas import SchemaRegistry
+from tests.helpers.data import PAPERS
 
-PDF = (
-    Path(__file__).parents[1]
-    / ".."
-    / "shared"
-    / "data"
-    / "scientific-pdfs"
-    / "j-trauma-manag-outcomes-2010-4-1.pdf"
-).resolve()
+PDF = PAPERS / "j-trauma-manag-outcomes-2010-4-1.pdf"
 HOSTS = {
     "papers.example.org": ["93.184.216.34"],
     "cdn.example.net": ["151.101.1.1", "2a04:4e42::485"],

@@ -47,8 +47,9 @@ from agents.providers.openalex import SELECT, abstract_from_index
 from agents.providers.records import strip_markup
 from agents.providers.semanticscholar import FIELDS
 from orchestrator.contract.schemas import SchemaRegistry
+from tests.helpers.data import SCHOLARLY_RESPONSES
 
-DATA = (Path(__file__).parents[1] / ".." / "shared" / "data" / "scholarly-api-responses").resolve()
+DATA = SCHOLARLY_RESPONSES
 ATOM = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}
 LOCAL_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -60,8 +61,6 @@ def _offline_and_keyless(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket, "getaddrinfo", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
-    if not DATA.is_dir():
-        pytest.fail(f"recorded API responses not found at {DATA}; shared/ sits beside the project")
     for var in (
         "SEMANTIC_SCHOLAR_API_KEY",
         "OPENALEX_API_KEY",

@@ -17,13 +17,14 @@ from agents.offline.sections import detect_sections, heading_kind
 from agents.offline.sentences import Sentence
 from agents.offline.text import normalize_pages, split_sentences
 from agents.offline.textindex import PassageIndex
+from tests.helpers.data import PAPERS
 
 EVAL = Path(__file__).resolve().parents[1] / "benchmarks" / "eval" / "questions.jsonl"
 
 
 @pytest.fixture(scope="module")
-def corpus(shared_dir: Path) -> Corpus:
-    docs = ingest_dirs([shared_dir / "data" / "scientific-pdfs"]).documents
+def corpus() -> Corpus:
+    docs = ingest_dirs([PAPERS]).documents
     return Corpus({d.id: d for d in docs}, PassageIndex.build(docs))
 
 

@@ -20,14 +20,13 @@ from agents.offline.text import (
     tokens,
 )
 from agents.offline.textindex import MAX_CHARS, Hit, PassageIndex, fts_query, make_passages
+from tests.helpers.data import PAPERS
 
-PDF_DIR = (Path(__file__).parents[1] / ".." / "shared" / "data" / "scientific-pdfs").resolve()
+PDF_DIR = PAPERS
 
 
 @pytest.fixture(scope="module")
 def docs() -> dict[str, Document]:
-    if not PDF_DIR.is_dir():
-        pytest.fail(f"shared PDFs not found at {PDF_DIR}: the shared/ folder must sit beside the project")
     return {Path(d.source["local_path"]).name: d for d in ingest_dirs([PDF_DIR]).documents}
 
 
