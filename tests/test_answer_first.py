@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from orchestrator.graph.citations import Citation, Ref
 from orchestrator.report.answer import direct_answer, short_title
+from orchestrator.report.model import Cite, Document, Para, Section, Text
 from tests.helpers.data import PAPERS
 
 QUESTION = "How many papers does the S2ORC corpus contain?"
@@ -62,13 +64,20 @@ def test_json_mode_carries_the_answer_in_the_result_event(
 
 
 def test_citations_resolve_to_short_titles() -> None:
-    markdown = ("## Answer\n\nIt holds 81.1M papers. [1, p. 1] It is large. [1, p. 2; 2, pp. 3, 4]\n\n"
-                "## Bibliography\n\n<a id=\"ref-1\"></a>[1] Lo, K. (2020). *S2ORC: The Semantic Scholar Open "
-                "Research Corpus*. ACL.\n\n<a id=\"ref-2\"></a>[2] Tully, N. (2010). *Patient Experiences of "
-                "Structured Heart Failure Programmes in Ireland*. RRP.\n")
-    assert direct_answer(markdown) == ("It holds 81.1M papers. [S2ORC, p. 1] It is large. [S2ORC, p. 2; "
-                                       "Patient Experiences of Structured Heart Failure\u2026, pp. 3, 4]")
-    assert direct_answer("## Abstract\n\nNo answer section.\n") is None
+    def cite(*refs: tuple[int, tuple[int, ...]]) -> Cite:
+        return Cite(Citation(("a:C1",), tuple(Ref(n, f"S{n}", pages) for n, pages in refs)))
+
+    answer = Section("Answer", "answer", [Para((Text("It holds 81.1M papers [79]. "), cite((1, (1,))),
+                                                Text(" It is large. "), cite((1, (2,)), (2, (3, 4)))))])
+    document = Document("T", (), [], [answer], None, None, titles={
+        1: "S2ORC: The Semantic Scholar Open Research Corpus",
+        2: "Patient Experiences of Structured Heart Failure Programmes in Ireland"})
+    found = direct_answer(document)
+    assert found is not None
+    assert found.text == ("It holds 81.1M papers. [S2ORC, p. 1] It is large. [S2ORC, p. 2; "
+                          "Patient Experiences of Structured Heart Failure\u2026, pp. 3, 4]")
+    assert found.first_sentence == "It holds 81.1M papers. [S2ORC, p. 1]" and found.top_citation == "S2ORC, p. 1"
+    assert direct_answer(Document("T", (), [], [Section("Abstract", "summary", [])], None, None)) is None
     assert short_title("LONGEVAL: Guidelines for Human Evaluation") == "LONGEVAL"
 
 

@@ -99,7 +99,8 @@ def test_a_batch_runs_one_session_per_question_and_writes_the_summary(tmp_path: 
     assert "[3/3]" in out.stdout and "3/3 session(s) finished" in out.stdout
     rows, data = summary(tmp_path / "out")
     assert [r["question"] for r in rows] == [q["question"] for q in data] and len(rows) == 3
-    assert list(rows[0]) == ["question", "session", "status", "score", "cost_usd", "wall_seconds"]
+    assert list(rows[0]) == ["question", "session", "status", "answer", "top_citation", "report", "score", "cost_usd",
+                             "wall_seconds"]
     found = sessions(env)
     assert sorted(r["session"] for r in rows) == [p.name for p in found]
     for row, entry in zip(rows, data, strict=True):
@@ -109,6 +110,10 @@ def test_a_batch_runs_one_session_per_question_and_writes_the_summary(tmp_path: 
         assert entry["score"] == json.loads((folder / "quality.json").read_text())["score"]
         assert stored["options"]["input_dirs"] == [str(sleep_corpus.resolve())]  # this machine's folder, not scratch
         assert (folder / "mission-report.md").exists() and entry["wall_seconds"] > 0
+        # the answer where a batch user looks for it: its first sentence, its top citation, the report
+        assert entry["report"] == str(folder / "mission-report.md") == row["report"]
+        assert entry["answer"] == stored["answer"]["first_sentence"] and entry["answer"].endswith("]")
+        assert entry["top_citation"] and entry["top_citation"] in entry["answer"]
     assert json.loads((Path(env["CCONDUCTOR_SESSIONS_DIR"]) / rows[1]["session"] / "session.json").read_text())[
         "options"]["max_minutes"] == 5
     again = batch(env, str(questions), "--input-dir", str(sleep_corpus), "--out", str(tmp_path / "out"))

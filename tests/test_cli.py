@@ -236,11 +236,16 @@ def test_an_unknown_session_is_a_usage_error_that_says_what_to_do(cli: Any, sess
     assert "cconductor sessions" in result.stderr
     result = cli("latest")
     assert result.exit_code == 2
-    assert 'cconductor new "query"' in result.stderr
+    assert 'cconductor run "question"' in result.stderr and "$CCONDUCTOR_SESSIONS_DIR" in result.stderr
     for command in (["process"], ["validate"], ["export"], ["rollback", "--to", "0"], ["retry", "--", "x"]):
         result = cli(*command[:1], "20990101T000000000Z-0000000000", *command[1:])
         assert result.exit_code == 2, (command, result.output)
-        assert "not found" in result.stderr
+        assert "not found" in result.stderr and "$CCONDUCTOR_SESSIONS_DIR" in result.stderr
+    # where a session may be left out it is the latest one, and no session says where else to look
+    for command in (["status"], ["report"], ["export"], ["validate"], ["resume"], ["ask", "--all", "q"]):
+        result = cli(*command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "no sessions in" in result.stderr and "$CCONDUCTOR_SESSIONS_DIR" in result.stderr, command
 
 
 def test_json_on_every_reading_command_is_valid_json(cli: Any, paths: SessionPaths) -> None:

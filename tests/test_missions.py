@@ -17,6 +17,7 @@ SHIPPED = [
     "academic-research",
     "competitive-analysis",
     "general-research",
+    "local-documents",
     "market-research",
     "technical-analysis",
 ]

@@ -191,7 +191,8 @@ def _unverified(g: dict[str, Any]) -> None:
             _few_sources,
             {},
             "min_sources",
-            "1 more distinct sources in claim evidence; already in the graph but uncited: \u201cPaper 10\u201d",
+            "1 more distinct sources in claim evidence; in the graph, uncited, and about the question: "
+            "\u201cPaper 10\u201d",
         ),
         (_not_peer_reviewed, {}, "min_peer_reviewed_sources", "at least 3 more peer-reviewed sources"),
         (_uncited, {}, "all_claims_cited", "uncited claims (a:C1, a:C2)"),
@@ -341,3 +342,74 @@ def test_score_and_components_stay_within_bounds(claims: list[tuple[float, bool,
     assert all(0 <= c.score <= 100 for c in report.components)
     result = gate(report, graph, CRITERIA)
     assert result.passed or result.recommendations
+
+
+# --- sources that bear on the question; criteria about the answer ----------------------------------
+
+
+def _papers_on_two_topics() -> dict[str, Any]:
+    """Three cited papers on sleep, two uncited on sleep and memory, three uncited about wheat."""
+    graph = good_graph(sources=3, claims=6)
+    titles = ["Sleep and memory consolidation", "Napping in adults", "Sleep deprivation in students",
+              "Sleep loss impairs working memory", "Memory after a night without sleep",
+              "Heat stress in wheat", "Wheat metabolites under drought", "Grain yield of wheat"]
+    graph["sources"] = [source(n, title=title) for n, title in enumerate(titles, 1)]
+    return graph
+
+
+def test_only_sources_about_the_question_are_recommended() -> None:
+    graph = _papers_on_two_topics()
+    result = gate(score_graph(graph, now=NOW), graph, {"min_sources": 6, "required_sections": ["Summary"]},
+                  question="How does sleep loss affect memory?")
+    (advice,) = result.recommendations
+    assert "Sleep loss impairs working memory" in advice and "Memory after a night without sleep" in advice
+    assert "wheat" not in advice.casefold()
+
+
+def test_with_no_relevant_source_left_the_advice_is_to_add_documents_not_to_pad() -> None:
+    graph = _papers_on_two_topics()
+    del graph["sources"][3:5]
+    result = gate(score_graph(graph, now=NOW), graph, {"min_peer_reviewed_sources": 6, "required_sections": ["S"]},
+                  question="How does sleep loss affect memory?")
+    (advice,) = result.recommendations
+    assert "no other source in the graph bears on the question" in advice and "wheat" not in advice.casefold()
+
+
+def test_a_source_round_researches_only_sources_about_the_question() -> None:
+    from orchestrator.run.iteration import source_questions
+
+    graph = _papers_on_two_topics()
+    quality = {"checks": [{"criterion": "min_sources", "passed": False}]}
+    graph["sources"] = [{**s, "content_sha256": "0" * 64} for s in graph["sources"]]
+    asked = {"p:Q1": {"question": "How does sleep loss affect memory?"}}
+    questions = source_questions(graph, quality, asked, "How does sleep loss affect memory?")
+    assert sorted(q["source_ids"][0] for q in questions) == ["a:S4", "a:S5"]
+
+
+@pytest.mark.parametrize(("need", "answered", "passes"), [(0.5, 2, True), (0.5, 1, False), (1.0, 3, True)])
+def test_answered_sub_questions_criterion(need: float, answered: int, passes: bool) -> None:
+    graph = good_graph(sources=3, claims=6)
+    graph["claims"] = [c for c in graph["claims"] if int(c["sub_question_id"][1:]) <= answered]
+    result = gate(score_graph(graph, now=NOW), graph,
+                  {"min_answered_sub_questions": need, "required_sections": ["Answer"]})
+    (check,) = result.checks
+    assert check["criterion"] == "min_answered_sub_questions" and check["passed"] is passes
+    assert check["actual"] == round(answered / 3, 4)
+    if not passes:
+        assert any("Add documents that do" in r and "Q3 (Question 3?)" in r for r in result.recommendations)
+
+
+def test_contradictions_surfaced_needs_both_sides_citable() -> None:
+    graph = good_graph(sources=3, claims=4)
+    graph["contradictions"] = [{"id": "k1", "status": "open", "claim_ids": ["a:C1", "a:C2"]}]
+    criteria = {"contradictions_surfaced": True, "required_sections": ["Answer"]}
+    assert gate(score_graph(graph, now=NOW), graph, criteria).passed
+    graph["claims"][1]["evidence"][0]["verification"]["verified"] = False
+    result = gate(score_graph(graph, now=NOW), graph, criteria)
+    assert not result.passed and "k1" in " ".join(result.recommendations)
+
+
+def test_a_mission_without_a_criterion_does_not_check_it() -> None:
+    graph = good_graph(sources=1, claims=2)
+    result = gate(score_graph(graph, now=NOW), graph, {"all_claims_cited": True, "required_sections": ["A"]})
+    assert result.passed and [c["criterion"] for c in result.checks] == ["all_claims_cited"]

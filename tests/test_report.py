@@ -332,9 +332,21 @@ def test_markdown_escapes_source_text() -> None:
     markdown = render(outline=OUTLINE)
     assert "<script>" not in markdown and "\\<script\\>" in markdown
     graph = make_graph()
-    graph["claims"][0]["statement"] = "Claim [7] with *stars* and | pipes"
+    graph["claims"][0]["statement"] = "Claim [note] with *stars* and | pipes"
     markdown = render(graph=graph)
-    assert "\\[7\\]" in markdown and 7 not in citation_numbers(markdown)
+    assert "\\[note\\]" in markdown and "\\*stars\\*" in markdown
+
+
+def test_a_sources_own_reference_numbers_never_meet_the_reports() -> None:
+    """One numbering: "[79]" of the paper is dropped from prose and elided in quotes; the report's "[n, p. x]" stay."""
+    graph = make_graph()
+    claim = graph["claims"][0]
+    claim["statement"] = "Quality improvement needs leadership [79] and funds [4, 12]."
+    markdown = render(graph=graph)
+    html = render_html(graph, session=SESSION, quality=None, mission=mission_dict(), outline=None, ledger=LEDGER)
+    assert "leadership and funds." in markdown and "[79]" not in markdown and "\\[79\\]" not in markdown
+    assert "leadership and funds." in html and "[79]" not in html
+    assert citation_numbers(markdown) and max(citation_numbers(markdown)) <= len(bibliography_numbers(markdown))
 
 
 def test_rendering_is_deterministic() -> None:

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from rapidfuzz import fuzz
 
 from orchestrator.answers.model import Part, Passage
-from orchestrator.answers.terms import coverage
 from orchestrator.graph.evidence import verify_snippet
+from orchestrator.model.terms import coverage
 from orchestrator.model.textnorm import critical_tokens, normalize, words
 
 EXACT = 1.0

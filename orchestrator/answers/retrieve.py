@@ -1,6 +1,6 @@
 """What the graph holds about a question: BM25 over claims and their verified passages, then SPARQL.
 
-1. BM25 (``bm25s``, terms of :mod:`orchestrator.answers.terms`) ranks every claim (statement and verified passages),
+1. BM25 (``bm25s``, terms of :mod:`orchestrator.model.terms`) ranks every claim (statement and verified passages),
    entity (names, description) and relationship (its ends and predicate). An item counts only when
    it matches enough of the question's content terms (:data:`MIN_COVERAGE`), so a question the
    session never researched finds nothing rather than the least bad match.
@@ -19,8 +19,8 @@ from typing import Any
 from orchestrator.answers import sparql
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.model import ContextItem, Retrieved
-from orchestrator.answers.terms import STOPWORDS, content_terms
 from orchestrator.model.layout import SessionPaths
+from orchestrator.model.terms import STOPWORDS, content_terms
 
 #: Share of the question's content terms an item must contain to be relevant.
 MIN_COVERAGE = 0.4

@@ -89,7 +89,40 @@ pass_ctx = click.make_pass_decorator(Context)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: How `cconductor --help` groups the commands, in this order; a command not named here is listed under "Other".
+COMMAND_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Research", ("run", "resume", "batch", "ask", "report", "view")),
+    ("Inspect a session", ("status", "sessions", "latest", "validate", "export")),
+    ("Drive the artifact pipeline (agents, or you by hand)", ("new", "process", "watch", "retry", "rollback")),
+    ("Catalogues", ("missions", "agents", "models", "memory")),
+)
+
+
+class SectionedGroup(click.Group):
+    """A command group whose help lists commands by what a user wants to do, not alphabetically."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        order = [name for _, names in COMMAND_SECTIONS for name in names]
+        known = set(super().list_commands(ctx))
+        return [n for n in order if n in known] + sorted(known - set(order))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        listed = set(super().list_commands(ctx))
+        placed: set[str] = set()
+        for title, names in (*COMMAND_SECTIONS, ("Other", tuple(sorted(listed)))):
+            rows = []
+            for name in names:
+                command = self.get_command(ctx, name)
+                if name in placed or command is None or command.hidden:
+                    continue
+                placed.add(name)
+                rows.append((name, command.get_short_help_str(limit=formatter.width - 6 - len(name))))
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+@click.group(cls=SectionedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cconductor")
 @click.option(
     "--sessions-dir",
@@ -106,7 +139,20 @@ def main(ctx: click.Context, sessions_dir: Path | None) -> None:
     empty <agent>.kg.lock; cconductor validates and merges them into the knowledge
     graph, or writes <agent>.retry-instructions.json saying exactly what to fix.
 
-    SESSION is a session folder path, a session id, or 'latest'.
-    Exit codes: 0 ok, 1 rejected / not conforming, 2 usage error.
+    SESSION is a session folder path, a session id, or 'latest' (the default where it
+    may be left out).
+
+    \b
+    Start here:
+      cconductor run "What limits the method?" --input-dir papers/
+      cconductor ask latest "What limits the method?"
+
+    \b
+    Exit codes:
+      0    ok (a run that produced its report: completed, or partial with the reason)
+      1    artifacts rejected, graph not conforming, a run that failed, or another failure
+      2    usage error (bad arguments, unknown session or mission, question too long)
+      3    a run stopped because its budget was spent (budget_exhausted)
+      130  interrupted (Ctrl-C or SIGTERM); `cconductor resume` continues the run
     """
     ctx.obj = Context(sessions_dir or default_sessions_dir())

@@ -8,6 +8,7 @@ import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.model.errors import SessionDamaged, UsageError
+from orchestrator.model.question import checked_question
 
 
 def _backend(requested: str) -> str:
@@ -34,6 +35,7 @@ def ask(ctx: Context, session: str | None, question: str | None, all_sessions: b
     """Answer QUESTION from SESSION's graph, every sentence cited and each citation checked.
 
     \b
+    Examples:
       cconductor ask latest "How are snippets verified?"
       cconductor ask --all "How are snippets verified?"
 
@@ -45,20 +47,19 @@ def ask(ctx: Context, session: str | None, question: str | None, all_sessions: b
     from orchestrator.answers.render import render
     from orchestrator.answers.service import ask as ask_session
     from orchestrator.run.plugins import answer_composer
-    from orchestrator.session.record import list_sessions
+    from orchestrator.session.record import list_sessions, other_sessions_hint
 
     if all_sessions:
         if question is not None:
             raise UsageError("with --all give only the question: cconductor ask --all \"question\"")
         question, targets = session, list_sessions(ctx.sessions_dir)
         if not targets:
-            raise UsageError(f"there are no sessions in {ctx.sessions_dir}; pass --sessions-dir")
+            raise UsageError(f"there are no sessions in {ctx.sessions_dir.resolve()} ({other_sessions_hint()})")
     else:
         if session is None or question is None:
             raise UsageError('give a session and a question: cconductor ask SESSION "question" (or --all)')
         targets = [ctx.session(session)]
-    if not question or not question.strip():
-        raise UsageError('the question is empty: cconductor ask SESSION "question"')
+    question = checked_question(question or "")
     chosen = _backend(backend)
     documents: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
@@ -79,4 +80,14 @@ def ask(ctx: Context, session: str | None, question: str | None, all_sessions: b
         click.echo(f"backend: {chosen}", err=True)
     for item in skipped:
         click.echo(f"skipped {item['session']}: {item['reason']}", err=True)
-    click.echo("\n\n".join(render(d) for d in documents))
+    if not all_sessions:
+        click.echo(render(documents[0]))
+        return
+    hits = [d for d in documents if d["found"]]
+    if hits:
+        click.echo("\n\n".join(render(d) for d in hits))
+    others = len(documents) - len(hits)
+    if not hits:
+        click.echo(f"Q: {question}\nNot found in any of the {len(documents)} session(s) in {ctx.sessions_dir}.")
+    elif others:
+        click.echo(f"\n{others} other session(s) hold no answer to this question.")

@@ -21,12 +21,13 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 @main.command()
 @click.argument("questions_file", metavar="QUESTIONS", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--mission", default="academic-research", show_default=True,
-              help="Mission for every question (a JSON line may name its own).")
-@click.option("--input-dir", "input_dirs", multiple=True,
-              type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Folder of documents every session researches; repeatable.")
-@click.option("--backend", type=click.Choice(["auto", "offline", "anthropic"]), default="auto", show_default=True)
+@click.option("--mission", default=None,
+              help="Mission for every question (a JSON line may name its own; default: local-documents with "
+                   "--input-dir, else academic-research).")
+@click.option("--input-dir", "--input", "input_dirs", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="A folder of documents every session researches, or one document; repeatable.")
+@click.option("--backend", type=click.Choice(["auto", "offline", "anthropic"]), default="auto", show_default=True,
+              help="auto uses Claude when ANTHROPIC_API_KEY is set, else the offline backend (local documents).")
 @click.option("--executor", "executor_spec", default=None, metavar="SPEC",
               help="Where sessions run: local (default), dask-local, or dask://HOST:PORT.")
 @click.option("--max-parallel", type=click.IntRange(min=1), default=None,
@@ -38,7 +39,7 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 @json_option
 @pass_ctx
 @friendly
-def batch(ctx: Context, questions_file: Path, mission: str, input_dirs: tuple[Path, ...], backend: str,
+def batch(ctx: Context, questions_file: Path, mission: str | None, input_dirs: tuple[Path, ...], backend: str,
           executor_spec: str | None, max_parallel: int | None, out_dir: Path | None, resume: bool,
           as_json: bool) -> None:
     """Research every question of QUESTIONS (one per line, or JSON lines with per-question options).
@@ -46,14 +47,20 @@ def batch(ctx: Context, questions_file: Path, mission: str, input_dirs: tuple[Pa
     Finished sessions stay in the sessions folder; after Ctrl-C, run the same command with
     --resume to continue. The summary table (question, session, status, score, cost, wall
     time) is written as summary.csv and summary.json.
+
+    \b
+    Examples:
+      cconductor batch questions.txt --input-dir papers/
+      cconductor batch questions.txt --input-dir papers/ --resume
     """
     from orchestrator.run.batch import BatchState, read_questions
     from orchestrator.run.batch_runner import BatchInterrupted, LocalSessionPool, SessionPool, run_batch
     from orchestrator.run.executor_choice import resolve
-    from orchestrator.run.missions import load_mission
+    from orchestrator.run.missions import default_mission, load_mission
     from orchestrator.run.session_jobs import SessionJob
 
     questions = read_questions(questions_file)
+    mission = mission or default_mission(documents=bool(input_dirs), library=False)
     for name in {mission, *(str(q.options["mission"]) for q in questions if "mission" in q.options)}:
         load_mission(name)  # an unknown mission stops the batch before any session starts
     if backend in ("offline", "auto") and not input_dirs:

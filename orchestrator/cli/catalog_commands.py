@@ -14,7 +14,13 @@ from orchestrator.cli.app import emit_json, friendly, json_option, main
 @click.pass_context
 @friendly
 def missions(ctx: click.Context, as_json: bool) -> None:
-    """List missions (shipped and from the user config folder)."""
+    """List missions (shipped and from the user config folder).
+
+    \b
+    Examples:
+      cconductor missions
+      cconductor missions show local-documents
+    """
     if ctx.invoked_subcommand:
         return
     from orchestrator.run.missions import list_missions
@@ -32,14 +38,16 @@ def missions(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @friendly
 def missions_show(name: str, as_json: bool) -> None:
-    """Describe one mission: agents per phase, success criteria, limits."""
-    import dataclasses
+    """Describe one mission: agents per phase, success criteria, limits.
 
+    \b
+    Example:
+      cconductor missions show academic-research --json
+    """
     from orchestrator.run.missions import load_mission
 
     mission = load_mission(name)
-    data = dataclasses.asdict(mission)
-    data["source"] = str(mission.source)
+    data = {**mission.to_dict(), "source": str(mission.source)}
     if as_json:
         emit_json(data)
         return
@@ -53,12 +61,19 @@ def missions_show(name: str, as_json: bool) -> None:
 
 @main.command()
 @click.option(
-    "--agents-dir", "agent_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+    "--agents-dir", "agent_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Extra folder of agent definitions to list as well; repeatable.",
 )
 @json_option
 @friendly
 def agents(agent_dirs: tuple[Path, ...], as_json: bool) -> None:
-    """List agent definitions (built-in, user config folder, --agents-dir)."""
+    """List agent definitions (built-in, user config folder, --agents-dir).
+
+    \b
+    Examples:
+      cconductor agents
+      cconductor agents --agents-dir my-agents/ --json
+    """
     from orchestrator.run.definitions import load_definitions
 
     found = load_definitions(agent_dirs)

@@ -40,10 +40,16 @@ def new(ctx: Context, query: str, mission: str | None) -> None:
 
     Use it to drive agents by hand or from other tools: any program that follows the
     artifact protocol (docs/agent-protocol.md) can add to it.
+
+    \b
+    Example:
+      cconductor new "How do agents merge knowledge?"
     """
+    from orchestrator.model.question import checked_question
     from orchestrator.session.events import EventLog
     from orchestrator.session.record import create_session
 
+    query = checked_question(query, where="the research question")
     paths = create_session(ctx.sessions_dir, query, mission)
     EventLog(paths.events, paths.events_mutex).emit("session.created", f"session created for {query!r}", query=query)
     click.echo(str(paths.root))
@@ -66,7 +72,13 @@ def _processor(paths: SessionPaths) -> Processor:
 @pass_ctx
 @friendly
 def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) -> None:
-    """Process pending locks once, write the views, and exit (1 if anything was rejected)."""
+    """Process pending locks once, write the views, and exit (1 if anything was rejected).
+
+    \b
+    Examples:
+      cconductor process latest
+      cconductor process latest --agent my-agent --json
+    """
     from orchestrator.cli.launch import finished, one_shot
 
     one_shot()  # before the libraries are imported (cli/deferred.py)
@@ -121,7 +133,13 @@ def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) 
 @pass_ctx
 @friendly
 def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_json: bool) -> None:
-    """Merge locks as they appear, until interrupted (Ctrl-C)."""
+    """Merge locks as they appear, until interrupted (Ctrl-C).
+
+    \b
+    Examples:
+      cconductor watch latest
+      cconductor watch latest --polling
+    """
     import json as _json
 
     from orchestrator.commit.watcher import Watcher
@@ -162,7 +180,12 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
 @pass_ctx
 @friendly
 def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
-    """Re-submit AGENT's (fixed) artifacts: <agent>.kg.lock.error becomes <agent>.kg.lock."""
+    """Re-submit AGENT's (fixed) artifacts: <agent>.kg.lock.error becomes <agent>.kg.lock.
+
+    \b
+    Example:
+      cconductor retry latest my-agent
+    """
     from orchestrator.commit import locks
     from orchestrator.model.layout import check_agent_name
 
@@ -177,12 +200,18 @@ def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("session")
+@click.argument("session", default="latest")
 @json_option
 @pass_ctx
 @friendly
 def validate(ctx: Context, session: str, as_json: bool) -> None:
-    """Re-validate every merged artifact (schemas) and the whole graph (SHACL)."""
+    """Re-validate every merged artifact (schemas) and the whole graph (SHACL).
+
+    \b
+    Examples:
+      cconductor validate
+      cconductor validate latest --json
+    """
     from orchestrator.commit.inspect import validate_session
 
     problems = validate_session(ctx.session(session))
@@ -205,7 +234,13 @@ def validate(ctx: Context, session: str, as_json: bool) -> None:
 @pass_ctx
 @friendly
 def rollback(ctx: Context, session: str, target: int | None, show: bool, as_json: bool) -> None:
-    """Restore every agent's namespace as it was right after ledger entry --to N (see them with --list)."""
+    """Restore every agent's namespace as it was right after ledger entry --to N (see them with --list).
+
+    \b
+    Examples:
+      cconductor rollback latest --show
+      cconductor rollback latest --to 3
+    """
     from orchestrator.commit.rollback import rollback_session
     from orchestrator.run.outputs import recompute_quality
     from orchestrator.session.ledger import read_ledger

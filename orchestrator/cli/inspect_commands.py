@@ -15,7 +15,13 @@ from orchestrator.cli.app import Context, emit_json, friendly, json_option, main
 @pass_ctx
 @friendly
 def status(ctx: Context, session: str, as_json: bool) -> None:
-    """Show a session: status, agents, pending and errored locks, graph stats, quality."""
+    """Show a session: status, agents, pending and errored locks, graph stats, quality.
+
+    \b
+    Examples:
+      cconductor status
+      cconductor status latest --json
+    """
     from orchestrator.commit.inspect import session_status
     from orchestrator.graph.contradiction_summary import status_lines
 
@@ -59,7 +65,13 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
 @pass_ctx
 @friendly
 def sessions(ctx: Context, as_json: bool) -> None:
-    """List sessions, oldest first."""
+    """List sessions, oldest first.
+
+    \b
+    Examples:
+      cconductor sessions
+      cconductor --sessions-dir ~/research sessions --json
+    """
     from orchestrator.session.record import list_sessions, load_session
 
     rows = []
@@ -80,7 +92,9 @@ def sessions(ctx: Context, as_json: bool) -> None:
         for row in rows:
             click.echo(f"{row['id']}  {row['status']:<16} {row['mission'] or '-':<22} {row['query']}")
         if not rows:
-            click.echo(f"no sessions in {ctx.sessions_dir}")
+            from orchestrator.session.record import other_sessions_hint
+
+            click.echo(f"no sessions in {ctx.sessions_dir.resolve()} ({other_sessions_hint()})")
 
 
 @main.command()
@@ -88,7 +102,13 @@ def sessions(ctx: Context, as_json: bool) -> None:
 @pass_ctx
 @friendly
 def latest(ctx: Context, as_json: bool) -> None:
-    """Print the newest session's folder."""
+    """Print the newest session's folder.
+
+    \b
+    Examples:
+      cconductor latest
+      cd "$(cconductor latest)"
+    """
     paths = ctx.session("latest")
     if as_json:
         emit_json({"path": str(paths.root), "id": paths.root.name})
@@ -96,17 +116,23 @@ def latest(ctx: Context, as_json: bool) -> None:
         click.echo(str(paths.root))
 
 
-
 @main.command()
-@click.argument("session")
+@click.argument("session", default="latest")
 @click.option(
-    "--format", "fmt", type=click.Choice(["turtle", "trig", "jsonld", "nquads"]), default="trig", show_default=True
+    "--format", "fmt", type=click.Choice(["turtle", "trig", "jsonld", "nquads"]), default="trig", show_default=True,
+    help="RDF syntax of the export (trig and nquads keep one named graph per agent).",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to a file.")
 @pass_ctx
 @friendly
 def export(ctx: Context, session: str, fmt: str, output: Path | None) -> None:
-    """Export the knowledge graph as RDF."""
+    """Export the knowledge graph as RDF.
+
+    \b
+    Examples:
+      cconductor export
+      cconductor export latest --format turtle -o graph.ttl
+    """
     from orchestrator.commit.inspect import export_graph
 
     text = export_graph(ctx.session(session), "json-ld" if fmt == "jsonld" else fmt)

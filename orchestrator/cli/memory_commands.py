@@ -20,6 +20,11 @@ def memory() -> None:
     It lives in the user data folder (or $CCONDUCTOR_MEMORY_DIR) and fills itself: when an
     agent's accepted attempt follows a rejection, the change is recorded, and later retry
     instructions quote it under 'known_repairs'.
+
+    \b
+    Examples:
+      cconductor memory list
+      cconductor memory forget --all
     """
 
 
@@ -41,7 +46,12 @@ def _find(store: MemoryStore, item_id: str) -> RepairItem:
 @json_option
 @friendly
 def list_items(as_json: bool) -> None:
-    """List the repair items, best first (successes of uses)."""
+    """List the repair items, best first (successes of uses).
+
+    \b
+    Example:
+      cconductor memory list --json
+    """
     store = _store()
     items = store.items()
     if as_json:
@@ -59,7 +69,12 @@ def list_items(as_json: bool) -> None:
 @json_option
 @friendly
 def show(item_id: str, as_json: bool) -> None:
-    """Show one repair item (ITEM_ID or a unique prefix of it)."""
+    """Show one repair item (ITEM_ID or a unique prefix of it).
+
+    \b
+    Example:
+      cconductor memory show ITEM_ID
+    """
     item = _find(_store(), item_id)
     if as_json:
         emit_json(item.to_dict())
@@ -78,7 +93,13 @@ def show(item_id: str, as_json: bool) -> None:
 @json_option
 @friendly
 def forget(item_ids: tuple[str, ...], forget_all: bool, as_json: bool) -> None:
-    """Forget repair items (ITEM_ID... or --all)."""
+    """Forget repair items (ITEM_ID... or --all).
+
+    \b
+    Examples:
+      cconductor memory forget ITEM_ID
+      cconductor memory forget --all
+    """
     if forget_all == bool(item_ids):
         raise UsageError("give the ids of the items to forget, or --all (not both); "
                          "'cconductor memory list' shows the ids")

@@ -15,6 +15,7 @@ import click
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.cli.executor_options import bind_events, executor_options, opened_executor
 from orchestrator.model.errors import UsageError
+from orchestrator.model.question import checked_question
 
 EXIT_BUDGET_EXHAUSTED = 3
 #: Like a shell: 128 + SIGINT. The session is "interrupted" and `cconductor resume` continues it.
@@ -56,16 +57,16 @@ def _check_documents(input_dirs: tuple[Path, ...], include_notes: bool) -> None:
     from orchestrator.run.plugins import is_document
 
     seen = 0
-    for folder in input_dirs:
-        for path in sorted(folder.rglob("*")):
+    for given in input_dirs:
+        for path in [given] if given.is_file() else sorted(given.rglob("*")):
             if path.is_file():
                 seen += 1
-                if is_document(path, include_notes):
+                if is_document(path, include_notes or path == given):
                     return
     what = f"{seen} file(s), none of them a document to research" if seen else "no files"
     raise UsageError(
         f"{', '.join(str(d) for d in input_dirs)} holds {what}: give a folder of PDF, Markdown, text or HTML "
-        "documents (dataset notes such as README or SOURCES.md count only with --include-notes)"
+        "documents, or one such file (dataset notes such as README or SOURCES.md count only with --include-notes)"
     )
 
 
@@ -74,29 +75,30 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 
 def _finish(result: dict[str, Any], mode: str) -> None:
-    from orchestrator.report.answer import answer_of
+    from orchestrator.run.outputs import REPORT_HTML, REPORT_MARKDOWN
+    from orchestrator.session.record import recorded_answer
 
     root = Path(result["session"])
-    report = root / "mission-report.md"
-    answer = answer_of(report) if report.exists() else None
+    report = root / REPORT_MARKDOWN
+    answer = recorded_answer(root)
     if mode == "json":  # one JSON object per line: the events, then the result
         click.echo(
             json.dumps(
                 {"type": "run.result", **result, "report": str(report) if report.exists() else None,
-                 "answer": answer},
+                 "answer": answer.get("text") if answer else None},
                 ensure_ascii=False,
             )
         )
     else:
         if result.get("research_stopped") and mode != "quiet":
             click.echo(f"research stopped: {result['research_stopped']}")
-        if answer and mode != "quiet":
-            click.echo(f"\nanswer: {answer}\n")
+        if answer:  # the one thing the user asked for: printed even with --quiet
+            click.echo(f"answer: {answer['text']}" if mode == "quiet" else f"\nanswer: {answer['text']}\n")
         click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
         click.echo(f"session: {root}")
         if report.exists():
             click.echo(f"report: {report}")
-            click.echo(f"        {root / 'mission-report.html'}")
+            click.echo(f"        {root / REPORT_HTML}")
     if result["status"] == "interrupted":
         if mode != "json":
             click.echo(f"interrupted: continue with `cconductor resume {root.name}`", err=True)
@@ -114,7 +116,10 @@ def _mode(quiet: bool, as_json: bool) -> str:
 @main.command()
 @click.argument("query")
 @click.option(
-    "--mission", default="academic-research", show_default=True, help="Mission name or path to a mission JSON."
+    "--mission",
+    default=None,
+    help="Mission name or path to a mission JSON (default: local-documents with --input-dir, else "
+    "academic-research; see `cconductor missions`).",
 )
 @click.option(
     "--backend",
@@ -125,10 +130,11 @@ def _mode(quiet: bool, as_json: bool) -> str:
 )
 @click.option(
     "--input-dir",
+    "--input",
     "input_dirs",
     multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Folder of local documents to research (PDF, Markdown, text, HTML); repeatable.",
+    type=click.Path(exists=True, path_type=Path),
+    help="A folder of local documents (PDF, Markdown, text, HTML), or one document; repeatable.",
 )
 @click.option(
     "--include-notes",
@@ -161,7 +167,7 @@ def _mode(quiet: bool, as_json: bool) -> str:
     help="Fuzzy-match score (0-100) for a snippet to count as found.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan and an estimated cost range, then stop.")
-@click.option("--quiet", is_flag=True, help="Print only the result.")
+@click.option("--quiet", is_flag=True, help="Print only the answer and the result.")
 @executor_options
 @json_option
 @pass_ctx
@@ -169,7 +175,7 @@ def _mode(quiet: bool, as_json: bool) -> str:
 def run(
     ctx: Context,
     query: str,
-    mission: str,
+    mission: str | None,
     backend: str,
     input_dirs: tuple[Path, ...],
     include_notes: bool,
@@ -186,15 +192,21 @@ def run(
     executor_spec: str | None, caps: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Research QUERY with a mission and write a cited report."""
-    from orchestrator.run.missions import load_mission
+    """Research QUERY with a mission and write a cited report.
+
+    \b
+    Examples:
+      cconductor run "What limits the method?" --input-dir papers/
+      cconductor run "What limits the method?" --input paper.pdf --quiet
+      cconductor run "State of the art in X?" --mission academic-research --backend anthropic --dry-run
+    """
+    from orchestrator.run.missions import default_mission, load_mission
     from orchestrator.run.runner import MissionRunner, RunOptions
     from orchestrator.session.record import create_session
 
-    if not query.strip():
-        raise UsageError('the research question is empty; give it in quotes, e.g. cconductor run "How do ..."')
+    query = checked_question(query, where="the research question")
     chosen = "anthropic" if dry_run and backend == "anthropic" else _choose_backend(backend)
-    loaded = load_mission(mission)
+    loaded = load_mission(mission or default_mission(documents=bool(input_dirs), library=bool(libraries)))
     if chosen == "offline" and backend == "auto" and not as_json and not quiet:
         click.echo("No ANTHROPIC_API_KEY set: using the offline backend (local documents, no network).")
     if dry_run:
@@ -235,15 +247,21 @@ def run(
 
 
 @main.command()
-@click.argument("session")
-@click.option("--quiet", is_flag=True, help="Print only the result.")
+@click.argument("session", default="latest")
+@click.option("--quiet", is_flag=True, help="Print only the answer and the result.")
 @executor_options
 @json_option
 @pass_ctx
 @friendly
 def resume(ctx: Context, session: str, quiet: bool, executor_spec: str | None, caps: tuple[str, ...],
            as_json: bool) -> None:
-    """Continue an interrupted run from session.json and the files (harmless to repeat)."""
+    """Continue an interrupted run from session.json and the files (harmless to repeat).
+
+    \b
+    Examples:
+      cconductor resume
+      cconductor resume 20261127T110619345Z-85ece55f75 --quiet
+    """
     from orchestrator.run.missions import load_mission
     from orchestrator.run.runner import MissionRunner, RunOptions
     from orchestrator.session.record import load_session
@@ -265,7 +283,13 @@ def resume(ctx: Context, session: str, quiet: bool, executor_spec: str | None, c
 @pass_ctx
 @friendly
 def report(ctx: Context, session: str) -> None:
-    """Re-render the report files of SESSION from its knowledge graph."""
+    """Re-render the report files of SESSION from its knowledge graph.
+
+    \b
+    Examples:
+      cconductor report
+      cconductor report latest
+    """
     import json
 
     from orchestrator.commit.processor import Processor

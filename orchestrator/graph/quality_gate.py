@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from orchestrator.graph.quality import LIST_LIMIT, Check, GateResult, QualityReport
+from orchestrator.graph.relevance import relevant
 
 
 def _ids(items: Iterable[str]) -> str:
@@ -35,18 +36,23 @@ class _Gate:
             self.recommendations.append(advice)
 
 
-def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str, Any]) -> GateResult:
+def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str, Any], *,
+         question: str = "") -> GateResult:
     """Check each of the mission's success criteria present in ``criteria`` and recommend fixes.
 
-    The graph is read to point at sources that are present but not yet cited. ``required_sections``
-    is not checked here: the renderer always emits every required section.
+    The graph is read to point at sources that are present but not yet cited, and only at those
+    that bear on ``question`` (:mod:`orchestrator.graph.relevance`): more sources are worth citing
+    only when they have something to say about it. ``required_sections`` is not checked here: the
+    renderer always emits every required section.
     """
     counts = report.counts
     g = _Gate()
     sources = [s for s in graph.get("sources") or () if isinstance(s, dict)]
-    idle = [s for s in sources if s.get("id") not in report.cited_sources]
+    idle = relevant((s for s in sources if s.get("id") not in report.cited_sources), question)
     unused = _ids(_title(s) for s in idle)
     unused_reviewed = _ids(_title(s) for s in idle if s.get("peer_reviewed") is True)
+    more = ("; no other source in the graph bears on the question: add documents that do to the input "
+            "(--input-dir), or use a mission that does not count sources (local-documents)")
     if "confidence_threshold" in criteria:
         need, mean = criteria["confidence_threshold"], report.mean_confidence
         shown = "n/a (no claims)" if mean is None else f"{mean:.2f}"
@@ -61,14 +67,15 @@ def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str,
                 f"{have} sources are cited by claim evidence ({counts['sources']} in the graph); "
                 f"at least {need} required",
                 f"Cite at least {need - have} more distinct sources in claim evidence"
-                + (f"; already in the graph but uncited: {unused}." if unused else "."))
+                + (f"; in the graph, uncited, and about the question: {unused}." if unused else more + "."))
     if "min_peer_reviewed_sources" in criteria:
         need, have = criteria["min_peer_reviewed_sources"], counts["cited_peer_reviewed_sources"]
         g.check("min_peer_reviewed_sources", need, have, have >= need,
                 f"{have} cited sources are peer reviewed; at least {need} required",
                 f"Add evidence from at least {need - have} more peer-reviewed sources (papers with "
                 "peer_reviewed: true)"
-                + (f"; already in the graph but uncited: {unused_reviewed}." if unused_reviewed else "."))
+                + (f"; in the graph, uncited, and about the question: {unused_reviewed}." if unused_reviewed
+                   else more + "."))
     if "all_claims_cited" in criteria:
         required = criteria["all_claims_cited"] is True
         uncited = len(report.uncited_claims)
@@ -93,10 +100,44 @@ def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str,
                 f"(ratio {ratio:.2f}); at least {need} required",
                 "Quote snippets verbatim from stored source texts (content_sha256) so they verify; "
                 f"unverified: {_ids(report.unverified_evidence) or 'none, there is no evidence at all'}.")
+    if "min_answered_sub_questions" in criteria:
+        _answered_check(g, report, float(criteria["min_answered_sub_questions"]))
+    if criteria.get("contradictions_surfaced") is True:
+        _surfaced_check(g, report, graph)
     skip_uncited = any(c["criterion"] == "all_claims_cited" and not c["passed"] for c in g.checks)
     g.recommendations.extend(_flag_recommendations(report, graph, skip_uncited=skip_uncited))
     return GateResult(passed=all(c["passed"] for c in g.checks), checks=g.checks,
                       recommendations=g.recommendations)
+
+
+def _answered_check(g: _Gate, report: QualityReport, need: float) -> None:
+    """The plan's sub-questions that have a claim; without a plan, the question itself (any claim)."""
+    total, answered = report.counts["sub_questions"], report.counts["answered_sub_questions"]
+    if not total:
+        total, answered = 1, int(report.counts["cited_claims"] > 0)
+    share = round(answered / total, 4)
+    missing = _ids(f"{q['id']} ({q.get('question', '?')})" for q in report.unanswered_sub_questions)
+    g.check("min_answered_sub_questions", need, share, share >= need,
+            f"{answered} of {total} sub-questions are answered by a claim (share {share:.2f}); at least "
+            f"{need:g} required",
+            "The documents did not answer "
+            + (f"these sub-questions: {missing}" if missing else "the question")
+            + ". Add documents that do (--input-dir), or ask a narrower question.")
+
+
+def _surfaced_check(g: _Gate, report: QualityReport, graph: Mapping[str, Any]) -> None:
+    """Every open contradiction can be quoted on both sides: each side's claim has verified evidence."""
+    quotable = {str(c.get("id")) for c in graph.get("claims") or () if isinstance(c, dict)
+                and any((e.get("verification") or {}).get("verified") is True
+                        for e in c.get("evidence") or () if isinstance(e, dict))}
+    contradictions = {str(c.get("id")): c for c in graph.get("contradictions") or () if isinstance(c, dict)}
+    hidden = [cid for cid in report.open_contradictions
+              if not set(map(str, (contradictions.get(cid) or {}).get("claim_ids") or ())) <= quotable
+              or len((contradictions.get(cid) or {}).get("claim_ids") or ()) < 2]
+    total = len(report.open_contradictions)
+    g.check("contradictions_surfaced", True, not hidden, not hidden,
+            f"{total - len(hidden)} of {total} open contradictions are quoted in the report with both sides cited",
+            f"Give each side of these contradictions verified evidence, or resolve them: {_ids(hidden)}.")
 
 
 def _title(source: Mapping[str, Any]) -> str:

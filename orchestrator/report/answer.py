@@ -1,23 +1,35 @@
-"""The report's direct answer as terminal text: its "Answer" section with citations spelled out.
+"""The report's direct answer as plain text, for the terminal, batch summaries and session.json (pure).
 
-`cconductor run` ends by printing the answer the way the reader needs it on a console: each
-numbered citation ("[1, p. 6]") becomes the source's short title and page ("[S2ORC, p. 6]"), so
-the answer can be read without opening the report. Read from the rendered Markdown, so it shows
-exactly what the report says.
+Taken from the report's :class:`~orchestrator.report.model.Document` (never parsed back out of a
+rendered file), so it says exactly what the report says. Each numbered citation ("[1, p. 6]")
+is spelled with the source's short title ("[S2ORC, p. 6]") so it can be read without opening the
+report.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["direct_answer", "short_title"]
+from orchestrator.report.model import (
+    Bullets,
+    Cite,
+    Document,
+    Line,
+    Missing,
+    Para,
+    Quote,
+    Text,
+    quote_without_source_markers,
+    without_source_markers,
+)
 
-_SECTION = re.compile(r"(?ms)^## (?:Answer|Direct answer|Short answer)\s*\n(.*?)(?=^## |\Z)")
-_REF = re.compile(r"(\d+)(, pp?\. [\d, \u2013-]+)?")
-_MARKER = re.compile(r"\[(\d+(?:, pp?\. [\d, \u2013-]+)?(?:; \d+(?:, pp?\. [\d, \u2013-]+)?)*)\]")
-_ENTRY = re.compile(r"(?m)^(?:<a id=\"ref-\d+\"></a>)?\[(\d+)\] .*?\*(.+?)\*")
-_LINK = re.compile(r"\[([^\]]+)\]\(#ref-\d+\)")
+__all__ = ["DirectAnswer", "direct_answer", "short_title"]
+
+#: The first sentence with its citations: up to . ! or ? (and the brackets after it) where a capital,
+#: a digit or a quote starts the next one, so "e.g. the" and "81.1M" do not end it.
+_FIRST_SENTENCE = re.compile(r"^.*?[.!?](?:\s\[[^\]]*\])*(?=\s+[A-Z0-9\u201c\"(]|\s*$)")
 
 
 def short_title(title: str, words: int = 6) -> str:
@@ -29,30 +41,51 @@ def short_title(title: str, words: int = 6) -> str:
     return " ".join(parts[:words]) + ("\u2026" if len(parts) > words else "")
 
 
-def direct_answer(markdown: str) -> str | None:
-    """The Answer section's text with citations resolved to short titles and pages (None: no section)."""
-    found = _SECTION.search(markdown)
-    if not found:
+@dataclass(frozen=True)
+class DirectAnswer:
+    """The answer's text with readable citations, its first sentence and the first source it cites."""
+
+    text: str
+    first_sentence: str
+    top_citation: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "first_sentence": self.first_sentence, "top_citation": self.top_citation}
+
+
+def _spell(line: Line, titles: dict[int, str], cited: list[str]) -> str:
+    out = []
+    for part in line:
+        if isinstance(part, Cite):
+            refs = []
+            for ref in part.citation.refs:
+                label = short_title(titles.get(ref.number, str(ref.number)))
+                pages = ref.label().partition(", ")[2]
+                refs.append(label + (f", {pages}" if pages else ""))
+            cited.extend(refs)
+            out.append(" [" + "; ".join(refs) + "]")
+        elif isinstance(part, Missing):
+            out.append(" [citation needed]")
+        elif isinstance(part, Quote):
+            out.append(f"\u201c{quote_without_source_markers(part.text)}\u201d")
+        elif isinstance(part, Text):
+            out.append(without_source_markers(part.text))
+        else:
+            out.append(getattr(part, "text", ""))
+    return " ".join("".join(out).split())
+
+
+def direct_answer(document: Document) -> DirectAnswer | None:
+    """The Answer section (or a summary standing in for it), None when the report has neither."""
+    section = next((s for s in document.sections if s.kind == "answer"), None)
+    if section is None:
         return None
-    titles = {int(n): short_title(re.sub(r"\\(.)", r"\1", t)) for n, t in _ENTRY.findall(markdown)}
-    text = " ".join(_LINK.sub(r"\1", found.group(1)).split())
-
-    def resolve(m: re.Match[str]) -> str:
-        refs = []
-        for part in m.group(1).split("; "):
-            ref = _REF.match(part)
-            if ref is None:
-                return m.group(0)
-            number = int(ref.group(1))
-            refs.append(titles.get(number, str(number)) + (ref.group(2) or ""))
-        return "[" + "; ".join(refs) + "]"
-
-    return _MARKER.sub(resolve, text).replace("\\", "") or None
-
-
-def answer_of(report: Path) -> str | None:
-    """:func:`direct_answer` of a report file (None when it is missing or unreadable)."""
-    try:
-        return direct_answer(report.read_text(encoding="utf-8"))
-    except OSError:
+    cited: list[str] = []
+    lines = [b.line for b in section.blocks if isinstance(b, Para)]
+    lines += [line for b in section.blocks if isinstance(b, Bullets) for item in b.items for line in item]
+    text = " ".join(t for t in (_spell(line, document.titles, cited) for line in lines) if t)
+    if not text:
         return None
+    found = _FIRST_SENTENCE.match(text)
+    first = found.group(0) if found else text
+    return DirectAnswer(text, first, cited[0] if cited else None)

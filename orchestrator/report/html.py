@@ -27,6 +27,8 @@ from orchestrator.report.model import (
     Strong,
     Table,
     Text,
+    quote_without_source_markers,
+    without_source_markers,
 )
 
 #: Defence in depth: even a markup bug could not load or run anything.
@@ -80,13 +82,13 @@ def inline(line: Line) -> str:
     out = []
     for part in line:
         if isinstance(part, Text):
-            out.append(esc(part.text))
+            out.append(esc(without_source_markers(part.text)))
         elif isinstance(part, Strong):
             out.append(f"<strong>{esc(part.text)}</strong>")
         elif isinstance(part, Emph):
             out.append(f"<em>{esc(part.text)}</em>")
         elif isinstance(part, Quote):
-            out.append(f'<q class="snippet">{esc(part.text)}</q>')
+            out.append(f'<q class="snippet">{esc(quote_without_source_markers(part.text))}</q>')
         elif isinstance(part, Link):
             safe = re.match(r"^https?://\S+$", part.url)
             out.append(f'<a href="{esc(part.url)}">{esc(part.text)}</a>' if safe else esc(part.text))

@@ -9,12 +9,12 @@ sections keep their order; the outline's paragraphs fill them, and generated con
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from orchestrator.graph.citations import Citer, claim_resolver
-from orchestrator.graph.quality import score_graph
+from orchestrator.graph.quality import commit_time, score_graph
 from orchestrator.graph.quality_gate import gate
+from orchestrator.model.clock import iso_timestamp
 from orchestrator.report.context import Context
 from orchestrator.report.headings import kind_of, normalize_heading
 from orchestrator.report.model import Block, Document, Line, Para, Section, text_line
@@ -30,14 +30,6 @@ DEFAULT_SECTIONS = ("Executive Summary", "Key Findings", *(heading for _, headin
 
 #: Kinds whose generated content follows the outline's paragraphs instead of replacing them.
 ALWAYS_BUILT = frozenset({"evidence", "gaps", "contradictions", "quality", "methodology", "bibliography"})
-
-
-def graph_time(graph: Mapping[str, Any]) -> datetime | None:
-    """The graph's own timestamp, so a report rendered twice from one graph is identical."""
-    try:
-        return datetime.fromisoformat(str(graph.get("generated_at")).replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _unwrap(outline: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -107,8 +99,9 @@ def build_document(
     """
     criteria = (mission or {}).get("success_criteria") or {}
     if quality is None:
-        report = score_graph(graph, now=graph_time(graph))
-        quality = report.to_json(gate(report, graph, criteria) if criteria else None)
+        report = score_graph(graph, now=commit_time(graph, ledger))
+        question = str(session.get("query") or "")
+        quality = report.to_json(gate(report, graph, criteria, question=question) if criteria else None)
     body = _unwrap(outline)
     citer = Citer(graph)
     resolve = claim_resolver(graph, outline_agent)
@@ -137,8 +130,10 @@ def build_document(
         section.blocks.extend(build_section(section.kind, section.heading, ctx))
     title = " ".join(str(body.get("title") or session.get("query") or "Research report").split())
     passed = quality.get("passed")
+    titles = {number: " ".join(str(source.get("title") or source["id"]).split())
+              for number, source in citer.bibliography()}
     return Document(title, byline(ctx), lead, built, quality.get("score"), quality.get("band"),
-                    passed if isinstance(passed, bool) else None)
+                    passed if isinstance(passed, bool) else None, titles)
 
 
 def byline(ctx: Context) -> Line:
@@ -149,6 +144,7 @@ def byline(ctx: Context) -> Line:
     if ctx.session.get("id"):
         parts.append(f"Session: {ctx.session['id']}")
     graph = ctx.graph
-    parts.append(f"Knowledge graph commit {graph.get('commit_seq', '-')}, "
-                 f"generated {graph.get('generated_at', '-')}")
+    made = commit_time(graph, ctx.ledger)
+    parts.append(f"Knowledge graph commit {graph.get('commit_seq', '-')}"
+                 + (f" of {iso_timestamp(made)}" if made else ""))
     return text_line(" · ".join(parts))

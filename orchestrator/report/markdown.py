@@ -26,6 +26,8 @@ from orchestrator.report.model import (
     Strong,
     Table,
     Text,
+    quote_without_source_markers,
+    without_source_markers,
 )
 
 _SPACE = re.compile(r"\s+")
@@ -56,13 +58,13 @@ def inline(line: Line) -> str:
     out = []
     for part in line:
         if isinstance(part, Text):
-            out.append(escape(part.text))
+            out.append(escape(without_source_markers(part.text)))
         elif isinstance(part, Strong):
             out.append(_wrap(part.text, "**"))
         elif isinstance(part, Emph):
             out.append(_wrap(part.text, "*"))
         elif isinstance(part, Quote):
-            out.append(f"“*{escape(part.text)}*”")
+            out.append(f"“*{escape(quote_without_source_markers(part.text))}*”")
         elif isinstance(part, Link):
             url = _safe_url(part.url)
             out.append(f"[{escape(part.text)}](<{url}>)" if url else escape(part.text))

@@ -11,6 +11,20 @@ from dataclasses import dataclass, field
 
 from orchestrator.graph.citations import Citation
 
+#: A source's own numbered reference marker: "[79]", "[4, 12]", "[3-5]" (not a year such as "[2020]").
+_SOURCE_MARKER = re.compile(r"\s?\[\d{1,3}(?:\s*[,;\u2013\u2014-]\s*\d{1,3})*\]")
+
+
+def without_source_markers(text: str) -> str:
+    """Prose from a source without the source's own reference numbers, so the report's citations are
+    the only numbered ones a reader meets ("... quality improvement [79]." -> "... quality improvement.")."""
+    return _SOURCE_MARKER.sub("", text)
+
+
+def quote_without_source_markers(text: str) -> str:
+    """A verbatim quote with the source's reference numbers elided as "[\u2026]", the usual mark of an omission."""
+    return _SOURCE_MARKER.sub(" [\u2026]", text)
+
 
 @dataclass(frozen=True)
 class Text:
@@ -100,6 +114,8 @@ class Document:
     score: float | None
     band: str | None
     gate: bool | None = None
+    #: citation number -> the cited source's title, so the answer can be told without the bibliography
+    titles: dict[int, str] = field(default_factory=dict)
 
 
 # -- shorthand for building content: plain strings become Text ---------------------------

@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.model.errors import UsageError
+from orchestrator.model.question import checked_question
 from orchestrator.session.atomic import atomic_write_json, atomic_write_text
 
 STATE_NAME = "batch-state.json"
-SUMMARY_COLUMNS = ("question", "session", "status", "score", "cost_usd", "wall_seconds")
+SUMMARY_COLUMNS = ("question", "session", "status", "answer", "top_citation", "report", "score", "cost_usd",
+                   "wall_seconds")
 #: Per-question options a JSON line may set, and the ``cconductor run`` option each becomes.
 QUESTION_OPTIONS = {
     "mission": None, "backend": "--backend", "max_minutes": "--max-minutes", "budget_usd": "--budget",
@@ -88,6 +90,7 @@ def read_questions(path: Path) -> list[Question]:
         if not raw or raw.startswith("#"):
             continue
         question, options = _parse_line(path, number, raw)
+        checked_question(question, where=f"{path}:{number}: the question")
         digest = hashlib.sha256(json.dumps([question, options], sort_keys=True).encode()).hexdigest()[:8]
         questions.append(Question(f"q{len(questions) + 1:04d}-{digest}", number, question, options))
     if not questions:

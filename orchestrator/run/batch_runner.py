@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from orchestrator.run.batch import FINISHED, BatchState, Question
+from orchestrator.run.outputs import REPORT_MARKDOWN
 from orchestrator.run.session_jobs import SessionJob, SessionResult, publish, run_session_job
+from orchestrator.session.record import recorded_answer
 
 
 class SessionPool(Protocol):
@@ -87,7 +89,7 @@ class Progress:
 def _row(question: Question, result: SessionResult, sessions_dir: Path, input_dirs: tuple[str, ...]) -> dict[str, Any]:
     row: dict[str, Any] = {"qid": question.qid, "session": result.session_id, "status": result.status,
                            "reason": result.reason, "wall_seconds": result.wall_seconds, "score": None,
-                           "cost_usd": None}
+                           "cost_usd": None, "answer": None, "top_citation": None, "report": None}
     if result.status not in FINISHED or result.bundle is None:
         row["output_tail"] = result.output_tail[-1000:]
         return row
@@ -97,6 +99,11 @@ def _row(question: Question, result: SessionResult, sessions_dir: Path, input_di
         row["score"] = json.loads((folder / "quality.json").read_text(encoding="utf-8")).get("score")
     with contextlib.suppress(OSError, ValueError):
         row["cost_usd"] = json.loads((folder / "session.json").read_text(encoding="utf-8")).get("cost_usd")
+    answer = recorded_answer(folder)
+    if answer:
+        row["answer"], row["top_citation"] = answer.get("first_sentence"), answer.get("top_citation")
+    if (folder / REPORT_MARKDOWN).is_file():
+        row["report"] = str(folder / REPORT_MARKDOWN)
     return row
 
 

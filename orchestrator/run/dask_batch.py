@@ -13,6 +13,7 @@ from typing import Any
 import distributed
 
 from orchestrator.run.dask_blobs import ScatteredBlobs
+from orchestrator.run.jobs import visible_inputs
 from orchestrator.run.session_jobs import SessionJob, SessionResult, run_session_job
 
 
@@ -34,10 +35,8 @@ class DaskSessionPool:
         if job.input_dirs not in self._sent:
             inputs: dict[str, str] = {}
             for n, folder in enumerate(job.input_dirs):
-                root = Path(folder)
-                for path in sorted(p for p in root.rglob("*") if p.is_file()):
-                    if not any(part.startswith(".") for part in path.relative_to(root).parts):
-                        inputs[f"{n}/{path.relative_to(root).as_posix()}"] = self._blobs.add_file(path)
+                for rel, path in visible_inputs(Path(folder)):
+                    inputs[f"{n}/{rel}"] = self._blobs.add_file(path)
             self._sent[job.input_dirs] = inputs
         return dataclasses.replace(job, inputs=self._sent[job.input_dirs])
 

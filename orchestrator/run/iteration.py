@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from orchestrator.graph.relevance import relevant
 from orchestrator.run.config import RunLimits
 from orchestrator.run.missions import Phases
 
@@ -40,18 +41,20 @@ SOURCE_CRITERIA = frozenset({"min_sources", "min_peer_reviewed_sources"})
 def source_questions(
     graph: Mapping[str, Any], quality: Mapping[str, Any], asked: Mapping[str, dict[str, Any]], query: str
 ) -> list[dict[str, Any]]:
-    """When the gate wants more cited sources, ask what each uncited stored source says.
+    """When the gate wants more cited sources, ask what each uncited stored source that bears on the query says.
 
-    The gate's own recommendation ("already in the graph but uncited") turned into work: one
-    question per such source (peer-reviewed first when that criterion failed), restricted to it
-    with ``source_ids`` and answering the plan's first sub-question (``answers``).
+    The gate's own recommendation turned into work: one question per uncited source whose title,
+    abstract or keywords are about the query (peer-reviewed first when that criterion failed),
+    restricted to it with ``source_ids`` and answering the plan's first sub-question (``answers``).
+    A source about something else gets no round: reading it would only pad the source count.
     """
     failing = {c["criterion"] for c in quality.get("checks", []) if not c["passed"]} & SOURCE_CRITERIA
     if not failing:
         return []
     cited = {e["source_id"] for c in graph.get("claims", []) for e in c.get("evidence", [])
              if (e.get("verification") or {}).get("verified")}
-    candidates = [s for s in graph.get("sources", []) if s["id"] not in cited and s.get("content_sha256")]
+    candidates = [s for s in relevant(graph.get("sources", []), query)
+                  if s["id"] not in cited and s.get("content_sha256")]
     if "min_peer_reviewed_sources" in failing:
         candidates.sort(key=lambda s: s.get("peer_reviewed") is not True)
     answers = next(iter(asked), None)

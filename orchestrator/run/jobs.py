@@ -109,9 +109,15 @@ class BlobIndex:
         return source if isinstance(source, bytes) else source.read_bytes()
 
 
-def _visible_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and not any(
-        part.startswith(".") for part in p.relative_to(folder).parts))
+def visible_inputs(root: Path) -> list[tuple[str, Path]]:
+    """The files an input (a folder, or one document) holds, by their path relative to it; hidden ones left out.
+
+    A single file is named by its own name, so on a worker it becomes a folder holding just that file.
+    """
+    if root.is_file():
+        return [(root.name, root)]
+    return [(p.relative_to(root).as_posix(), p) for p in sorted(root.rglob("*")) if p.is_file() and not any(
+        part.startswith(".") for part in p.relative_to(root).parts)]
 
 
 def _in_scratch(value: str, root: str) -> str:
@@ -127,8 +133,8 @@ def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str
     task_inputs = dict(task.get("inputs") or {})
     scratch_dirs = []
     for n, folder in enumerate(task_inputs.get("input_dirs") or ()):
-        for path in _visible_files(Path(folder)):
-            inputs[f"inputs/{n}/{path.relative_to(folder).as_posix()}"] = blobs.add_file(path)
+        for rel, path in visible_inputs(Path(folder)):
+            inputs[f"inputs/{n}/{rel}"] = blobs.add_file(path)
         scratch_dirs.append(f"{SCRATCH}/inputs/{n}")
     libraries = []
     for n, library in enumerate(task_inputs.get("libraries") or ()):
@@ -147,7 +153,7 @@ def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str
     attempt = int(task.get("attempt", 1))
     previous = session_root / STATE_DIR_NAME / "attempts" / f"{job.agent}-{attempt - 1}"
     if attempt > 1 and previous.is_dir():  # a retry reads what its rejected attempt wrote
-        for path in _visible_files(previous):
+        for _, path in visible_inputs(previous):
             inputs[path.relative_to(session_root).as_posix()] = blobs.add_bytes(path.read_bytes())
     sources = session_root / "sources"
     if sources.is_dir():

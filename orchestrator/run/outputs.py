@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
 
-from orchestrator.graph.quality import plan_sub_questions, score_graph
+from orchestrator.graph.quality import commit_time, plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
@@ -16,11 +15,17 @@ from orchestrator.session.atomic import atomic_write_json, atomic_write_text
 from orchestrator.session.ledger import read_ledger
 from orchestrator.session.record import load_session, update_session
 
+REPORT_MARKDOWN = "mission-report.md"
+REPORT_HTML = "mission-report.html"
+#: Report files are for reading and sharing (the session's internal state stays private).
+REPORT_FILE_MODE = 0o644
+
 
 def evaluate_quality(paths: SessionPaths, graph: dict[str, Any], mission: Mission) -> dict[str, Any]:
     """Score the graph, gate it on the mission's criteria, and write quality.json."""
-    report = score_graph(graph, plan_sub_questions(graph))
-    result = gate(report, graph, dataclasses.asdict(mission.success_criteria))
+    report = score_graph(graph, plan_sub_questions(graph), now=commit_time(graph, read_ledger(paths.store_db)))
+    question = str(load_session(paths).get("query") or "")
+    result = gate(report, graph, mission.success_criteria.checked(), question=question)
     document = report.to_json(result)
     document["mission"] = mission.name
     atomic_write_json(paths.root / "quality.json", document)
@@ -36,33 +41,41 @@ def outline_of(graph: dict[str, Any], mission: Mission) -> dict[str, Any] | None
 
 
 def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, quality: dict[str, Any]) -> list[str]:
-    """Render every output format the mission asks for; returns the file names written."""
+    """Render every output format the mission asks for from one report document; returns the file names written.
+
+    The report's direct answer goes into session.json too (``answer``), where `run`, `batch` and
+    other tools find it without reading the report.
+    """
+    from orchestrator.report.answer import direct_answer
     from orchestrator.report.bibliography import to_bibtex, to_csl_json
-    from orchestrator.report.html import render_html
-    from orchestrator.report.markdown import render_markdown
+    from orchestrator.report.html import to_html
+    from orchestrator.report.layout import build_document
+    from orchestrator.report.markdown import to_markdown
 
     session = load_session(paths)
-    ledger = read_ledger(paths.store_db)
-    context: dict[str, Any] = {"session": session, "quality": quality, "mission": dataclasses.asdict(mission),
-                               "outline": outline_of(graph, mission), "ledger": ledger}
-    context["mission"]["source"] = str(mission.source)
+    mission_data = {**mission.to_dict(), "source": str(mission.source)}
+    document = build_document(graph, session=session, quality=quality, mission=mission_data,
+                              outline=outline_of(graph, mission), ledger=read_ledger(paths.store_db))
     formats = set(mission.output.formats)
-    written = []
+    outputs: list[tuple[str, str]] = []
     if "markdown" in formats:
-        atomic_write_text(paths.root / "mission-report.md", render_markdown(graph, **context))
-        written.append("mission-report.md")
+        outputs.append((REPORT_MARKDOWN, to_markdown(document)))
     if "html" in formats:
-        atomic_write_text(paths.root / "mission-report.html", render_html(graph, **context))
-        written.append("mission-report.html")
+        outputs.append((REPORT_HTML, to_html(document)))
     cited = cited_sources(graph)
     if "bibtex" in formats:
-        atomic_write_text(paths.root / "bibliography.bib", to_bibtex(cited))
-        written.append("bibliography.bib")
+        outputs.append(("bibliography.bib", to_bibtex(cited)))
     if "csl-json" in formats:
-        atomic_write_text(paths.root / "references.json",
-                          json.dumps(to_csl_json(cited), indent=2, ensure_ascii=False) + "\n")
-        written.append("references.json")
-    return written
+        outputs.append(("references.json", json.dumps(to_csl_json(cited), indent=2, ensure_ascii=False) + "\n"))
+    for name, text in outputs:
+        atomic_write_text(paths.root / name, text, mode=REPORT_FILE_MODE)
+    answer = direct_answer(document)
+
+    def record(data: dict[str, Any]) -> None:
+        data["answer"] = answer.to_json() if answer else None
+
+    update_session(paths, record)
+    return [name for name, _ in outputs]
 
 
 def cited_sources(graph: dict[str, Any]) -> list[dict[str, Any]]:

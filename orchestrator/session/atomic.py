@@ -24,7 +24,8 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bool = True,
+                       mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` (or its pieces, written in order, never joined) atomically.
 
     The pieces may come from a generator: each batch is written before the next is produced, so
@@ -32,13 +33,16 @@ def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bo
     removed and ``path`` is left as it was.
 
     The temp name starts with a dot and ends in ``.tmp`` so it can never be taken for
-    an artifact or a ``*.kg.lock`` signal.
+    an artifact or a ``*.kg.lock`` signal. The file is private (0600, as the temp file is made)
+    unless ``mode`` says otherwise: files meant to be shared, such as the report, pass 0o644.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         try:
             _write_all(fd, [data] if isinstance(data, bytes) else data)
+            if mode is not None:
+                os.fchmod(fd, mode)
             if durable:
                 os.fsync(fd)
         finally:
@@ -85,8 +89,8 @@ def _batches(pieces: Iterable[bytes]) -> Iterator[list[bytes]]:
         yield batch
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+def atomic_write_text(path: Path, text: str, *, durable: bool = True, mode: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, mode=mode)
 
 
 def dumps_pretty(data: Any) -> str:

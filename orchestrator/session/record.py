@@ -25,6 +25,12 @@ def default_sessions_dir() -> Path:
     return Path(os.environ.get(SESSIONS_DIR_ENV) or "research-sessions")
 
 
+def other_sessions_hint() -> str:
+    """How to look elsewhere: every message that finds no session says it the same way."""
+    return (f"sessions are looked up in ./research-sessions of the current folder unless you pass --sessions-dir DIR "
+            f"or set ${SESSIONS_DIR_ENV}")
+
+
 def create_session(
     sessions_dir: Path, query: str, mission: str | None = None, options: dict[str, Any] | None = None
 ) -> SessionPaths:
@@ -80,6 +86,20 @@ def load_session(paths: SessionPaths) -> dict[str, Any]:
     return data
 
 
+def recorded_answer(root: Path) -> dict[str, Any] | None:
+    """The report's direct answer as ``write_report`` recorded it (text, first_sentence, top_citation).
+
+    None when the session has no report yet, or its session.json cannot be read: the answer is an
+    extra for whoever prints a result, never a reason to fail.
+    """
+    try:
+        data = json.loads(SessionPaths(root).session_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    answer = data.get("answer") if isinstance(data, dict) else None
+    return answer if isinstance(answer, dict) and isinstance(answer.get("text"), str) else None
+
+
 def update_session(paths: SessionPaths, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Read-modify-write ``session.json`` under its own cross-process lock."""
     paths.state.mkdir(exist_ok=True)
@@ -109,8 +129,8 @@ def resolve_session(spec: str, sessions_dir: Path) -> SessionPaths:
         sessions = list_sessions(sessions_dir)
         if not sessions:
             raise SessionNotFound(
-                f"there are no sessions in {sessions_dir}; create one with `cconductor new \"query\"` "
-                "or pass --sessions-dir"
+                f"there are no sessions in {sessions_dir.resolve()}; start one with `cconductor run \"question\"` "
+                f"({other_sessions_hint()})"
             )
         return sessions[-1]
     as_path = Path(spec)
@@ -120,5 +140,5 @@ def resolve_session(spec: str, sessions_dir: Path) -> SessionPaths:
             return SessionPaths(candidate.resolve())
     hint = "list them with `cconductor sessions`"
     if SESSION_ID_RE.match(spec):
-        hint = f"no such id in {sessions_dir}; pass --sessions-dir or {hint}"
+        hint = f"no such id in {sessions_dir.resolve()}; {other_sessions_hint()}; {hint}"
     raise SessionNotFound(f"session {spec!r} not found: give a session folder path, an id or 'latest' ({hint})")

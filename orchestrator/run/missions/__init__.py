@@ -44,13 +44,22 @@ class Phases:
 
 @dataclass(frozen=True)
 class SuccessCriteria:
-    confidence_threshold: float
-    min_sources: int
-    min_peer_reviewed_sources: int
-    all_claims_cited: bool
-    min_quality_score: float
-    min_verified_evidence_ratio: float
+    """What the gate checks; a criterion that is None is not part of the mission and is not checked."""
+
     required_sections: tuple[str, ...]
+    confidence_threshold: float | None = None
+    min_sources: int | None = None
+    min_peer_reviewed_sources: int | None = None
+    all_claims_cited: bool | None = None
+    min_quality_score: float | None = None
+    min_verified_evidence_ratio: float | None = None
+    min_answered_sub_questions: float | None = None
+    contradictions_surfaced: bool | None = None
+
+    def checked(self) -> dict[str, Any]:
+        """The criteria the mission sets, in its schema form (what the gate takes)."""
+        return {key: list(value) if isinstance(value, tuple) else value
+                for key, value in vars(self).items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -84,9 +93,7 @@ class Mission:
 
     def to_dict(self) -> dict[str, Any]:
         """The mission in its schema form (what the gate and the renderers take)."""
-        criteria = vars(self.success_criteria) | {
-            "required_sections": list(self.success_criteria.required_sections)
-        }
+        criteria = self.success_criteria.checked()
         return {
             "name": self.name,
             "description": self.description,
@@ -175,6 +182,12 @@ def load_mission(name_or_path: str) -> Mission:
         "Give one of these names or a path to a mission .json file, "
         f"or add {name_or_path}.json to {user_missions_dir()}"
     )
+
+
+def default_mission(*, documents: bool, library: bool) -> str:
+    """The mission a run without --mission gets: answering from the user's own documents when it has
+    some (and no paper library to review), else a literature review."""
+    return "local-documents" if documents and not library else "academic-research"
 
 
 def list_missions() -> list[Mission]:

@@ -1,7 +1,8 @@
 """Content terms: the words that carry meaning, stemmed (Snowball, PyStemmer), in the normal form.
 
-One tokenisation for the BM25 index, the relevance cut-off and the word coverage of a cited
-sentence, so "circulating" in an answer meets "circulates" in a passage.
+One tokenisation for whatever compares a question with a text (the `ask` BM25 index and its
+relevance cut-off, the word coverage of a cited sentence, which sources bear on a question), so
+"circulating" in an answer meets "circulates" in a passage.
 """
 
 from __future__ import annotations
