@@ -168,3 +168,22 @@ def test_every_command_shows_an_example(name: str) -> None:
     for option in dict(_commands(main))[name].params:
         if isinstance(option, click.Option) and not option.hidden and option.name != "help":
             assert option.help, f"{name} {option.opts[0]} has no help text"
+
+
+def test_a_users_own_files_are_cited_by_name_without_a_missing_date(folder_run: dict[str, Any]) -> None:
+    root = folder_run["root"]
+    report = (root / "mission-report.md").read_text()
+    bibliography = report.split("## Bibliography", 1)[1].split("\n## ", 1)[0]
+    assert "Sleep and memory" in bibliography and "n.d." not in bibliography
+    assert str(folder_run["docs"]) not in report and f"{folder_run['docs'].name}/sleep.md" in bibliography
+    assert "@misc{sleep," in (root / "bibliography.bib").read_text()
+
+
+def test_citation_keys_of_authorless_sources_are_words_that_tell_them_apart() -> None:
+    from orchestrator.report.bibliography import bibtex_keys
+
+    keys = bibtex_keys([{"id": "a", "title": "How cconductor works"},
+                        {"id": "b", "title": "Data model: artifact files"},
+                        {"id": "c", "title": "Data sharing in practice", "year": 2020},
+                        {"id": "d", "title": "Notes", "local_path": "/home/x/docs/data-model.md"}])
+    assert keys == {"a": "cconductorworks", "b": "datamodel", "c": "datasharing2020", "d": "datamodelb"}

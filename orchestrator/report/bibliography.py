@@ -12,6 +12,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from functools import cache
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
@@ -55,7 +56,8 @@ _CORPORATE = frozenset({"organization", "organisation", "institute", "university
                         "agency", "committee", "council", "inc", "inc.", "ltd", "ltd.", "llc", "corporation",
                         "foundation", "group", "consortium", "department", "office", "bank", "commission"})
 _KEY_RE = re.compile(r"^[A-Za-z0-9_:.\-/]{1,64}$")
-_STOP = frozenset({"a", "an", "the", "on", "of", "in", "for", "and", "to", "with", "is", "are", "at", "by"})
+_STOP = frozenset({"a", "an", "the", "on", "of", "in", "for", "and", "to", "with", "is", "are", "at", "by", "how",
+                   "what", "why", "when", "where", "which", "who", "do", "does", "from", "into", "about"})
 
 
 @cache
@@ -112,8 +114,14 @@ def _base_key(source: Mapping[str, Any]) -> str:
     first = split_name(authors[0]) if authors else {}
     who = _ascii_word(first.get("family") or first.get("literal", "").split(" ")[0]) if first else ""
     words = [_ascii_word(w) for w in str(source.get("title", "")).split()]
-    word = next((w for w in words if w and w not in _STOP), "")
-    return (who or word or "source") + str(_year(source) or "") + (word if who else "")
+    content = [w for w in words if w and w not in _STOP]
+    word = content[0] if content else ""
+    if not who and isinstance(source.get("local_path"), str):  # a user's own file: known by its name
+        who = _ascii_word(PurePath(source["local_path"]).stem)
+        return (who or word or "source") + str(_year(source) or "")
+    if not who:  # no author: two title words, so "Data model: ..." and "Data sharing ..." differ
+        return ("".join(content[:2]) or "source") + str(_year(source) or "")
+    return who + str(_year(source) or "") + word
 
 
 def bibtex_keys(sources: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -265,13 +273,20 @@ def display_authors(names: list[str], limit: int = 6) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + ", & " + shown[-1]
 
 
+def shown_path(local_path: str) -> str:
+    """A local file as a reader knows it: its folder and name, not this machine's absolute path."""
+    path = PurePath(local_path)
+    return path.name if path.parent.name in ("", ".") else f"{path.parent.name}/{path.name}"
+
+
 def reference_parts(source: Mapping[str, Any]) -> dict[str, str]:
     """The pieces of a human-readable reference; renderers add markup and escaping."""
     parts = {"title": " ".join(str(source.get("title", "")).split())}
     if source.get("authors"):
         parts["authors"] = display_authors(list(source["authors"]))
     year = _year(source)
-    parts["year"] = str(year) if year else "n.d."
+    if year or not source.get("local_path"):  # a user's own file has no publication date to miss
+        parts["year"] = str(year) if year else "n.d."
     for field in ("venue", "publisher"):
         if source.get(field):
             parts[field] = str(source[field])
@@ -282,7 +297,7 @@ def reference_parts(source: Mapping[str, Any]) -> dict[str, str]:
     elif source.get("url") or source.get("pdf_url"):
         parts["link"] = str(source.get("url") or source.get("pdf_url"))
     elif source.get("local_path"):
-        parts["location"] = str(source["local_path"])
+        parts["location"] = shown_path(str(source["local_path"]))
     parts["kind"] = str(source.get("type", "other")).replace("-", " ")
     if source.get("peer_reviewed") is True:
         parts["kind"] += ", peer reviewed"

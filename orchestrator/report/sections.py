@@ -278,7 +278,8 @@ def _bibliography(heading: str, ctx: Context) -> list[Block]:
     for number, source in ctx.citer.bibliography():
         parts = reference_parts(source)
         line: list[str | Inline] = [f"{parts['authors']} "] if "authors" in parts else []
-        line += [f"({parts['year']}). ", Emph(parts["title"]), ". "]
+        line += [f"({parts['year']}). "] if "year" in parts else []
+        line += [Emph(parts["title"]), ". "]
         line += [f"{parts[k]}. " for k in ("venue", "publisher") if k in parts]
         if "link" in parts:
             line.append(Link(parts["link"], parts["link"]))
