@@ -202,6 +202,17 @@ def test_resume_after_kill_finishes_the_run_and_a_second_resume_is_harmless(tmp_
     lines = [json.loads(line) for line in first.stdout.splitlines()]
     assert lines[0]["type"] == "run.resumed" and lines[-1]["type"] == "run.result"
     assert lines[-1]["status"] == "completed"
+    # the log numbers attempts as the pipeline judges them: each merge is the attempt last announced, and an
+    # attempt the kill cut off before it submitted is started again under its own number
+    announced: dict[str, int] = {}
+    for event in read_events(root / "events.jsonl"):
+        agent = event["data"].get("agent")
+        if event["type"] == "agent.dispatched":
+            if event["data"]["attempt"] == announced.get(agent):
+                assert "started again" in event["message"], event["message"]
+            announced[agent] = event["data"]["attempt"]
+        elif event["type"] == "merge.committed" and agent in announced:
+            assert event["data"]["attempt"] == announced[agent], event["message"]
     invocations = json.loads((root / "session.json").read_text())["run"]["invocations"]
     second = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=120)
     assert second.returncode == 0 and json.loads(second.stdout.splitlines()[-1])["status"] == "completed"
@@ -219,3 +230,16 @@ def test_anthropic_backend_without_a_key_fails_at_once(tmp_path: Path, backend: 
     )
     assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr
     assert not any(tmp_path.iterdir())
+
+
+def test_an_attempt_cut_off_before_it_submitted_is_started_again_under_its_number() -> None:
+    from orchestrator.run.checkpoint import settle_running
+
+    instances = {"cut": {"state": "running", "attempts": 2}, "judged": {"state": "running", "attempts": 2},
+                 "merged": {"state": "running", "attempts": 1}}
+    agents = {"cut": {"attempts": 1, "state": "rejected"}, "judged": {"attempts": 2, "state": "rejected"},
+              "merged": {"attempts": 1, "state": "merged"}}
+    settle_running(instances, {}, agents)
+    assert instances["cut"] == {"state": "retry", "attempts": 1, "restarted": True}  # the next dispatch is 2 again
+    assert instances["judged"] == {"state": "retry", "attempts": 2}  # its attempt 2 was judged: the next is 3
+    assert instances["merged"]["state"] == "merged"

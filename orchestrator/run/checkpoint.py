@@ -74,7 +74,10 @@ def settle_running(
     """After a crash, instances left running become merged or retry.
 
     ``statuses`` are the outcomes of the locks processed on recovery; ``agents`` is
-    ``session.json``'s record, which knows merges committed before the crash.
+    ``session.json``'s record, which knows merges committed before the crash and how many
+    submissions of each agent were judged. An attempt cut off before it submitted anything is
+    started again under its own number (``restarted``), so the attempt that is finally judged
+    has the number the log announced, as the pipeline counts it.
     """
     for name, entry in instances.items():
         if entry["state"] != "running":
@@ -88,3 +91,6 @@ def settle_running(
             entry["state"] = "merged"
         else:
             entry["state"] = "retry"
+            judged = int(agents.get(name, {}).get("attempts", 0) or 0)
+            if judged < entry["attempts"]:
+                entry["attempts"], entry["restarted"] = judged, True

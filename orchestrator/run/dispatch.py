@@ -49,12 +49,17 @@ def heartbeat_path(paths: SessionPaths, agent: str) -> Path:
     return paths.state / "heartbeats" / f"{agent}.heartbeat"
 
 
-def set_aside_previous_attempt(paths: SessionPaths, agent: str, attempt: int) -> None:
-    """Move the last attempt's files out of the artifact folder so a retry starts clean."""
+def set_aside_previous_attempt(paths: SessionPaths, agent: str, attempt: int, *, restarted: bool = False) -> None:
+    """Move the last attempt's files out of the artifact folder so a retry starts clean.
+
+    A ``restarted`` attempt (cut off by an interrupted run before it submitted) leaves what it had
+    written as ``<agent>-<attempt>-interrupted``, so the judged attempt before it keeps its files.
+    """
     folder = paths.agent_artifacts(agent)
-    if attempt <= 1 or not folder.is_dir() or not any(folder.iterdir()):
+    if (attempt <= 1 and not restarted) or not folder.is_dir() or not any(folder.iterdir()):
         return
-    target = paths.state / "attempts" / f"{agent}-{attempt - 1}"
+    name = f"{agent}-{attempt}-interrupted" if restarted else f"{agent}-{attempt - 1}"
+    target = paths.state / "attempts" / name
     if target.exists():
         shutil.rmtree(target)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -137,8 +137,9 @@ class InstanceRunner:
         definition = self._definition(name)
         entry["attempts"] += 1
         attempt = entry["attempts"]
+        restarted = bool(entry.pop("restarted", False))
         retry = dispatch.read_retry_instructions(self.paths, name) if attempt > 1 else None
-        dispatch.set_aside_previous_attempt(self.paths, name, attempt)
+        dispatch.set_aside_previous_attempt(self.paths, name, attempt, restarted=restarted)
         task = dispatch.build_task(
             self.paths, name, definition, entry,
             mission=self.mission,
@@ -159,7 +160,8 @@ class InstanceRunner:
         self._save()
         self.events.emit(
             "agent.dispatched",
-            f"{name}: attempt {attempt} started" + (" with retry instructions" if retry else ""),
+            f"{name}: attempt {attempt} {'started again (the interrupted run cut it off)' if restarted else 'started'}"
+            + (" with retry instructions" if retry else ""),
             agent=name,
             attempt=attempt,
             definition=definition.name,
