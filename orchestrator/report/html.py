@@ -121,11 +121,15 @@ def to_html(document: Document) -> str:
     toc = "".join(f'<a href="#{s.anchor}">{esc(s.heading)}</a>' for s in document.sections)
     score = ""
     if document.score is not None:
-        gate = "" if document.gate is None else (
-            ' · <span class="gate-passed">quality gate passed</span>' if document.gate
-            else ' · <span class="gate-failed">quality gate failed</span>')
-        score = (f'<div class="score">Quality score <b>{esc(str(document.score))}</b>/100 · '
-                 f"{esc(str(document.band))}{gate}</div>")
+        gate = ""
+        if document.criteria is not None:
+            met, checked = document.criteria
+            quality = next((s.anchor for s in document.sections if s.kind == "quality"), "")
+            said = f"{'all' if met == checked else f'{met} of'} {checked} mission criteria met"
+            gate = (f' · <a class="{"gate-passed" if met == checked else "gate-failed"}" href="#{quality}">'
+                    f"{esc(said)}</a>")
+        score = (f'<div class="score">Quality score <b>{esc(str(document.score))}</b>/100 '
+                 f"({esc(str(document.band))}){gate}</div>")
     body = [f"<h1>{esc(document.title)}</h1>", f'<p class="byline">{inline(document.byline)}</p>', score,
             f'<nav class="toc">{toc}</nav>', *(block(b) for b in document.lead)]
     for section in document.sections:

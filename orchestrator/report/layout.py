@@ -132,8 +132,10 @@ def build_document(
     passed = quality.get("passed")
     titles = {number: " ".join(str(source.get("title") or source["id"]).split())
               for number, source in citer.bibliography()}
+    checks = [c for c in quality.get("checks") or () if isinstance(c, Mapping)]
+    criteria = (sum(1 for c in checks if c.get("passed")), len(checks)) if checks else None
     return Document(title, byline(ctx), lead, built, quality.get("score"), quality.get("band"),
-                    passed if isinstance(passed, bool) else None, titles)
+                    passed if isinstance(passed, bool) else None, criteria=criteria, titles=titles)
 
 
 def byline(ctx: Context) -> Line:

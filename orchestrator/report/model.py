@@ -114,6 +114,8 @@ class Document:
     score: float | None
     band: str | None
     gate: bool | None = None
+    #: (met, checked) of the mission's success criteria; None when the mission checks none
+    criteria: tuple[int, int] | None = None
     #: citation number -> the cited source's title, so the answer can be told without the bibliography
     titles: dict[int, str] = field(default_factory=dict)
 

@@ -7,6 +7,9 @@ claims categorised under it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from orchestrator.graph.citations import Citation, claim_resolver
 from orchestrator.graph.quality import effective_confidence, plan_sub_questions, same_ref
 from orchestrator.report.bibliography import reference_parts
@@ -74,14 +77,24 @@ def _summary(heading: str, ctx: Context) -> list[Block]:
     text = f"This report answers the question “{query}”. " if query else ""
     text += (f"It rests on {len(supported)} claims whose quoted evidence was verified in {len(sources)} "
              f"sources. The quality score is {q.get('score')}/100 ({q.get('band')})")
-    if "passed" in q:
-        text += f" and the mission's quality gate {'passed' if q['passed'] else 'failed'}"
+    text += _criteria_said(q, " and ")
     blocks: list[Block] = [para(text + ".")]
     findings, _ = _findings(ctx)
     if findings:
         top = [_cite_line(ctx, statement, *ids) for statement, ids in findings[:3]]
         blocks += [para(Strong("Main findings:")), bullet_list(top)]
     return blocks
+
+
+def _criteria_said(quality: Mapping[str, Any], lead: str) -> str:
+    """'... 5 of 7 of the mission's success criteria are met' (empty when the mission checks none)."""
+    checks = list(quality.get("checks") or ())
+    if not checks:
+        return ""
+    met = sum(1 for c in checks if c.get("passed"))
+    if met == len(checks):
+        return f"{lead}all {len(checks)} of the mission's success criteria are met"
+    return f"{lead}{met} of {len(checks)} of the mission's success criteria are met (see Quality Assessment)"
 
 
 def _introduction(heading: str, ctx: Context) -> list[Block]:
@@ -195,9 +208,8 @@ def _gaps(heading: str, ctx: Context) -> list[Block]:
 
 def _quality(heading: str, ctx: Context) -> list[Block]:
     q = ctx.quality
-    verdict = ""
-    if "passed" in q:
-        verdict = " The mission's quality gate " + ("passed." if q["passed"] else "failed.")
+    verdict = _criteria_said(q, " ")
+    verdict = verdict[:2].upper() + verdict[2:] + "." if verdict else ""
     breakdown = [table_row(c["label"], str(c["weight"]), str(c["score"]), str(c["weighted"]), c["detail"])
                  for c in q.get("breakdown") or ()]
     breakdown += [table_row(p["label"], "", "", str(p["points"]), p["detail"]) for p in q.get("penalties") or ()]
