@@ -187,3 +187,9 @@ def test_citation_keys_of_authorless_sources_are_words_that_tell_them_apart() ->
                         {"id": "c", "title": "Data sharing in practice", "year": 2020},
                         {"id": "d", "title": "Notes", "local_path": "/home/x/docs/data-model.md"}])
     assert keys == {"a": "cconductorworks", "b": "datamodel", "c": "datasharing2020", "d": "datamodelb"}
+
+
+def test_the_header_says_how_many_mission_criteria_are_met(folder_run: dict[str, Any]) -> None:
+    html = (folder_run["root"] / "mission-report.html").read_text()
+    assert 'href="#sec-quality-assessment">all 4 mission criteria met</a>' in html
+    assert "quality gate" not in html
