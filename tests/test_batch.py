@@ -112,8 +112,9 @@ def test_a_batch_runs_one_session_per_question_and_writes_the_summary(tmp_path: 
         assert (folder / "mission-report.md").exists() and entry["wall_seconds"] > 0
         # the answer where a batch user looks for it: its first sentence, its top citation, the report
         assert entry["report"] == str(folder / "mission-report.md") == row["report"]
-        assert entry["answer"] == stored["answer"]["first_sentence"] and entry["answer"].endswith("]")
-        assert entry["top_citation"] and entry["top_citation"] in entry["answer"]
+        assert entry["answer"] == stored["answer"]["first_sentence"] and entry["answer"]
+        assert entry["top_citation"] is None or entry["top_citation"] in entry["answer"]
+    assert any(entry["top_citation"] for entry in data)  # the sleep questions are answered, with a citation
     assert json.loads((Path(env["CCONDUCTOR_SESSIONS_DIR"]) / rows[1]["session"] / "session.json").read_text())[
         "options"]["max_minutes"] == 5
     again = batch(env, str(questions), "--input-dir", str(sleep_corpus), "--out", str(tmp_path / "out"))

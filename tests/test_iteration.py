@@ -11,7 +11,7 @@ ASKED = {"research-planner:Q1": {"id": "research-planner:Q1", "question": "Q?", 
 
 def _graph() -> dict[str, Any]:
     def source(sid: str, reviewed: bool, stored: bool = True) -> dict[str, Any]:
-        return {"id": sid, "title": f"Paper {sid}", "peer_reviewed": reviewed,
+        return {"id": sid, "title": f"How fast is the cache {sid}", "peer_reviewed": reviewed,
                 **({"content_sha256": "a" * 64} if stored else {})}
 
     verified = {"source_id": "a:S1", "verification": {"verified": True}}
@@ -26,10 +26,12 @@ def _quality(*failing: str) -> dict[str, Any]:
 
 
 def test_uncited_stored_sources_become_questions_when_the_gate_wants_more_sources() -> None:
-    questions = source_questions(_graph(), _quality("min_peer_reviewed_sources"), ASKED, "How fast is it?")
+    questions = source_questions(_graph(), _quality("min_peer_reviewed_sources"), ASKED, "How fast is the cache?")
     assert [q["source_ids"] for q in questions] == [["a:S3"], ["a:S2"]]  # peer reviewed first; S4 has no text
     assert all(q["answers"] == "research-planner:Q1" and q["keywords"] == ["cache"] for q in questions)
-    assert questions[0]["question"] == "What does “Paper a:S3” report about: How fast is it?"
+    assert questions[0]["question"] == "What does “How fast is the cache a:S3” report about: How fast is the cache?"
+    # a paper about something else is never read for the source count
+    assert source_questions(_graph(), _quality("min_peer_reviewed_sources"), ASKED, "What do wheat genes do?") == []
 
 
 def test_no_source_questions_when_source_criteria_pass_or_were_already_asked() -> None:

@@ -69,13 +69,13 @@ def test_json_mode_prints_one_event_per_line(tmp_path: Path) -> None:
     assert events[-1]["type"] == "run.result" and events[-1]["report"].endswith("mission-report.md")
 
 
-def test_quiet_mode_prints_only_the_result(tmp_path: Path) -> None:
+def test_quiet_mode_prints_only_the_answer_and_the_result(tmp_path: Path) -> None:
     command, env = _command(tmp_path, "--quiet")
     out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0
     lines = out.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines[:3]] == ["status", "session", "report"]
-    assert len(lines) == 4 and lines[3].strip().endswith("mission-report.html")
+    assert [line.split(":")[0] for line in lines[:4]] == ["answer", "status", "session", "report"]
+    assert len(lines) == 5 and lines[4].strip().endswith("mission-report.html")
 
 
 @pytest.mark.parametrize("width", [80, 120])

@@ -37,18 +37,6 @@ GAP_WEIGHT = {"high": 1.0, "medium": 0.5, "low": 0.25}
 LIST_LIMIT = 5
 
 
-def commit_time(graph: Mapping[str, Any], ledger: list[dict[str, Any]] | None) -> datetime | None:
-    """When the commit the graph shows was made (the ledger entry of its ``commit_seq``), else when the view
-    was written: what a report and its quality score are dated by, so the same graph renders the same bytes."""
-    seq = graph.get("commit_seq")
-    entry = next((e for e in reversed(ledger or []) if e.get("seq") == seq), None)
-    stamp = entry.get("committed_at") if entry else graph.get("generated_at")
-    try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def band(score: float) -> str:
     return next(name for floor, name in BANDS if score >= floor)
 

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.graph.citations import Citer, claim_resolver
-from orchestrator.graph.quality import commit_time, score_graph
+from orchestrator.graph.quality import score_graph
 from orchestrator.graph.quality_gate import gate
-from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.clock import commit_time, iso_timestamp
 from orchestrator.report.context import Context
 from orchestrator.report.headings import kind_of, normalize_heading
 from orchestrator.report.model import Block, Document, Line, Para, Section, text_line

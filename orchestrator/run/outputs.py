@@ -6,8 +6,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from orchestrator.graph.quality import commit_time, plan_sub_questions, score_graph
+from orchestrator.graph.quality import plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
+from orchestrator.model.clock import commit_time
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
 from orchestrator.run.missions import Mission
