@@ -538,7 +538,7 @@ def test_price_table_lookup_and_overrides() -> None:
     # the current lineup, with each model's own cache rates (not a fixed multiple of input)
     sonnet = table.price_for("claude-sonnet-5-5")
     assert (sonnet.input_per_mtok, sonnet.output_per_mtok, sonnet.write_5m, sonnet.write_1h, sonnet.read) == (
-        2.0, 10.0, 2.5, 4.0, 0.20)
+        2.0, 10.0, 2.5, 4.0, 0.10)  # cache reads cut to $0.10 on 2026-10-07
     assert (table.price_for("claude-opus-5-5").read, table.price_for("claude-fable-5-1").read) == (0.20, 0.25)
     # Haiku 5.5 costs five times as much for prompts over 100,000 tokens
     assert table.cost("claude-haiku-5-5", UsageCounts(100_000, 1_000_000)) == pytest.approx(0.01 + 0.5)
