@@ -145,22 +145,25 @@ def test_an_unknown_model_id_uses_the_safe_default_and_fails_once_with_the_fix(t
     assert_clean(result)
 
 
-def test_529_always_is_retried_within_bounds_then_fails_with_the_reason(tmp_path: Path) -> None:
-    with fake_api(tmp_path, *[fa.overloaded(retry_after_ms=5)] * 15) as (env, fake):
+def test_529_always_is_retried_within_bounds_then_fails_once_with_the_reason(tmp_path: Path) -> None:
+    with fake_api(tmp_path, *[fa.overloaded(retry_after_ms=5)] * 5) as (env, fake):
         result = run(env)
     fake.assert_done()
-    assert result.returncode == 1 and "api_unavailable" in result.result["reason"]
-    assert "overloaded" in result.result["reason"] or "529" in result.result["reason"]
-    assert len(fake.requests) == 15  # 3 attempts of the agent x (1 + 4 retries), none paid
+    assert result.returncode == 1 and "research-planner failed (api_unavailable)" in result.result["reason"]
+    assert "529" in result.result["reason"] and "overloaded_error" in result.result["reason"]
+    assert len(fake.requests) == 5  # one bounded loop inside the agent (1 + 4 retries); the agent is not re-run
     assert cost_lines(result.root) == []
     waits = events(result.root, "model.retry_wait")
-    assert len(waits) == 12 and waits[0]["message"] == "research-planner: the API is overloaded, retrying in 5 ms"
+    assert len(waits) == 4 and waits[0]["message"] == "research-planner: the API is overloaded, retrying in 5 ms"
+    assert planner_failure(result)["data"]["retried"] is False
+    assert [e["data"]["agent"] for e in events(result.root, "agent.dispatched")].count("research-planner") == 1
+    assert "api_unavailable" in (result.root / "mission-report.md").read_text()
     assert_clean(result)
 
 
 def test_a_retry_after_longer_than_the_agents_time_is_not_slept(tmp_path: Path) -> None:
     long = fa.error(429, "rate_limit_error", "slow down", {"retry-after": "400"})
-    with fake_api(tmp_path, long, long, long) as (env, fake):
+    with fake_api(tmp_path, long) as (env, fake):
         result = run(env)
     fake.assert_done()
     assert result.seconds < 60, "the agent slept through a retry-after it could never wait out"

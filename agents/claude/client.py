@@ -260,7 +260,8 @@ class ClaudeClient:
             self._say(f"{purpose}: {exc}")
             raise ModelCallError(f"the Messages API failed for {purpose}: {exc}") from None
         except ModelFailure as exc:
-            self._say(f"{purpose}: failed ({exc.kind}) request_id={exc.request_id}: {exc}")
+            said = {None: "", 200: "error event "}.get(exc.status, f"HTTP {exc.status} ")
+            self._say(f"{purpose}: {said}request_id={exc.request_id} failed ({exc.kind}): {exc}")
             raise
         self._record(purpose, message, request_id)
         return message

@@ -49,6 +49,7 @@ class ModelFailure(ClaudeError):
 
     kind = "model_failure"
     request_id: str | None = None  # the failed call's, when the API answered
+    status: int | None = None  # its HTTP status (200: an error event inside the stream)
 
     def __init__(self, message: str, kind: str | None = None, request_id: str | None = None):
         super().__init__(message)
@@ -186,5 +187,7 @@ def api_failure(purpose: str, exc: Any, model: str) -> Exception:
             return Transient(final, detail, retry_after)
         if foreign:
             final = "not_the_api"
-    return ModelRequestRejected(f"the Messages API refused {detail}. {_hint(final, model)}", final,
-                                getattr(exc, "request_id", None))
+    failure = ModelRequestRejected(f"the Messages API refused {detail}. {_hint(final, model)}", final,
+                                   getattr(exc, "request_id", None))
+    failure.status = status
+    return failure
