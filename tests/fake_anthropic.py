@@ -45,7 +45,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering (only the local server really waits)
     raw: bytes | None = None  # sent as it is (with headers' content-type), whatever was asked
-    cut_after: int | None = None  # streamed: only the first n events, then the connection drops
+    cut_after: int | None = None  # streamed: only the first n events, then the connection drops (reset)
+    reset: bool = True  # with cut_after: False ends the stream cleanly instead, still incomplete
     error_event: Body | None = None  # streamed: this error event after the first n (cut_after) events
     event_delay: float = 0.0  # streamed: seconds between events
 
@@ -197,9 +198,10 @@ def html_page(status: int = 200) -> Reply:
                              b"the network</body></html>", headers={"content-type": "text/html; charset=utf-8"})
 
 
-def cut_stream(body: Body, after: int = 3) -> Reply:
-    """A 200 stream of ``body`` whose connection drops after ``after`` events (no message_delta)."""
-    return Reply(200, body, cut_after=after)
+def cut_stream(body: Body, after: int = 3, *, reset: bool = True) -> Reply:
+    """A 200 stream of ``body`` that stops after ``after`` events (before message_delta): the connection
+    is reset, or (``reset=False``) the body simply ends."""
+    return Reply(200, body, cut_after=after, reset=reset)
 
 
 def stream_error(kind: str = "overloaded_error", text_: str = "Overloaded", after: int = 2,
@@ -389,7 +391,7 @@ def render(reply: Reply, streamed: bool) -> Rendered:
         return Rendered(200, headers, [*map(_event_bytes, kept), _event_bytes(reply.error_event)],
                         event_delay=reply.event_delay)
     if reply.cut_after is not None:
-        return Rendered(200, headers, list(map(_event_bytes, events[: reply.cut_after])), dropped=True,
+        return Rendered(200, headers, list(map(_event_bytes, events[: reply.cut_after])), dropped=reply.reset,
                         event_delay=reply.event_delay)
     return Rendered(200, headers, list(map(_event_bytes, events)), event_delay=reply.event_delay)
 

@@ -185,3 +185,44 @@ def test_a_short_retry_after_is_waited_and_said(tmp_path: Path, wait_ms: int) ->
     # and on the terminal: the run's --json output carries the agent's wait as it happens
     shown = [json.loads(line) for line in result.stdout.splitlines() if '"model.retry_wait"' in line]
     assert [e["message"] for e in shown] == [f"research-planner: rate limited, retrying in {wait_ms} ms"]
+
+
+def test_a_spend_capped_429_fails_the_run_once_and_is_not_retried(tmp_path: Path) -> None:
+    with fake_api(tmp_path, fa.spend_capped()) as (env, fake):
+        result = run(env)
+    fake.assert_done()
+    assert result.returncode == 1 and "research-planner failed (spend_limit)" in result.result["reason"]
+    assert "enforced_spend_limit_reached" in result.result["reason"]
+    assert len(fake.requests) == 1 and events(result.root, "model.retry_wait") == []
+    assert planner_failure(result)["data"]["kind"] == "spend_limit"
+    status = cconductor(["status", str(result.root)], result_env(result), timeout=60)
+    assert "spend_limit" in status.stdout and status.returncode == 0, status.stderr
+    assert "spend_limit" in (result.root / "mission-report.md").read_text()
+    assert_clean(result)
+
+
+def test_streams_cut_off_midway_until_the_retries_are_spent_fail_once_with_the_reason(tmp_path: Path) -> None:
+    cut = fa.cut_stream(fa.message([fa.text("...")], use=fa.usage(400, 10)), after=2)
+    with fake_api(tmp_path, *[cut] * 5) as (env, fake):
+        result = run(env)
+    fake.assert_done()
+    reason = result.result["reason"]
+    assert result.returncode == 1 and "research-planner failed (api_unavailable)" in reason
+    assert "connection broke while the answer to plan was streaming" in reason
+    assert len(fake.requests) == 5  # 1 + 4 retries inside the agent, and the agent is not dispatched again
+    lines = cost_lines(result.root)
+    assert len(lines) == 5 and all(line["request_id"] and line["interrupted"] for line in lines)
+    assert [e["data"]["reason"] for e in events(result.root, "model.retry_wait")] == ["stream_interrupted"] * 4
+    assert "api_unavailable" in json.loads((result.root / "session.json").read_text())["status_reason"]
+    assert_clean(result)
+
+
+def test_an_error_event_inside_the_stream_is_retried_and_the_run_goes_on(tmp_path: Path) -> None:
+    with fake_api(tmp_path, fa.stream_error(), fa.forced(PLAN)) as (env, fake):
+        result = run(env, "--max-invocations", "2")
+    fake.assert_done()
+    assert result.result["status"] == "budget_exhausted", result.result  # the plan merged; then the cap
+    [wait] = events(result.root, "model.retry_wait")
+    assert wait["data"]["reason"] == "overloaded" and "the API is overloaded, retrying" in wait["message"]
+    assert len(cost_lines(result.root)) == 2  # the cut stream's billed part, then the answer
+    assert_clean(result)

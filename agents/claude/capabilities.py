@@ -21,7 +21,8 @@ from typing import Any
 
 from agents.claude.model_ids import match_row, parse_model_id
 
-__all__ = ["SHIPPED", "SOURCE", "Capabilities", "cached_profile", "profile_for", "with_models_api"]
+__all__ = ["SHIPPED", "SOURCE", "Capabilities", "cached_profile", "known_profile", "profile_for",
+           "with_models_api"]
 
 CACHE_SECONDS = 7 * 24 * 3600
 
@@ -122,6 +123,23 @@ def _cache_file(model: str) -> Path:
     return platformdirs.user_cache_path("cconductor") / "models" / f"{safe}.json"
 
 
+def _cached_info(model: str) -> Any:
+    """What the Models API said of ``model`` within the last week (None: nothing fresh cached)."""
+    try:
+        cached = json.loads(_cache_file(model).read_text(encoding="utf-8"))
+        if time.time() - float(cached["fetched_at"]) < CACHE_SECONDS:
+            return cached["info"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def known_profile(model: str) -> Capabilities:
+    """The profile as far as it is known without a network call: the table, refined by a fresh cache."""
+    info = _cached_info(model)
+    return profile_for(model) if info is None else with_models_api(profile_for(model), info)
+
+
 def cached_profile(model: str, fetch: Any) -> tuple[Capabilities, str | None]:
     """The model's profile, asking the Models API (``fetch(model)``) at most once a week.
 
@@ -129,12 +147,9 @@ def cached_profile(model: str, fetch: Any) -> tuple[Capabilities, str | None]:
     """
     base = profile_for(model)
     path = _cache_file(model)
-    try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
-        if time.time() - float(cached["fetched_at"]) < CACHE_SECONDS:
-            return with_models_api(base, cached["info"]), None
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    info = _cached_info(model)
+    if info is not None:
+        return with_models_api(base, info), None
     try:
         info = fetch(model)
     except Exception as exc:  # unreachable, unknown id, no permission: the table decides

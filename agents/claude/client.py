@@ -245,10 +245,12 @@ class ClaudeClient:
             self.budget.check(worst, f"the next call ({purpose}, up to {max_tokens} output tokens)")
         client = self._sdk()
 
+        def partial(snapshot: Any, request_id: str | None, why: str) -> None:
+            self._record(purpose, snapshot, request_id, why)
+
         def once() -> Any:
             return stream_message(client, request, purpose=purpose, model=self.settings.model,
-                                  timeout=self._timeout(), deadline=self._deadline(max_tokens),
-                                  on_partial=lambda snapshot, rid, why: self._record(purpose, snapshot, rid, why))
+                                  timeout=self._timeout(), deadline=self._deadline(max_tokens), on_partial=partial)
 
         try:
             message, request_id = call_with_retries(
