@@ -91,13 +91,21 @@ def test_an_error_event_of_a_final_type_fails_at_once_with_the_reason(tmp_path: 
     assert failed.value.kind == "context_overflow" and len(fake.requests) == 1
 
 
-def test_an_html_page_instead_of_the_api_is_retried_then_named_and_never_priced(tmp_path: Path) -> None:
-    fake = fa.FakeAnthropic(*[fa.html_page()] * 3)
-    with pytest.raises(ModelCallError, match=r"HTTP 200 with a text/html body.*proxy") as failed:
+def test_an_html_page_instead_of_the_api_fails_once_named_and_never_priced(tmp_path: Path) -> None:
+    fake = fa.FakeAnthropic(fa.html_page())
+    with pytest.raises(ModelRequestRejected, match=r"HTTP 200 with a text/html body.*proxy") as failed:
         make_client(tmp_path, fake).create(purpose="plan", messages=HELLO)
-    assert failed.value.kind == "api_unavailable" and len(fake.requests) == 3
+    assert failed.value.kind == "not_the_api" and len(fake.requests) == 1  # it would answer the same again
     assert cost_lines(tmp_path) == []  # no $0 line for an answer that never came
-    assert {w["data"]["reason"] for w in waits(tmp_path)} == {"bad_response"}
+    assert waits(tmp_path) == [] and "Please sign in" in str(failed.value)
+
+
+def test_garbage_inside_an_event_stream_is_retried(tmp_path: Path) -> None:
+    garbage = fa.Reply(200, raw=b"event: message_start\ndata: <html>oops</html>\n\n",
+                       headers={"content-type": "text/event-stream"})
+    fake = fa.FakeAnthropic(garbage, answer())
+    assert make_client(tmp_path, fake).create(purpose="plan", messages=HELLO).stop_reason == "end_turn"
+    assert [w["data"]["reason"] for w in waits(tmp_path)] == ["bad_response"]
 
 
 def test_a_gateways_html_error_pages(tmp_path: Path) -> None:
@@ -162,6 +170,8 @@ def test_a_529_storm_longer_than_the_agents_time_stops_when_the_time_does(tmp_pa
 
 @pytest.mark.parametrize(("reply", "kind"), [
     (fa.spend_capped(), "spend_limit"),
+    (fa.error(429, "rate_limit_error", "You have reached your monthly spend cap for this usage tier."),
+     "spend_limit"),
     (fa.workspace_limit(), "spend_limit"),
     (fa.error(402, "billing_error", "There is an issue with your payment method."), "billing"),
     (fa.error(400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API."),
@@ -176,7 +186,7 @@ def test_a_529_storm_longer_than_the_agents_time_stops_when_the_time_does(tmp_pa
     # a 400 that merely mentions a model and "not" is a rejected request, not an unknown model
     (fa.error(400, "invalid_request_error", "tools.0.input_schema: this model does not accept 'oneOf' here"),
      "request_rejected"),
-], ids=["spend-cap-429", "workspace-limit-400", "billing-402", "credit-400", "context", "too-large", "auth",
+], ids=["spend-cap-429", "spend-cap-429-message", "workspace-limit-400", "billing-402", "credit-400", "context", "too-large", "auth",
         "permission", "unknown-model", "loose-words"])
 def test_final_errors_are_classified_by_their_documented_type_and_not_retried(
         tmp_path: Path, reply: fa.Reply, kind: str) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "RefusalError",
     "StructuredOutputError",
     "api_failure",
+    "not_the_api",
 ]
 
 #: Exit status of an agent process that stopped because the run's budget is spent.
@@ -106,10 +107,15 @@ _FINAL_TYPES = {
 _BY_STATUS = {400: "request_rejected", 401: "authentication", 402: "billing", 403: "authentication",
               404: "unknown_model", 413: "request_too_large", 408: "timeout", 409: "server_error",
               429: "rate_limited", 529: "overloaded"}
-#: Documented 400 messages that are not a malformed request (errors page; rate limits page).
-_SPEND_MESSAGE = re.compile(r"(workspace|organization)? ?API usage limits|spend limit", re.IGNORECASE)
+#: Documented messages that are not a malformed request or a passing rate limit (errors page; rate limits page).
+_SPEND_MESSAGE = re.compile(r"\bspend (limit|cap)|\busage limits?\b|\bmonthly (spend|usage)", re.IGNORECASE)
 _CREDIT_MESSAGE = re.compile(r"credit balance is too low", re.IGNORECASE)
 _CONTEXT_MESSAGE = re.compile(r"prompt is too long|context (window|limit)|too many (input )?tokens", re.IGNORECASE)
+
+
+def not_the_api(detail: str) -> ModelRequestRejected:
+    """An answer that did not come from the Messages API (a proxy's page): final, with the fix."""
+    return ModelRequestRejected(f"{detail}. {_hint('not_the_api', '')}", "not_the_api")
 
 
 def _hint(kind: str, model: str) -> str:
@@ -164,8 +170,8 @@ def api_failure(purpose: str, exc: Any, model: str) -> Exception:
     named = f"{kind}" + (f" ({code})" if code else "") + ": " if kind else ""
     detail = f"{where} for {purpose} (request id {getattr(exc, 'request_id', None)}): {named}{message[:500]}"
     retry_after = retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None))
-    if kind == "rate_limit_error" and code in _SPEND_CODES:
-        final = "spend_limit"
+    if kind == "rate_limit_error" and (code in _SPEND_CODES or (code is None and _SPEND_MESSAGE.search(message))):
+        final = "spend_limit"  # the usage tier's monthly spend cap: "retrying fails until access resumes"
     elif kind in _TRANSIENT_TYPES:
         return Transient(_TRANSIENT_TYPES[kind], detail, retry_after)
     elif kind == "invalid_request_error" and _SPEND_MESSAGE.search(message):

@@ -10,9 +10,10 @@ once instead of at its next byte. What comes back:
 - the final ``Message`` and its request id;
 - :class:`~agents.claude.retrying.Transient` for what another try may fix (the SDK's
   connection errors and timeouts, a stream cut off before ``message_delta``, an error event of
-  a transient type, an HTML or other non-API body, the call's own deadline);
+  a transient type, events the SDK cannot read, the call's own deadline);
 - :class:`~agents.claude.errors.ModelCallError` ``out_of_time`` when the agent's deadline cut it;
-- :class:`~agents.claude.errors.ModelRequestRejected` for what the API refuses for good.
+- :class:`~agents.claude.errors.ModelRequestRejected` for what the API refuses for good, and for a
+  200 whose body is not the API's (a proxy's HTML page: ``not_the_api``, it would answer the same).
 
 A stream cut off after ``message_start`` was billed for what it read: ``on_partial`` receives
 that usage so that the cost ledger never under-counts.
@@ -29,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.claude.errors import ModelCallError, ModelFailure, api_failure
+from agents.claude.errors import ModelCallError, ModelFailure, api_failure, not_the_api
 from agents.claude.retrying import Transient
 
 __all__ = ["Deadline", "OnPartial", "stream_message"]
@@ -88,7 +89,8 @@ def _out_of_time(purpose: str, deadline: Deadline, started: float) -> Exception:
 
 
 def _not_a_stream(purpose: str, response: Any, request_id: str | None) -> Any:
-    """A 200 that is not an event stream: the API's JSON message is accepted, anything else is retried."""
+    """A 200 that is not an event stream: the API's JSON message is accepted; anything else (a proxy's
+    or captive portal's page, a web server at a wrong base URL) would come back the same: final."""
     import anthropic
 
     kind = str(response.headers.get("content-type", "")).split(";")[0].strip() or "no content type"
@@ -99,9 +101,8 @@ def _not_a_stream(purpose: str, response: Any, request_id: str | None) -> Any:
             if isinstance(data, Mapping) and data.get("type") == "message":
                 return anthropic.types.Message.model_validate(dict(data))
     start = raw[:120].decode("utf-8", "replace").replace("\n", " ").strip()
-    raise Transient("bad_response", f"the answer to {purpose} (request id {request_id}) was HTTP 200 with a {kind} "
-                                    f"body, not the API's message stream (it began {start!r}); a proxy or gateway "
-                                    "may be answering for the API (anthropic.base_url, HTTP proxy)")
+    raise not_the_api(f"the answer to {purpose} (request id {request_id}) was HTTP 200 with a {kind} body, not "
+                      f"the API's message stream (it began {start!r})")
 
 
 def _snapshot(stream: Any) -> Any:
