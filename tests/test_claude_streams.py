@@ -186,8 +186,8 @@ def test_a_529_storm_longer_than_the_agents_time_stops_when_the_time_does(tmp_pa
     # a 400 that merely mentions a model and "not" is a rejected request, not an unknown model
     (fa.error(400, "invalid_request_error", "tools.0.input_schema: this model does not accept 'oneOf' here"),
      "request_rejected"),
-], ids=["spend-cap-429", "spend-cap-429-message", "workspace-limit-400", "billing-402", "credit-400", "context", "too-large", "auth",
-        "permission", "unknown-model", "loose-words"])
+], ids=["spend-cap-429", "spend-cap-429-message", "workspace-limit-400", "billing-402", "credit-400", "context",
+        "too-large", "auth", "permission", "unknown-model", "loose-words"])
 def test_final_errors_are_classified_by_their_documented_type_and_not_retried(
         tmp_path: Path, reply: fa.Reply, kind: str) -> None:
     fake = fa.FakeAnthropic(reply)
