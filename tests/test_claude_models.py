@@ -242,3 +242,27 @@ def test_the_models_command_shows_the_table_its_sources_and_the_capabilities(tmp
     assert text.exit_code == 0 and "claude-opus-5-6" in text.stdout and "Where the prices come from" in text.stdout
     assert "not in the price table: priced as claude-opus-5-5" in text.stdout and KEY not in text.stdout
     path.unlink()
+
+
+def test_a_client_outside_an_agent_sends_images_and_keeps_the_sessions_ledger_and_budget(tmp_path: Path) -> None:
+    """The seam for other features (describing figures with a vision model): for_session + create."""
+    from agents.claude.client import ClaudeClient
+
+    def described(request: fa.Body) -> fa.Body:
+        [block] = [b for b in request["messages"][0]["content"] if b["type"] == "image"]
+        assert block["source"]["media_type"] == "image/png"
+        return fa.message([fa.text("A bar chart of scattering by wavelength.")], use=fa.usage(1500, 20))
+
+    fake = fa.FakeAnthropic(described)
+    client = ClaudeClient.for_session(tmp_path, "figure-describer", "cheap", budget_usd=1.0, seconds=60,
+                                      http_client=fake.http_client(), api_key=KEY, log=io.StringIO())
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    message = client.create(purpose="describe", messages=[{"role": "user", "content": [
+        image, {"type": "text", "text": "Describe this figure."}]}])
+    fake.assert_done()
+    assert message.content[0].text.startswith("A bar chart")
+    [line] = cost_lines(tmp_path)
+    assert line["agent"] == "figure-describer" and line["model"] == "claude-haiku-5-5"
+    (tmp_path / "costs.jsonl").write_text(json.dumps({"cost_usd": 0.9999}) + "\n")
+    with pytest.raises(BudgetExceeded):
+        client.create(purpose="describe", messages=[{"role": "user", "content": "again"}])

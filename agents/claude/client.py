@@ -103,9 +103,12 @@ class ClaudeClient:
         budget_usd: float | None = None,
         seconds: float | None = None,
         log: TextIO | None = None,
+        http_client: Any = None,
+        api_key: str | None = None,
     ) -> ClaudeClient:
         """A client outside an agent task (a command's own model calls): costs go to the session's
-        ledger under ``agent``, checked against ``budget_usd`` (the session's budget) when given."""
+        ledger under ``agent``, checked against ``budget_usd`` (the session's budget) when given, and
+        no call outlives ``seconds`` (None: no limit but the retries')."""
         config = config or load_config()
         return cls(
             config=config,
@@ -115,6 +118,8 @@ class ClaudeClient:
             attempt=attempt,
             budget=Budget(session_root, budget_usd) if budget_usd is not None else None,
             time_budget=TimeBudget.of_seconds(seconds),
+            http_client=http_client,
+            api_key=api_key,
             log=log,
         )
 

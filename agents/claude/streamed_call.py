@@ -140,15 +140,15 @@ def stream_message(sdk: Any, request: Mapping[str, Any], *, purpose: str, model:
                 if left is not None and left <= 0:
                     watchdog.fired = True
                     break
+            snapshot = _snapshot(stream)
+            if snapshot is not None and getattr(snapshot, "stop_reason", None) is not None:
+                return snapshot, request_id  # complete, even if the deadline came as it ended
             if watchdog.fired:
                 cut("cut off at the deadline")
                 raise _out_of_time(purpose, deadline, started)
-            snapshot = _snapshot(stream)
-            if snapshot is None or getattr(snapshot, "stop_reason", None) is None:
-                cut("the stream ended early")
-                raise Transient("stream_interrupted", f"the answer to {purpose} (request id {request_id}) ended "
-                                                      "before the message was complete")
-            return snapshot, request_id
+            cut("the stream ended early")
+            raise Transient("stream_interrupted", f"the answer to {purpose} (request id {request_id}) ended "
+                                                  "before the message was complete")
     except (Transient, ModelFailure):
         raise
     except anthropic.APIStatusError as exc:
