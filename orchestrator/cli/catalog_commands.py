@@ -108,7 +108,13 @@ def _money(value: float) -> str:
 @json_option
 @friendly
 def models(as_json: bool) -> None:
-    """List the model prices and capabilities in use, and where each row comes from."""
+    """List the model prices and capabilities in use, and where each row comes from.
+
+    \b
+    Examples:
+      cconductor models
+      cconductor models --json
+    """
     from orchestrator.run.plugins import model_catalog
 
     catalog = model_catalog()
