@@ -47,3 +47,10 @@ def answer_composer(backend: str, session_root: Path) -> Any:
     from agents.ask import composer_for
 
     return composer_for(backend, session_root)
+
+
+def model_catalog() -> dict[str, Any]:
+    """For ``cconductor models``: the models in use, the price table with its sources, the capabilities."""
+    from agents.claude.catalog import model_catalog as catalog
+
+    return catalog()

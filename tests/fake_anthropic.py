@@ -2,12 +2,18 @@
 
 :class:`FakeAnthropic` plays a conversation step by step: each step sees the request body
 (model, system, tools, tool_choice, messages) and returns a reply shaped like the recorded
-exchanges in ``shared/data/anthropic-messages`` (``tool_use`` blocks, ``server_tool_use`` plus
-``web_search_tool_result``/``web_fetch_tool_result`` blocks, usage with cache and server-tool
-fields, a ``request-id`` header) or an error status (429 with ``retry-after-ms``, 529
-overloaded). It is injected as an ``httpx2.MockTransport`` through the SDK's ``http_client``,
-or served on 127.0.0.1 (:meth:`FakeAnthropic.serve`) where real timeouts apply. A failed
-assertion inside a step is kept and re-raised by :meth:`FakeAnthropic.assert_done`.
+exchanges in ``tests/data/anthropic-messages`` (``tool_use`` blocks, ``server_tool_use`` plus
+``web_search_tool_result``/``web_fetch_tool_result`` blocks, cited text, usage with cache and
+server-tool fields, a ``request-id`` header) or an error status (429 with ``retry-after-ms``, 529
+overloaded). Streamed requests get server-sent events, and a reply can fail the way a stream
+does: cut off midway (:func:`cut_stream`), an ``error`` event inside the 200 stream
+(:func:`stream_error`), events that trickle (:func:`slow_stream`), or a body that is not the
+API's at all (:func:`html_page`). It is injected as an ``httpx2.MockTransport`` through the
+SDK's ``http_client``, or served on 127.0.0.1 (:meth:`FakeAnthropic.serve`) where real sockets,
+timeouts and resets apply. Before any step, :func:`documented_rejection` answers what the real
+API refuses (forced tool use and sampling parameters on the models that refuse them, structured
+outputs together with citations). A failed assertion inside a step is kept and re-raised by
+:meth:`FakeAnthropic.assert_done`.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -35,6 +44,11 @@ class Reply:
     body: Body = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering (only the local server really waits)
+    raw: bytes | None = None  # sent as it is (with headers' content-type), whatever was asked
+    cut_after: int | None = None  # streamed: only the first n events, then the connection drops (reset)
+    reset: bool = True  # with cut_after: False ends the stream cleanly instead, still incomplete
+    error_event: Body | None = None  # streamed: this error event after the first n (cut_after) events
+    event_delay: float = 0.0  # streamed: seconds between events
 
 
 Step = Reply | Body | Callable[[Body], "Reply | Body"]
@@ -164,6 +178,44 @@ def overloaded(retry_after_ms: int = 5) -> Reply:
     return error(529, "overloaded_error", "Overloaded", {"retry-after-ms": str(retry_after_ms)})
 
 
+def spend_capped() -> Reply:
+    """The 429 of an organisation at its usage tier's monthly spend cap: no retry-after, not to be retried."""
+    reply = error(429, "rate_limit_error", "Your organization has reached its monthly usage limit for this "
+                                           "usage tier. Access resumes on 2026-12-01 at 00:00 UTC.")
+    reply.body["error"]["details"] = {"error_code": "enforced_spend_limit_reached"}
+    return reply
+
+
+def workspace_limit() -> Reply:
+    """The documented 400 of a spend limit the user set (errors page: 'usage reaches ... a spend limit you set')."""
+    return error(400, "invalid_request_error", "You have reached your specified workspace API usage limits. "
+                                               "You will regain access on 2026-12-01 at 00:00 UTC.")
+
+
+def html_page(status: int = 200) -> Reply:
+    """A proxy's or captive portal's HTML page where the API's answer should be."""
+    return Reply(status, raw=b"<!doctype html><html><head><title>Gateway</title></head><body>Please sign in to "
+                             b"the network</body></html>", headers={"content-type": "text/html; charset=utf-8"})
+
+
+def cut_stream(body: Body, after: int = 3, *, reset: bool = True) -> Reply:
+    """A 200 stream of ``body`` that stops after ``after`` events (before message_delta): the connection
+    is reset, or (``reset=False``) the body simply ends."""
+    return Reply(200, body, cut_after=after, reset=reset)
+
+
+def stream_error(kind: str = "overloaded_error", text_: str = "Overloaded", after: int = 2,
+                 body: Body | None = None) -> Reply:
+    """A 200 stream that, after ``after`` events of ``body``, carries an ``error`` event and ends."""
+    return Reply(200, body or message([text("partial answer")]), cut_after=after,
+                 error_event={"type": "error", "error": {"type": kind, "message": text_}})
+
+
+def slow_stream(body: Body, event_delay: float) -> Reply:
+    """A 200 stream of ``body`` whose events come ``event_delay`` seconds apart."""
+    return Reply(200, body, event_delay=event_delay)
+
+
 def forced(
     tool_input: Body | Callable[[Body], Body],
     *,
@@ -189,19 +241,54 @@ def forced(
     return step
 
 
-#: Models that answer forced tool use, and sampling parameters, with HTTP 400 (as the API documents).
-REFUSE_FORCED = frozenset({"claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5-1"})
-REFUSE_SAMPLING_PREFIXES = ("claude-sonnet-5", "claude-opus-5", "claude-fable-5", "claude-haiku-5")
+def _release(model: str) -> tuple[str, tuple[int, ...]] | None:
+    """("opus", (5, 5)) for claude-opus-5-5 (or a dated snapshot of it); None for other ids."""
+    found = re.fullmatch(r"claude-([a-z]+)-(\d{1,2})(?:-(\d{1,2}))?(?:-\d{8})?", model)
+    if found is None:
+        return None
+    return found.group(1), tuple(int(g) for g in found.groups()[1:] if g is not None)
+
+
+def refuses_forcing(model: str) -> bool:
+    """Forced tool_choice answers 400 on Fable and Mythos from 5.1, Opus and Sonnet from 5.5 (and later)."""
+    release = _release(model)
+    return release is not None and release[1] >= {"fable": (5, 1), "mythos": (5, 1), "opus": (5, 5),
+                                                   "sonnet": (5, 5)}.get(release[0], (99,))
+
+
+def refuses_sampling(model: str) -> bool:
+    """Non-default sampling parameters answer 400 on Opus from 4.7, every 5-series model, Fable and Mythos."""
+    release = _release(model)
+    return release is not None and release[1] >= {"fable": (0,), "mythos": (0,), "opus": (4, 7), "sonnet": (5,),
+                                                   "haiku": (5,)}.get(release[0], (99,))
+
+
+def _cited(node: Any) -> bool:
+    if isinstance(node, dict):
+        kind = node.get("type")
+        if kind == "web_search_tool_result" or (kind == "text" and node.get("citations")):
+            return True
+        if kind in ("document", "search_result") and (node.get("citations") or {}).get("enabled"):
+            return True
+        return any(_cited(v) for v in node.values())
+    return isinstance(node, list) and any(_cited(v) for v in node)
 
 
 def documented_rejection(body: Body) -> Reply | None:
     """What the real API rejects before any scripted step runs."""
     model = str(body.get("model", ""))
-    if (body.get("tool_choice") or {}).get("type") in ("tool", "any") and model in REFUSE_FORCED:
+    if (body.get("tool_choice") or {}).get("type") in ("tool", "any") and refuses_forcing(model):
         return error(400, "invalid_request_error",
                      f"tool_choice with type 'tool' or 'any' is not supported with {model}; use structured outputs")
-    if "temperature" in body and model.startswith(REFUSE_SAMPLING_PREFIXES):
-        return error(400, "invalid_request_error", f"temperature is not supported with {model}")
+    if any(k in body for k in ("temperature", "top_p", "top_k")) and refuses_sampling(model):
+        return error(400, "invalid_request_error", "`temperature` is deprecated for this model.")
+    if (body.get("output_config") or {}).get("format"):
+        tools = body.get("tools") or []
+        if _cited(body.get("messages")) or _cited(body.get("system")) or any(
+                t.get("name") == "web_search" or (t.get("citations") or {}).get("enabled") for t in tools):
+            return error(400, "invalid_request_error",
+                         "Citations are not supported with structured outputs (output_config.format): remove the "
+                         "cited content (search results, documents with citations enabled) or the output format")
     return None
 
 
@@ -241,8 +328,8 @@ def _streamed(raw: bytes) -> bool:
         return False
 
 
-def sse(message_body: Body) -> bytes:
-    """A message as the server-sent events of a streamed response (what ``messages.stream`` reads)."""
+def sse_events(message_body: Body) -> list[Body]:
+    """A message as the events of a streamed response (what ``messages.stream`` reads)."""
     events: list[Body] = []
     usage_ = dict(message_body.get("usage") or {})
     start = {**message_body, "content": [], "stop_reason": None, "usage": {**usage_, "output_tokens": 1}}
@@ -251,6 +338,9 @@ def sse(message_body: Body) -> bytes:
         if block.get("type") == "text":
             events.append({"type": "content_block_start", "index": index,
                            "content_block": {"type": "text", "text": ""}})
+            for citation in block.get("citations") or ():
+                events.append({"type": "content_block_delta", "index": index,
+                               "delta": {"type": "citations_delta", "citation": citation}})
             events.append({"type": "content_block_delta", "index": index,
                            "delta": {"type": "text_delta", "text": block["text"]}})
         elif block.get("type") == "tool_use":
@@ -265,13 +355,45 @@ def sse(message_body: Body) -> bytes:
                                                        "stop_sequence": None},
                    "usage": {"output_tokens": usage_.get("output_tokens", 0)}})
     events.append({"type": "message_stop"})
-    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+    return events
 
 
-def _payload(reply: Reply, streamed: bool) -> tuple[bytes, dict[str, str]]:
-    if streamed and reply.status == 200:
-        return sse(reply.body), {**reply.headers, "content-type": "text/event-stream"}
-    return json.dumps(reply.body).encode(), {**reply.headers, "content-type": "application/json"}
+def _event_bytes(event: Body) -> bytes:
+    return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+
+
+def sse(message_body: Body) -> bytes:
+    """A message as the bytes of a streamed response."""
+    return b"".join(_event_bytes(e) for e in sse_events(message_body))
+
+
+@dataclass
+class Rendered:
+    """What goes on the wire for one reply: status, headers, body chunks, and whether the connection drops."""
+
+    status: int
+    headers: dict[str, str]
+    chunks: list[bytes]
+    dropped: bool = False
+    event_delay: float = 0.0
+
+
+def render(reply: Reply, streamed: bool) -> Rendered:
+    if reply.raw is not None:
+        return Rendered(reply.status, {"content-type": "text/html", **reply.headers}, [reply.raw])
+    if not (streamed and reply.status == 200):
+        return Rendered(reply.status, {**reply.headers, "content-type": "application/json"},
+                        [json.dumps(reply.body).encode()])
+    events = sse_events(reply.body)
+    headers = {**reply.headers, "content-type": "text/event-stream"}
+    if reply.error_event is not None:
+        kept = events[: reply.cut_after if reply.cut_after is not None else 1]
+        return Rendered(200, headers, [*map(_event_bytes, kept), _event_bytes(reply.error_event)],
+                        event_delay=reply.event_delay)
+    if reply.cut_after is not None:
+        return Rendered(200, headers, list(map(_event_bytes, events[: reply.cut_after])), dropped=reply.reset,
+                        event_delay=reply.event_delay)
+    return Rendered(200, headers, list(map(_event_bytes, events)), event_delay=reply.event_delay)
 
 
 # -- the fake ---------------------------------------------------------------------------------
@@ -321,19 +443,28 @@ class FakeAnthropic:
                 return rejected
             if not self.steps:
                 self.failures.append(AssertionError(f"unexpected request #{len(self.seen)}: no step left"))
-                return error(500, "api_error", "fake: no scripted step left", {"x-should-retry": "false"})
+                return error(400, "invalid_request_error", "fake: no scripted step left")
             step = self.steps.popleft()
             try:
                 reply = step(body) if callable(step) else step
-            except BaseException as exc:  # keep it for assert_done; the SDK must not retry it
+            except BaseException as exc:  # kept for assert_done; a 400, so that nothing retries it
                 self.failures.append(exc)
-                return error(500, "api_error", f"fake step failed: {exc}", {"x-should-retry": "false"})
+                return error(400, "invalid_request_error", f"fake step failed: {exc}")
             return reply if isinstance(reply, Reply) else Reply(200, reply)
 
     def handler(self, request: httpx2.Request) -> httpx2.Response:
         reply = self.respond(request.url.path, dict(request.headers), request.content)
-        body, headers = _payload(reply, _streamed(request.content))
-        return httpx2.Response(reply.status, content=body, headers=headers)
+        out = render(reply, _streamed(request.content))
+
+        def body() -> Iterator[bytes]:
+            for n, chunk in enumerate(out.chunks):
+                if n and out.event_delay:
+                    time.sleep(out.event_delay)
+                yield chunk
+            if out.dropped:
+                raise httpx2.ReadError("[Errno 104] Connection reset by peer (fake)")
+
+        return httpx2.Response(out.status, content=body(), headers=out.headers)
 
     def http_client(self) -> httpx2.Client:
         return httpx2.Client(transport=httpx2.MockTransport(self.handler))
@@ -354,8 +485,29 @@ class FakeAnthropic:
                 reply = fake.respond(self.path, dict(self.headers.items()), raw)
                 if reply.delay:
                     time.sleep(reply.delay)
-                body, headers = _payload(reply, _streamed(raw))
-                self.send(reply.status, headers, body)
+                out = render(reply, _streamed(raw))
+                if len(out.chunks) == 1 and not out.dropped:
+                    self.send(out.status, out.headers, out.chunks[0])
+                    return
+                try:  # event by event, chunked; a dropped connection is reset mid-body
+                    self.send_response(out.status)
+                    for key, value in out.headers.items():
+                        self.send_header(key, value)
+                    self.send_header("transfer-encoding", "chunked")
+                    self.end_headers()
+                    for n, chunk in enumerate(out.chunks):
+                        if n and out.event_delay:
+                            time.sleep(out.event_delay)
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                    if out.dropped:
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        self.connection.close()
+                        self.close_connection = True
+                        return
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client gave up (its deadline): not an error of the fake
+                    self.close_connection = True
 
         with serve_local(Handler) as base_url:
             yield base_url

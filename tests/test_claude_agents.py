@@ -242,8 +242,7 @@ def test_web_researcher_stores_fetched_pages_and_cites_them(ingested: SessionPat
         "claims": [claim("C1", "W1", "Blue light is scattered more than other colours", 1)],
     }
 
-    def submit(request: dict[str, Any]) -> None:
-        assert "source_id=W1" in fa.all_text(request)
+    def research(request: dict[str, Any]) -> dict[str, Any]:
         assert [t["name"] for t in request["tools"]] == [
             "web_search",
             "web_fetch",
@@ -251,10 +250,14 @@ def test_web_researcher_stores_fetched_pages_and_cites_them(ingested: SessionPat
             "read_source_page",
             "submit_research",
         ]
+        return fa.message(fetched, "end_turn", use=fa.usage(900, 80, fetches=1))
 
-    fake = fa.FakeAnthropic(
-        fa.message(fetched, "end_turn", use=fa.usage(900, 80, fetches=1)), fa.forced(answer, check=submit)
-    )
+    def submit(request: dict[str, Any]) -> None:
+        # Sonnet 5.5 answers as structured output: a separate request, the research as plain text, no tools
+        assert "source_id=W1" in fa.all_text(request) and page in fa.all_text(request)
+        assert len(request["messages"]) == 1 and "tools" not in request
+
+    fake = fa.FakeAnthropic(research, fa.forced(answer, check=submit))
     context = task(ingested, "web-researcher", "web-researcher")
     researcher.run(context, client=client_for(context, fake))
     fake.assert_done()

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from agents.claude.client import ClaudeClient
 from agents.claude.conversation import Check, Result, ToolRunner, converse
-from agents.claude.errors import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ModelCallError, ModelFailure
+from agents.claude.errors import EXIT_BUDGET_EXCEEDED, BudgetExceeded, ModelFailure
 from agents.claude.output_spec import OutputSpec
 from agents.runtime import AgentContext
 from orchestrator.model.errors import ConfigError
@@ -46,10 +46,12 @@ _MAX_PREVIOUS_CHARS = 60_000
 def agent_entry(run: F) -> F:
     """Turn the backend's failures into what the orchestrator acts on, never a traceback.
 
-    :class:`BudgetExceeded`: exit 3 (the run ends ``budget_exhausted``). :class:`ModelFailure`
-    (refusal, output still cut off or invalid, a rejected request, context overflow): the reason
-    is recorded and the exit status 4 tells the orchestrator not to pay for the same failure again.
-    :class:`ModelCallError` (the API stayed unavailable): the reason is recorded, exit 1, retried.
+    :class:`BudgetExceeded`: exit 3 (the run ends ``budget_exhausted``). Any :class:`ModelFailure`
+    (refusal, output still cut off or invalid, a rejected request, context overflow, a spend limit,
+    the API still unavailable after the agent's own bounded retries, the agent's time run out):
+    the reason is recorded (``.cconductor/failures/``) and exit status 4 tells the orchestrator not
+    to dispatch the agent again: every transient failure was already retried inside the agent, so
+    another attempt would repeat (and pay again for) the calls that succeeded before it.
     """
 
     @functools.wraps(run)
@@ -59,13 +61,12 @@ def agent_entry(run: F) -> F:
         except BudgetExceeded as exc:
             print(f"{exc}; no artifacts were written", file=sys.stderr, flush=True)
             raise SystemExit(EXIT_BUDGET_EXCEEDED) from None
-        except (ModelFailure, ModelCallError, ConfigError) as exc:
-            final = not isinstance(exc, ModelCallError)
-            kind = exc.kind if isinstance(exc, ModelFailure) else "config" if final else "api_unavailable"
+        except (ModelFailure, ConfigError) as exc:
+            kind = exc.kind if isinstance(exc, ModelFailure) else "config"
             write_failure(context.paths, AgentFailure(context.task.agent, context.task.attempt, kind, str(exc),
-                                                      retryable=not final))
+                                                      retryable=False))
             print(f"{context.task.agent} failed ({kind}): {exc}", file=sys.stderr, flush=True)
-            raise SystemExit(EXIT_AGENT_FAILED if final else 1) from None
+            raise SystemExit(EXIT_AGENT_FAILED) from None
 
     return wrapper  # type: ignore[return-value]
 

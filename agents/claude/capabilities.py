@@ -1,11 +1,13 @@
 """What a model accepts: forced tool use, sampling parameters, structured outputs, output size.
 
 Current models answer some requests that older ones accepted with HTTP 400: forced
-``tool_choice`` (Sonnet 5.5, Opus 5.5, Fable 5.1) and sampling parameters such as
-``temperature`` (Sonnet 5 and later). The profile of a model comes from, in order: the Models
-API's ``capabilities`` (structured outputs, max_tokens; fetched once and cached for a week in
-the user cache folder), the shipped table below (by longest id prefix), and for an id nobody
-knows a safe default that forces nothing and sends no sampling parameter.
+``tool_choice`` (Fable and Mythos from 5.1, Opus 5.5, Sonnet 5.5) and sampling parameters such
+as ``temperature`` (Opus 4.7 and later, every 5-series model). A model's profile comes from, in
+order: the Models API's ``capabilities`` (structured outputs, max_tokens; fetched once and cached
+for a week in the user cache folder), the shipped table below read by family and version (an id
+the table does not name takes the behaviour of the newest release of its family at or below it,
+so ``claude-fable-5-2`` or a future ``claude-opus-5-6`` works without a code change), and for a
+family nobody knows a default that forces nothing and sends no sampling parameter.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Capabilities", "cached_profile", "profile_for", "with_models_api"]
+from agents.claude.model_ids import match_row, parse_model_id
+
+__all__ = ["SHIPPED", "SOURCE", "Capabilities", "cached_profile", "known_profile", "profile_for",
+           "with_models_api"]
 
 CACHE_SECONDS = 7 * 24 * 3600
-_DATE_SUFFIX = re.compile(r"-\d{8}$")
 
 
 @dataclass(frozen=True)
@@ -29,39 +33,70 @@ class Capabilities:
     sampling_parameters: bool
     structured_outputs: bool
     max_output_tokens: int
-    source: str  # "models-api", "shipped table" or "safe default"
+    source: str = "shipped table"  # "shipped table (claude-x)", "models-api" or "safe default"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-#: Source: the model overview and "what's new" pages at platform.claude.com/docs, read through the
-#: project's documentation search on 2026-11-24 (forced tool use returns an error on Sonnet 5.5,
-#: Opus 5.5 and Fable 5.1; non-default sampling parameters return 400 from Sonnet 5 on).
-_SHIPPED: dict[str, Capabilities] = {
-    "claude-fable-5-1": Capabilities(False, False, True, 128_000, "shipped table"),
-    "claude-opus-5-5": Capabilities(False, False, True, 128_000, "shipped table"),
-    "claude-sonnet-5-5": Capabilities(False, False, True, 128_000, "shipped table"),
-    "claude-haiku-5-5": Capabilities(True, False, True, 128_000, "shipped table"),
-    "claude-fable-5": Capabilities(True, False, True, 128_000, "shipped table"),
-    "claude-opus-5": Capabilities(True, False, True, 128_000, "shipped table"),
-    "claude-sonnet-5": Capabilities(True, False, True, 128_000, "shipped table"),
-    "claude-opus-4": Capabilities(True, True, True, 32_000, "shipped table"),
-    "claude-sonnet-4": Capabilities(True, True, True, 64_000, "shipped table"),
-    "claude-haiku-4": Capabilities(True, True, True, 64_000, "shipped table"),
-    "claude-3": Capabilities(True, True, False, 8_192, "shipped table"),
+#: Where the table comes from (``cconductor models`` shows it).
+SOURCE = (
+    "platform.claude.com/docs: the models overview, each model's overview, what's-new and migration pages "
+    "(fable-5-2 and haiku-5-5 migration guides, sonnet-5 and sonnet-5-5 overviews: forced tool use and "
+    "non-default sampling parameters return 400), read through the documentation search on 2026-11-24"
+)
+
+
+def _row(forced: bool, sampling: bool, structured: bool, max_out: int) -> Capabilities:
+    return Capabilities(forced, sampling, structured, max_out)
+
+
+#: One row per release; a release the table does not name inherits the nearest older one of its family.
+SHIPPED: dict[str, Capabilities] = {
+    "claude-fable-5": _row(True, False, True, 128_000),
+    "claude-fable-5-1": _row(False, False, True, 128_000),  # forced tool_choice returns 400 from 5.1 on
+    "claude-fable-5-2": _row(False, False, True, 128_000),  # released 2026-11-09: forcing still refused
+    "claude-mythos-5": _row(True, False, True, 128_000),  # the Fable model with other safeguards
+    "claude-mythos-5-1": _row(False, False, True, 128_000),
+    "claude-mythos-5-2": _row(False, False, True, 128_000),
+    "claude-opus-5-5": _row(False, False, True, 128_000),
+    "claude-opus-5": _row(True, False, True, 128_000),
+    "claude-opus-4-8": _row(True, False, True, 128_000),  # "`temperature` is deprecated for this model"
+    "claude-opus-4-7": _row(True, False, True, 128_000),
+    "claude-opus-4-6": _row(True, True, True, 128_000),
+    "claude-opus-4-5": _row(True, True, True, 64_000),
+    "claude-opus-4-1": _row(True, True, False, 32_000),
+    "claude-opus-4": _row(True, True, False, 32_000),
+    "claude-sonnet-5-5": _row(False, False, True, 128_000),
+    "claude-sonnet-5": _row(True, False, True, 128_000),
+    "claude-sonnet-4-6": _row(True, True, True, 64_000),
+    "claude-sonnet-4-5": _row(True, True, True, 64_000),
+    "claude-sonnet-4": _row(True, True, False, 64_000),
+    "claude-haiku-5-5": _row(True, False, True, 128_000),
+    "claude-haiku-4-5": _row(True, True, True, 64_000),
+    "claude-3-7-sonnet": _row(True, True, False, 64_000),
+    "claude-3-5-haiku": _row(True, True, False, 8_192),
+    "claude-3-haiku": _row(True, True, False, 4_096),
+    "claude-3-opus": _row(True, True, False, 4_096),
 }
-#: An id nobody knows: ask for nothing a newer model might refuse.
+#: A family nobody knows: ask for nothing a newer model might refuse.
 SAFE_DEFAULT = Capabilities(False, False, True, 32_000, "safe default")
 
 
 def profile_for(model: str) -> Capabilities:
-    """The shipped profile for ``model`` (exact id, id without date, longest prefix), else the safe default."""
-    for candidate in (model, _DATE_SUFFIX.sub("", model)):
-        if candidate in _SHIPPED:
-            return _SHIPPED[candidate]
-    prefixes = [k for k in _SHIPPED if model.startswith(k + "-")]
-    return _SHIPPED[max(prefixes, key=len)] if prefixes else SAFE_DEFAULT
+    """The shipped profile for ``model``, read by family and version; else the safe default."""
+    found = match_row(SHIPPED, model)
+    if found.value is None or found.key is None:
+        return SAFE_DEFAULT
+    parsed = parse_model_id(found.key)
+    family = parsed.family if parsed else ""
+    why = {
+        "exact": found.key,
+        "newer": f"as {found.key}, the newest known {family} release",
+        "family": f"as {found.key}, the nearest older {family} release",
+        "older": f"as {found.key}, the oldest known {family} release",
+    }[found.how]
+    return replace(found.value, source=f"shipped table ({why})")
 
 
 def with_models_api(base: Capabilities, info: Any) -> Capabilities:
@@ -77,7 +112,7 @@ def with_models_api(base: Capabilities, info: Any) -> Capabilities:
         base,
         structured_outputs=structured if isinstance(structured, bool) else base.structured_outputs,
         max_output_tokens=max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else base.max_output_tokens,
-        source="models-api",
+        source=f"models-api + {base.source}",
     )
 
 
@@ -88,6 +123,23 @@ def _cache_file(model: str) -> Path:
     return platformdirs.user_cache_path("cconductor") / "models" / f"{safe}.json"
 
 
+def _cached_info(model: str) -> Any:
+    """What the Models API said of ``model`` within the last week (None: nothing fresh cached)."""
+    try:
+        cached = json.loads(_cache_file(model).read_text(encoding="utf-8"))
+        if time.time() - float(cached["fetched_at"]) < CACHE_SECONDS:
+            return cached["info"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def known_profile(model: str) -> Capabilities:
+    """The profile as far as it is known without a network call: the table, refined by a fresh cache."""
+    info = _cached_info(model)
+    return profile_for(model) if info is None else with_models_api(profile_for(model), info)
+
+
 def cached_profile(model: str, fetch: Any) -> tuple[Capabilities, str | None]:
     """The model's profile, asking the Models API (``fetch(model)``) at most once a week.
 
@@ -95,12 +147,9 @@ def cached_profile(model: str, fetch: Any) -> tuple[Capabilities, str | None]:
     """
     base = profile_for(model)
     path = _cache_file(model)
-    try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
-        if time.time() - float(cached["fetched_at"]) < CACHE_SECONDS:
-            return with_models_api(base, cached["info"]), None
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    info = _cached_info(model)
+    if info is not None:
+        return with_models_api(base, info), None
     try:
         info = fetch(model)
     except Exception as exc:  # unreachable, unknown id, no permission: the table decides

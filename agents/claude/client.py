@@ -1,37 +1,40 @@
-"""The one Messages API client of an agent process: timeouts, retries, usage and cost per call.
+"""The one Messages API client of an agent process: budget, deadline, retries, usage and cost per call.
 
-Every call goes through :meth:`ClaudeClient.create`, which checks the budget first (so an
-exhausted budget sends no request), calls the SDK with explicit timeouts and retries, logs
-the request id, prices the usage and appends one line to ``<session>/costs.jsonl``. Nothing
-is cached between calls or attempts. ``anthropic`` is imported on first use (it takes >1 s).
-The API key is left to the SDK (``ANTHROPIC_API_KEY``) or passed in, and never written out.
-The failure types live in ``errors``, the money check in ``budget``, the ledger line in
-``cost_ledger`` and the process deadline in ``deadline``.
+Every call goes through :meth:`ClaudeClient.create`: it checks that the most the call could
+cost fits the budget (so a budget is never overshot by a call), streams the call
+(``streamed_call``: the read timeout per wait, a deadline for the whole call, every failure
+typed), retries what is transient in one bounded loop inside the agent's time (``retrying``;
+each wait said on the console and in events.jsonl), then prices the usage and appends one line
+to ``<session>/costs.jsonl`` with the call's request id. Nothing is cached between calls or
+attempts. ``anthropic`` is imported on first use (it takes >1 s). The API key is left to the SDK
+(``ANTHROPIC_API_KEY``) or passed in, and never written out.
+
+The seam for other features (for example describing figures with a vision model): make a client
+with :meth:`ClaudeClient.for_session` (or :meth:`for_context` inside an agent) and call
+:meth:`create` with any Messages API content blocks (``image``, ``document``); the failures it
+raises are those of ``errors`` (:class:`BudgetExceeded`, and :class:`ModelFailure` subclasses
+whose ``kind`` names the reason).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agents.claude.budget import Budget
+from agents.claude.budget import Budget, worst_case_usd
 from agents.claude.capabilities import Capabilities, cached_profile, profile_for
 from agents.claude.config import ClaudeConfig, ModelSettings, load_config
 from agents.claude.cost_ledger import CallRecord, append_cost_line
 from agents.claude.deadline import seconds_left
-from agents.claude.errors import ModelCallError, status_failure
+from agents.claude.errors import ModelCallError, ModelFailure
 from agents.claude.pricing import UsageCounts
-from agents.claude.retrying import (
-    RetriesExhausted,
-    TimeBudget,
-    Transient,
-    call_with_retries,
-    describe,
-)
+from agents.claude.retrying import RetriesExhausted, TimeBudget, Transient, call_with_retries, describe
+from agents.claude.streamed_call import Deadline, stream_message
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.redact import redact
 from orchestrator.session.events import EventLog
@@ -40,9 +43,6 @@ if TYPE_CHECKING:
     from agents.runtime import AgentContext
 
 __all__ = ["ClaudeClient"]
-
-#: Above this max_tokens the SDK requires streaming (its estimate exceeds 10 minutes).
-STREAMING_THRESHOLD_TOKENS = 128_000 * 600 // 3600
 
 
 @dataclass
@@ -62,6 +62,7 @@ class ClaudeClient:
     time_budget: TimeBudget = field(default_factory=TimeBudget)
     _sdk_client: Any = field(default=None, repr=False)
     _capabilities: Capabilities | None = field(default=None, repr=False)
+    _priced: bool = field(default=False, repr=False)
 
     @classmethod
     def for_context(
@@ -90,11 +91,49 @@ class ClaudeClient:
             log=log,
         )
 
+    @classmethod
+    def for_session(
+        cls,
+        session_root: Path,
+        agent: str,
+        tier: str = "cheap",
+        *,
+        attempt: int = 1,
+        config: ClaudeConfig | None = None,
+        budget_usd: float | None = None,
+        seconds: float | None = None,
+        log: TextIO | None = None,
+        http_client: Any = None,
+        api_key: str | None = None,
+    ) -> ClaudeClient:
+        """A client outside an agent task (a command's own model calls): costs go to the session's
+        ledger under ``agent``, checked against ``budget_usd`` (the session's budget) when given, and
+        no call outlives ``seconds`` (None: no limit but the retries')."""
+        config = config or load_config()
+        return cls(
+            config=config,
+            settings=config.settings_for(tier, agent),
+            session_root=session_root,
+            agent=agent,
+            attempt=attempt,
+            budget=Budget(session_root, budget_usd) if budget_usd is not None else None,
+            time_budget=TimeBudget.of_seconds(seconds),
+            http_client=http_client,
+            api_key=api_key,
+            log=log,
+        )
+
     # -- plumbing ------------------------------------------------------------------------
     def _say(self, message: str) -> None:
         print(
             redact(f"[claude {self.agent}#{self.attempt}] {message}"), file=self.log or sys.stdout, flush=True
         )
+
+    def _event(self, type_: str, message: str, **data: Any) -> None:
+        with contextlib.suppress(Exception):  # the audit trail, and from there the terminal
+            paths = SessionPaths(self.session_root)
+            EventLog(paths.events, paths.events_mutex).emit(type_, redact(message), agent=self.agent,
+                                                            attempt=self.attempt, **data)
 
     def _sdk(self) -> Any:
         if self._sdk_client is None:
@@ -117,7 +156,8 @@ class ClaudeClient:
                 self._sdk_client = anthropic.Anthropic(**kwargs)
             except anthropic.AnthropicError as exc:
                 raise ModelCallError(
-                    f"cannot create the Anthropic client ({redact(str(exc))}); set ANTHROPIC_API_KEY"
+                    f"cannot create the Anthropic client ({redact(str(exc))}); set ANTHROPIC_API_KEY",
+                    "authentication",
                 ) from None
         return self._sdk_client
 
@@ -126,14 +166,24 @@ class ClaudeClient:
             self._sdk_client.close()
             self._sdk_client = None
 
-    def _timeout(self, max_tokens: int) -> Any:
+    def _timeout(self) -> Any:
+        """Connect, and each wait for bytes of the stream: never longer than the agent has left."""
         import httpx2
 
-        read = max(self.config.timeout_seconds, max_tokens / self.config.min_output_tokens_per_second)
+        read = self.config.timeout_seconds
         remaining = self.time_budget.remaining()
         if remaining is not None:
-            read = max(1.0, min(read, remaining))  # no single call may outlive the agent
+            read = max(1.0, min(read, remaining))
         return httpx2.Timeout(read, connect=self.config.connect_timeout_seconds)
+
+    def _deadline(self, max_tokens: int) -> Deadline:
+        """The whole call's end: its own limit (slower than min_output_tokens_per_second: retried) or the
+        agent's (final), whichever comes first."""
+        own = max(self.config.timeout_seconds, max_tokens / self.config.min_output_tokens_per_second)
+        remaining = self.time_budget.remaining()
+        if remaining is not None and remaining <= own:
+            return Deadline(time.monotonic() + remaining, agents=True)
+        return Deadline(time.monotonic() + own, agents=False)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -150,16 +200,20 @@ class ClaudeClient:
 
     def _announce(self, purpose: str) -> Any:
         def announce(failure: Transient, wait: float, attempt: int) -> None:
-            line = f"{self.agent}: {describe(failure, wait)}"
             self._say(f"{purpose}: {describe(failure, wait)} (attempt {attempt}: {failure.detail})")
-            with contextlib.suppress(Exception):  # the audit trail, and from there the terminal
-                paths = SessionPaths(self.session_root)
-                EventLog(paths.events, paths.events_mutex).emit(
-                    "model.retry_wait", line, agent=self.agent, attempt=self.attempt, reason=failure.kind,
-                    wait_s=round(wait, 3), call_attempt=attempt, purpose=purpose,
-                )
+            self._event("model.retry_wait", f"{self.agent}: {describe(failure, wait)}", reason=failure.kind,
+                        wait_s=round(wait, 3), call_attempt=attempt, purpose=purpose)
 
         return announce
+
+    def _check_price(self) -> None:
+        """Say once when the model is priced from another row (or at the highest rate)."""
+        if not self._priced:
+            self._priced = True
+            note = self.config.prices.lookup(self.settings.model).note
+            if note:
+                self._say(f"warning: {note}")
+                self._event("model.warning", f"{self.agent}: {note}", model=self.settings.model)
 
     # -- the call --------------------------------------------------------------------------
     def create(
@@ -174,48 +228,37 @@ class ClaudeClient:
         output_format: Mapping[str, Any] | None = None,
     ) -> Any:
         """One Messages API call through our bounded retry loop; returns the SDK ``Message``."""
-        if self.budget is not None:
-            self.budget.check()
-        client = self._sdk()
-        import anthropic
-
         max_tokens = max_tokens or self.settings.max_tokens
-        kwargs: dict[str, Any] = {
+        request: dict[str, Any] = {
             "model": self.settings.model,
             "max_tokens": max_tokens,
             "messages": list(messages),
         }
         if system:
-            kwargs["system"] = system if isinstance(system, str) else list(system)
+            request["system"] = system if isinstance(system, str) else list(system)
         if tools:
-            kwargs["tools"] = list(tools)
+            request["tools"] = list(tools)
         if tool_choice:
-            kwargs["tool_choice"] = dict(tool_choice)
+            request["tool_choice"] = dict(tool_choice)
         if output_format:
-            kwargs["output_config"] = {"format": dict(output_format)}
+            request["output_config"] = {"format": dict(output_format)}
         if self.settings.temperature is not None and self.capabilities.sampling_parameters:
-            kwargs["extra_body"] = {"temperature": self.settings.temperature}
-        streamed = max_tokens > STREAMING_THRESHOLD_TOKENS
+            request["extra_body"] = {"temperature": self.settings.temperature}
+        self._check_price()
+        if self.budget is not None:
+            worst = worst_case_usd(self.config.prices, self.settings.model, request, max_tokens, self.config.cache_ttl)
+            self.budget.check(worst, f"the next call ({purpose}, up to {max_tokens} output tokens)")
+        client = self._sdk()
+
+        def partial(snapshot: Any, request_id: str | None, why: str) -> None:
+            self._record(purpose, snapshot, request_id, why)
 
         def once() -> Any:
-            timeout = self._timeout(max_tokens)
-            try:
-                if streamed:  # a long answer: the SDK requires streaming, and the read timeout is per chunk
-                    with client.messages.stream(**kwargs, timeout=timeout) as stream:
-                        return stream.get_final_message()
-                return client.messages.create(**kwargs, timeout=timeout)
-            except anthropic.APIStatusError as exc:
-                raise self._status_failure(purpose, exc) from None
-            except anthropic.APITimeoutError:
-                raise Transient("timeout", f"the Messages API did not answer {purpose} within "
-                                           f"{timeout.read:.1f} s (raise anthropic.timeout_seconds in the config "
-                                           "if answers are slow)") from None
-            except anthropic.APIConnectionError as exc:
-                raise Transient("connection", f"cannot reach the Messages API for {purpose} ({type(exc).__name__}); "
-                                              "check the network or anthropic.base_url") from None
+            return stream_message(client, request, purpose=purpose, model=self.settings.model,
+                                  timeout=self._timeout(), deadline=self._deadline(max_tokens), on_partial=partial)
 
         try:
-            message = call_with_retries(
+            message, request_id = call_with_retries(
                 once, budget=self.time_budget, max_attempts=self.config.max_retries + 1,
                 base_delay=self.config.retry_base_seconds, max_delay=self.config.retry_max_seconds,
                 announce=self._announce(purpose),
@@ -223,20 +266,18 @@ class ClaudeClient:
         except RetriesExhausted as exc:
             self._say(f"{purpose}: {exc}")
             raise ModelCallError(f"the Messages API failed for {purpose}: {exc}") from None
-        self._record(purpose, message)
+        except ModelFailure as exc:
+            said = {None: "", 200: "error event "}.get(exc.status, f"HTTP {exc.status} ")
+            self._say(f"{purpose}: {said}request_id={exc.request_id} failed ({exc.kind}): {exc}")
+            raise
+        self._record(purpose, message, request_id)
         return message
 
-    def _status_failure(self, purpose: str, exc: Any) -> Exception:
-        self._say(f"{purpose}: HTTP {int(exc.status_code)} request_id={exc.request_id}")
-        return status_failure(purpose, exc, self.settings.model)
-
-    def _record(self, purpose: str, message: Any) -> CallRecord:
+    def _record(self, purpose: str, message: Any, request_id: str | None, interrupted: str | None = None) -> CallRecord:
         usage = UsageCounts.from_usage(getattr(message, "usage", None))
         cost = self.config.prices.cost(self.settings.model, usage)
-        request_id = getattr(message, "_request_id", None)
-        record = CallRecord(
-            purpose, self.settings.model, request_id, getattr(message, "stop_reason", None), usage, cost
-        )
+        stop = None if interrupted else getattr(message, "stop_reason", None)
+        record = CallRecord(purpose, self.settings.model, request_id, stop, usage, cost, interrupted)
         self.calls.append(record)
         if self.budget is not None:
             self.budget.spent_usd += cost
@@ -245,7 +286,8 @@ class ClaudeClient:
             f"{purpose}: model={record.model} request_id={request_id} stop={record.stop_reason} "
             f"in={usage.input_tokens} out={usage.output_tokens} cache_read={usage.cache_read_input_tokens} "
             f"cache_write={usage.cache_creation_input_tokens} searches={usage.web_search_requests} "
-            f"fetches={usage.web_fetch_requests} cost=${cost:.6f}"
+            f"fetches={usage.web_fetch_requests} cost=${cost:.6f}" + (f" (interrupted: {interrupted})"
+                                                                      if interrupted else "")
         )
         return record
 

@@ -35,8 +35,8 @@ TIERS = ("cheap", "research")
 class ModelSettings:
     model: str
     max_tokens: int
-    #: None (the default) sends none: SDK 2.12 / API version 2026-10-21 has no sampling parameters.
-    #: A number is sent through ``extra_body`` for endpoints that still accept it.
+    #: None (the default) sends none. A number is sent (through ``extra_body``) only to models that accept
+    #: it; for the others (Opus 4.7 on, the 5-series) the config is refused at load.
     temperature: float | None = None
 
     def updated(self, spec: Any, where: str) -> ModelSettings:
@@ -85,9 +85,10 @@ class ClaudeConfig:
     base_url: str | None = None
     timeout_seconds: float = 120.0
     connect_timeout_seconds: float = 10.0
-    #: The read timeout grows with max_tokens: a long non-streamed answer arrives in one piece.
+    #: timeout_seconds bounds each wait for the stream's next bytes; a whole call may take
+    #: max(timeout_seconds, max_tokens / min_output_tokens_per_second) and never more than the agent has left.
     min_output_tokens_per_second: float = 40.0
-    #: Attempts after the first for 429/5xx/529/connection failures (our loop; the SDK's is off).
+    #: Attempts after the first for transient failures (rate limits, overload, 5xx, broken streams; our loop).
     max_retries: int = 4
     retry_base_seconds: float = 1.0
     retry_max_seconds: float = 60.0

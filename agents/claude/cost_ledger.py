@@ -15,7 +15,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from agents.claude.pricing import UsageCounts
+from agents.claude.pricing_types import UsageCounts
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.redact import redact
@@ -32,6 +32,7 @@ class CallRecord:
     stop_reason: str | None
     usage: UsageCounts
     cost_usd: float
+    interrupted: str | None = None  # why a billed stream ended before its message was complete
 
 
 def append_cost_line(session_root: Path, agent: str, attempt: int, record: CallRecord) -> None:
@@ -51,6 +52,8 @@ def append_cost_line(session_root: Path, agent: str, attempt: int, record: CallR
         "web_fetch_requests": usage.web_fetch_requests,
         "cost_usd": record.cost_usd,
     }
+    if record.interrupted:
+        line["interrupted"] = record.interrupted
     data = (redact(json.dumps(line, ensure_ascii=False)) + "\n").encode("utf-8")
     paths = SessionPaths(session_root)
     paths.state.mkdir(parents=True, exist_ok=True)

@@ -1,139 +1,64 @@
-"""Model prices and the cost of one Messages API call.
+"""The price table in use and the cost of one Messages API call.
 
-Prices change; the defaults below are list prices in USD per million tokens at the time of
-writing and every one of them can be overridden from the user config (``prices``). An
-unknown model is priced at the most expensive known rate so a budget is never under-counted.
+The shipped rows (``price_list``, each with its page and date) can be overridden from the user
+config (``prices``). A model id the table does not name is read as family + version
+(``model_ids``): an unknown release of a known family takes that family's current price, with a
+note saying so; only a family nobody knows is priced at the highest rate in the table, so that a
+budget is never under-counted.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agents.claude.model_ids import match_row, parse_model_id
+from agents.claude.price_list import SHIPPED_PRICES, WEB_SEARCH_PER_REQUEST
+from agents.claude.pricing_types import ModelPrice, UsageCounts
 from orchestrator.model.errors import ConfigError
 
-__all__ = ["DEFAULT_PRICE_TABLE", "ModelPrice", "PriceTable", "UsageCounts"]
+__all__ = ["DEFAULT_PRICE_TABLE", "ModelPrice", "PriceLookup", "PriceTable", "UsageCounts"]
 
 
 @dataclass(frozen=True)
-class ModelPrice:
-    """USD per million tokens. Cache rates are each model's own, not a fixed multiple of input.
+class PriceLookup:
+    """The price used for a model id, the row it came from, and a note when the id was not in the table."""
 
-    ``long_context_tokens``: prompts longer than this (input + cache reads + cache writes) are
-    billed at every rate times ``long_context_factor`` (Haiku 5.5: five times above 100,000).
-    """
-
-    input_per_mtok: float
-    output_per_mtok: float
-    cache_write_5m_per_mtok: float | None = None  # None: 1.25 x input (the rate of older models)
-    cache_write_1h_per_mtok: float | None = None  # None: 2 x input
-    cache_read_per_mtok: float | None = None  # None: 0.1 x input
-    long_context_tokens: int | None = None
-    long_context_factor: float = 1.0
-
-    @property
-    def write_5m(self) -> float:
-        return self.cache_write_5m_per_mtok if self.cache_write_5m_per_mtok is not None else 1.25 * self.input_per_mtok
-
-    @property
-    def write_1h(self) -> float:
-        return self.cache_write_1h_per_mtok if self.cache_write_1h_per_mtok is not None else 2.0 * self.input_per_mtok
-
-    @property
-    def read(self) -> float:
-        return self.cache_read_per_mtok if self.cache_read_per_mtok is not None else 0.1 * self.input_per_mtok
-
-
-@dataclass(frozen=True)
-class UsageCounts:
-    """The billable counters of one response (``message.usage``)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cache_creation_1h_input_tokens: int = 0  # the part of the cache writes made with the 1 h TTL
-    web_search_requests: int = 0
-    web_fetch_requests: int = 0
-
-    @classmethod
-    def from_usage(cls, usage: Any) -> UsageCounts:
-        """Read an SDK ``Usage`` (or a plain dict); missing fields count as 0."""
-
-        def get(obj: Any, name: str) -> Any:
-            return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-
-        def num(obj: Any, name: str) -> int:
-            value = get(obj, name) if obj is not None else None
-            return int(value) if isinstance(value, int | float) else 0
-
-        server = get(usage, "server_tool_use")
-        creation = get(usage, "cache_creation")
-        return cls(
-            input_tokens=num(usage, "input_tokens"),
-            output_tokens=num(usage, "output_tokens"),
-            cache_creation_input_tokens=num(usage, "cache_creation_input_tokens"),
-            cache_read_input_tokens=num(usage, "cache_read_input_tokens"),
-            cache_creation_1h_input_tokens=num(creation, "ephemeral_1h_input_tokens"),
-            web_search_requests=num(server, "web_search_requests"),
-            web_fetch_requests=num(server, "web_fetch_requests"),
-        )
-
-
-#: List prices, USD per million tokens: input, output, 5-minute and 1-hour cache writes, cache reads.
-#: Source: the model overview pages at platform.claude.com/docs (models/<id>/overview), read through
-#: the project's documentation search on 2026-11-24. Haiku 5.5's cache writes were not on the pages
-#: consulted: the customary 1.25x / 2x of input are used until confirmed (override in the config).
-_DEFAULT_MODELS: dict[str, ModelPrice] = {
-    # family fallbacks (shortest prefixes) first; longer prefixes win
-    "claude-fable": ModelPrice(10.0, 50.0, 12.5, 20.0, 0.25),
-    "claude-opus": ModelPrice(4.0, 20.0, 5.0, 8.0, 0.20),
-    "claude-sonnet": ModelPrice(2.0, 10.0, 2.5, 4.0, 0.20),
-    "claude-haiku": ModelPrice(0.10, 0.50, None, None, 0.01, 100_000, 5.0),
-    # the current lineup
-    "claude-fable-5-1": ModelPrice(10.0, 50.0, 12.5, 20.0, 0.25),
-    "claude-opus-5-5": ModelPrice(4.0, 20.0, 5.0, 8.0, 0.20),
-    "claude-sonnet-5-5": ModelPrice(2.0, 10.0, 2.5, 4.0, 0.20),
-    "claude-haiku-5-5": ModelPrice(0.10, 0.50, None, None, 0.01, 100_000, 5.0),
-    # legacy models still served
-    "claude-fable-5": ModelPrice(10.0, 50.0, 12.5, 20.0, 1.0),
-    "claude-opus-5": ModelPrice(5.0, 25.0, 6.25, 10.0, 0.50),
-    "claude-sonnet-5": ModelPrice(2.0, 10.0, 2.5, 4.0, 0.20),
-    "claude-opus-4": ModelPrice(15.0, 75.0),
-    "claude-opus-4-1": ModelPrice(15.0, 75.0),
-    "claude-opus-4-5": ModelPrice(5.0, 25.0),
-    "claude-opus-4-6": ModelPrice(5.0, 25.0),
-    "claude-opus-4-7": ModelPrice(5.0, 25.0),
-    "claude-opus-4-8": ModelPrice(5.0, 25.0),
-    "claude-sonnet-4": ModelPrice(3.0, 15.0),
-    "claude-sonnet-4-5": ModelPrice(3.0, 15.0),
-    "claude-sonnet-4-6": ModelPrice(3.0, 15.0),
-    "claude-haiku-4-5": ModelPrice(1.0, 5.0),
-    "claude-3-5-haiku": ModelPrice(0.8, 4.0),
-    "claude-3-haiku": ModelPrice(0.25, 1.25),
-}
-_DATE_SUFFIX = re.compile(r"-\d{8}$")
+    model: str
+    row: str | None  # the table row (None: the highest rate, for a family nobody knows)
+    price: ModelPrice
+    note: str | None = None
 
 
 @dataclass(frozen=True)
 class PriceTable:
     """Per-model prices plus the per-request server-tool fees (web search: $10 per 1,000)."""
 
-    models: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(_DEFAULT_MODELS))
-    web_search_per_request: float = 0.01
+    models: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(SHIPPED_PRICES))
+    web_search_per_request: float = WEB_SEARCH_PER_REQUEST
     web_fetch_per_request: float = 0.0
 
+    def lookup(self, model: str) -> PriceLookup:
+        """Exact id (or without its date suffix), else the family's current row, else the highest rate."""
+        found = match_row(self.models, model, within_family="current")
+        if found.value is not None and found.key is not None:
+            if found.exact:
+                return PriceLookup(model, found.key, found.value)
+            parsed = parse_model_id(found.key)
+            family = parsed.family if parsed else "its"
+            return PriceLookup(model, found.key, found.value, (
+                f"{model} is not in the price table: priced as {found.key}, the {family} family's current model "
+                f"(${found.value.input_per_mtok:g}/${found.value.output_per_mtok:g} per MTok); add "
+                f"prices.models.{model} to the config if its list price differs"))
+        key, price = max(self.models.items(), key=lambda kv: (kv[1].output_per_mtok, kv[1].input_per_mtok))
+        return PriceLookup(model, None, price, (
+            f"{model} is not a known model family: priced at the highest rate in the table (as {key}, "
+            f"${price.input_per_mtok:g}/${price.output_per_mtok:g} per MTok) so that a budget is never "
+            f"under-counted; add prices.models.{model} to the config"))
+
     def price_for(self, model: str) -> ModelPrice:
-        """Exact id, then the id without its date suffix, then the longest matching prefix."""
-        for candidate in (model, _DATE_SUFFIX.sub("", model)):
-            if candidate in self.models:
-                return self.models[candidate]
-        prefixes = [k for k in self.models if model.startswith(k + "-") or model == k]
-        if prefixes:
-            return self.models[max(prefixes, key=len)]
-        return max(self.models.values(), key=lambda p: (p.output_per_mtok, p.input_per_mtok))
+        return self.lookup(model).price
 
     def cost(self, model: str, usage: UsageCounts) -> float:
         """USD for one call: uncached input, cache writes by TTL, cache reads, output, server tools."""
@@ -156,6 +81,17 @@ class PriceTable:
         )
         return round(total, 8)
 
+    def worst_case(self, model: str, prompt_tokens: int, max_output_tokens: int, *, web_searches: int = 0,
+                   cache_ttl: str = "5m") -> float:
+        """The most one call could cost: every prompt token at the dearest input rate (a cache write),
+        every allowed output token, every allowed search."""
+        writes = UsageCounts(cache_creation_input_tokens=prompt_tokens, output_tokens=max_output_tokens,
+                             cache_creation_1h_input_tokens=prompt_tokens if cache_ttl == "1h" else 0,
+                             web_search_requests=web_searches)
+        plain = UsageCounts(input_tokens=prompt_tokens, output_tokens=max_output_tokens,
+                            web_search_requests=web_searches)
+        return max(self.cost(model, writes), self.cost(model, plain))
+
     def with_overrides(self, data: Mapping[str, Any], where: str = "config") -> PriceTable:
         """Apply ``{"models": {id: {"input": .., "output": ..}}, "web_search_per_request": ..}``."""
         if not isinstance(data, Mapping):
@@ -170,7 +106,8 @@ class PriceTable:
                     '(USD per million tokens), e.g. {"input": 3, "output": 15}'
                 )
             base = models.get(model, ModelPrice(0.0, 0.0))
-            fields: dict[str, Any] = {"input_per_mtok": float(spec["input"]), "output_per_mtok": float(spec["output"])}
+            fields: dict[str, Any] = {"input_per_mtok": float(spec["input"]), "output_per_mtok": float(spec["output"]),
+                                      "source": f"config {where}"}
             for key in ("cache_write_5m", "cache_write_1h", "cache_read"):
                 if isinstance(spec.get(key), int | float):
                     fields[f"{key}_per_mtok"] = float(spec[key])

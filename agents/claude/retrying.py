@@ -2,9 +2,11 @@
 
 The SDK's own retries obey any ``retry-after`` (a 429 asking for 400 s slept silently until the
 agent was killed) and retry timeouts four times; so the SDK gets ``max_retries=0`` and this
-loop decides: 429, 500, 529 and connection failures are retried with exponential backoff and
-full jitter, a server's ``retry-after`` is honoured only while it fits the agent's remaining
-time, and every wait is said (agent log, events.jsonl, terminal). Anything else fails at once.
+loop decides: what ``errors.api_failure`` and the client call transient (rate limits, overload,
+server errors, connection failures, streams cut off midway, answers that are not the API's) is
+retried with exponential backoff and full jitter, a server's ``retry-after`` is honoured only
+while it fits the agent's remaining time, and every wait is said (agent log, events.jsonl,
+terminal). Anything else fails at once.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+#: An attempt needs at least this much of the agent's time, besides the wait before it.
+MIN_ATTEMPT_SECONDS = 1.0
 
 
 @dataclass
@@ -38,7 +41,7 @@ class TimeBudget:
 class Transient(Exception):
     """A failure worth another try: what happened and what the server asked us to wait."""
 
-    kind: str  # rate_limited | overloaded | server_error | connection | timeout
+    kind: str  # rate_limited | overloaded | server_error | connection | timeout | stream_interrupted | bad_response
     detail: str
     retry_after: float | None = None
 
@@ -74,6 +77,8 @@ _LABEL = {
     "server_error": "the API failed",
     "connection": "cannot reach the API",
     "timeout": "the API did not answer in time",
+    "stream_interrupted": "the answer was cut off midway",
+    "bad_response": "the answer was not the API's",
 }
 
 
@@ -100,7 +105,7 @@ def call_with_retries(
             backoff = rng.uniform(0, min(max_delay, base_delay * 2 ** (attempt - 1)))  # full jitter
             wait = failure.retry_after if failure.retry_after is not None else backoff
             remaining = budget.remaining()
-            if remaining is not None and wait >= remaining:
+            if remaining is not None and wait + MIN_ATTEMPT_SECONDS >= remaining:
                 why = (f"the server asked to wait {wait:.0f} s but the agent has {remaining:.0f} s left"
                        if failure.retry_after is not None else f"the agent has only {remaining:.0f} s left")
                 raise RetriesExhausted(failure, attempt, waited, why) from None

@@ -1,4 +1,5 @@
-"""What can be run: ``cconductor missions`` (and ``missions show``) and ``cconductor agents``."""
+"""What can be run: ``cconductor missions`` (and ``missions show``), ``cconductor agents`` and
+``cconductor models``."""
 
 from __future__ import annotations
 
@@ -97,3 +98,60 @@ def agents(agent_dirs: tuple[Path, ...], as_json: bool) -> None:
     for definition in sorted(found.values(), key=lambda d: (d.phase, d.name)):
         kind = "external" if definition.external else "built-in"
         click.echo(f"{definition.name:<22} {definition.phase:<11} {kind:<9} {definition.description}")
+
+
+def _money(value: float) -> str:
+    return f"{value:g}"
+
+
+@main.command()
+@json_option
+@friendly
+def models(as_json: bool) -> None:
+    """List the model prices and capabilities in use, and where each row comes from.
+
+    \b
+    Examples:
+      cconductor models
+      cconductor models --json
+    """
+    from orchestrator.run.plugins import model_catalog
+
+    catalog = model_catalog()
+    if as_json:
+        emit_json(catalog)
+        return
+    present = "" if catalog.get("config_file_exists") else ", not present: the defaults apply"
+    click.echo(f"Models in use (config: {catalog['config_file']}{present}):")
+    for who, model in catalog["in_use"].items():
+        click.echo(f"  {who:<28} {model}")
+    click.echo("\nPrices in USD per million tokens; web search ${:g} per search.".format(
+        catalog["web_search_per_request"]))
+    click.echo(f"  {'model':<26} {'input':>6} {'output':>6} {'w 5m':>6} {'w 1h':>6} {'read':>6}  "
+               f"{'forced':<6} {'sampl.':<6} {'json':<5} {'max out':>7}")
+    sources: dict[str, list[str]] = {}
+    for row in catalog["models"]:
+        caps = row["capabilities"]
+        flags = [("yes" if caps[k] else "no") for k in ("forced_tool_choice", "sampling_parameters",
+                                                         "structured_outputs")]
+        click.echo(f"  {row['model']:<26} {_money(row['input']):>6} {_money(row['output']):>6} "
+                   f"{_money(row['cache_write_5m']):>6} {_money(row['cache_write_1h']):>6} "
+                   f"{_money(row['cache_read']):>6}  {flags[0]:<6} {flags[1]:<6} {flags[2]:<5} "
+                   f"{caps['max_output_tokens']:>7}")
+        if row["long_context"]:
+            click.echo(f"  {'':<26} every rate x{row['long_context']['factor']:g} for prompts over "
+                       f"{row['long_context']['above_tokens']:,} tokens")
+        for note in (row["price_note"], None if row["capabilities_source"].startswith("shipped table (claude")
+                     and row["model"] in row["capabilities_source"] else
+                     f"capabilities: {row['capabilities_source']}"):
+            if note:
+                click.echo(f"  {'':<26} {note}")
+        if row["price_source"]:
+            sources.setdefault(row["price_source"], []).append(row["model"])
+    click.echo("\nWhere the prices come from:")
+    for source, names in sources.items():
+        click.echo(f"  {', '.join(names)}:\n      {source}")
+    click.echo(f"\nCapabilities (forced tool use, sampling parameters, structured outputs, max output): "
+               f"{catalog['capabilities_table_source']}; a release the table does not name takes the behaviour "
+               "of the nearest older release of its family, an unknown family forces nothing and sends no "
+               "sampling parameters. At run time the Models API refines structured outputs and max output.")

@@ -30,8 +30,9 @@ from orchestrator.session.costs import costs_path, total_cost_usd
 from orchestrator.session.events import read_events
 from orchestrator.session.record import load_session, update_session
 
-#: Events that agent processes write themselves and that the terminal shows ("planner: rate limited, ...").
-AGENT_EVENTS = frozenset({"model.retry_wait"})
+#: Events that agent processes write themselves and that the terminal shows ("planner: rate limited, ...",
+#: "planner: claude-opus-5-6 is not in the price table: priced as ...").
+AGENT_EVENTS = frozenset({"model.retry_wait", "model.warning"})
 #: An agent process exits with this status when the run's budget is spent (agents/claude).
 EXIT_BUDGET_EXCEEDED = 3
 

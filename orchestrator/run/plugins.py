@@ -8,7 +8,8 @@ orchestrator only). An installed package announces itself in its ``pyproject.tom
 
 and the named module may offer any of: ``definitions_dir`` and ``prompts_dir`` (folders of agent
 definitions and their prompts), ``is_document(path, include_notes)`` (could this input file be
-researched?), ``pricer()`` (model choice and prices for ``run --dry-run``) and
+researched?), ``pricer()`` (model choice and prices for ``run --dry-run``),
+``model_catalog()`` (the models, prices and capabilities ``cconductor models`` shows) and
 ``answer_composer(backend, session_root)`` (the writer of ``cconductor ask`` answers).
 """
 
@@ -74,6 +75,16 @@ def pricer() -> Pricer:
             return made
     raise ConfigError("no installed agent package prices model calls; install cconductor with its agents "
                       "(pip install -e .) or estimate with the offline backend")
+
+
+def model_catalog() -> dict[str, Any]:
+    """The model table of the installed agents (``cconductor models``): plain data, see agents/claude/catalog.py."""
+    for plugin in plugins():
+        if hasattr(plugin, "model_catalog"):
+            found: dict[str, Any] = plugin.model_catalog()
+            return found
+    raise ConfigError("no installed agent package calls models; install cconductor with its agents "
+                      "(pip install -e .)")
 
 
 def answer_composer(backend: str, session_root: Path) -> Any:

@@ -15,7 +15,7 @@ from orchestrator.session.costs import total_cost_usd
 
 _SHOWN = {"run.started", "run.resumed", "phase.started", "iteration.started", "agent.dispatched", "agent.finished",
           "merge.committed", "merge.rejected", "agent.retrying", "agent.gave_up", "agent.failed",
-          "gate.evaluated", "report.written", "run.finished", "model.retry_wait", "run.interrupted",
+          "gate.evaluated", "report.written", "run.finished", "model.retry_wait", "model.warning", "run.interrupted",
           "ingest.skipped", "research.stopped"}
 
 
