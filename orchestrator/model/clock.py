@@ -1,8 +1,9 @@
 """Time in session files: session ids, timestamps, and the time a commit was made.
 
 Session ids sort by creation time and never collide: millisecond UTC timestamp first (so ``ls``
-and ``sorted()`` give creation order), then random bits; the caller creates the folder with ``mkdir`` (exclusive), which turns
-the remaining chance of a collision into a retry instead of shared state.
+and ``sorted()`` give creation order), then random bits; the caller creates the folder with
+``mkdir`` (exclusive), which turns the remaining chance of a collision into a retry instead of
+shared state.
 """
 
 from __future__ import annotations
