@@ -1,0 +1,93 @@
+"""A session at a glance: header, locks, graph counts, quality and what it misses, contradictions."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from orchestrator.graph.contradiction_summary import summary
+from orchestrator.graph.quality import plan_sub_questions, score_graph
+from orchestrator.graph.quality_gate import gate
+from orchestrator.model.layout import SessionPaths
+from orchestrator.viewer import state
+from orchestrator.viewer.explorer import growth
+from orchestrator.viewer.lookup import GraphIndex, graph_index
+
+_quality_cache: dict[SessionPaths, tuple[int, dict[str, Any]]] = {}
+_lock = threading.Lock()
+
+
+def quality(paths: SessionPaths, index: GraphIndex) -> dict[str, Any] | None:
+    """``quality.json`` when it describes the graph as it is; else the score computed from the graph now.
+
+    A run writes ``quality.json`` after each research round; while agents keep merging (or in a
+    ``watch`` session, which has none) the score shown is computed from the committed graph, with
+    the mission's success criteria when the session has a mission.
+    """
+    graph = index.graph
+    if not graph.get("claims") and not graph.get("sources"):
+        return state.recorded_quality(paths)
+    recorded = state.recorded_quality(paths)
+    generated = str(graph.get("generated_at") or "")
+    if recorded and str(recorded.get("computed_at") or "") >= generated:
+        return {**recorded, "origin": "quality.json"}
+    with _lock:
+        cached = _quality_cache.get(paths)
+    if cached is not None and cached[0] == id(graph):
+        return cached[1]
+    report = score_graph(graph, plan_sub_questions(graph))
+    criteria = ((state.mission_of(paths) or {}).get("success_criteria")) or {}
+    document = {**report.to_json(gate(report, graph, criteria) if criteria else None),
+                "origin": "computed from the committed graph" + ("" if recorded else " (no quality.json yet)")}
+    with _lock:
+        _quality_cache[paths] = (id(graph), document)
+    return document
+
+
+def _side(index: GraphIndex, side: dict[str, Any]) -> dict[str, Any]:
+    found = index.item(str(side.get("claim_id")))
+    claim = found[1] if found and found[0] == "claims" else {}
+    evidence = next((e for e in claim.get("evidence") or () if isinstance(e, dict)), {})
+    return {**side, "statement": claim.get("statement"), "snippet": evidence.get("snippet"),
+            "page": (evidence.get("verification") or {}).get("page") or (evidence.get("locator") or {}).get("page")}
+
+
+def contradictions(index: GraphIndex) -> list[dict[str, Any]]:
+    """Every contradiction with both sides' statements and quoted snippets, open ones first."""
+    items = [summary(c) for c in index.graph.get("contradictions") or () if isinstance(c, dict)]
+    for item in items:
+        item["sides"] = [_side(index, s) for s in item["sides"]]
+    return sorted(items, key=lambda s: (not s["counted"], s["status"] == "resolved", str(s["id"])))
+
+
+def skipped_inputs(graph: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"path": s.get("path"), "reason": s.get("reason")}
+            for value in graph.values() if isinstance(value, dict) and "documents" in value
+            and isinstance(value.get("skipped"), list) for s in value["skipped"] if isinstance(s, dict)]
+
+
+def overview(paths: SessionPaths) -> dict[str, Any]:
+    data = state.session(paths)
+    index = graph_index(paths)
+    locks = state.lock_states(paths)
+    return {
+        "id": paths.root.name,
+        "query": data.get("query"),
+        "mission": data.get("mission"),
+        "status": data.get("status"),
+        "status_reason": data.get("status_reason"),
+        "iteration": data.get("iteration"),
+        "created_at": data.get("created_at"),
+        "updated_at": data.get("updated_at"),
+        "cost_usd": data.get("cost_usd"),
+        "locks_pending": sorted(a for a, s in locks.items() if s in ("pending", "claimed")),
+        "locks_errored": sorted(a for a, s in locks.items() if s == "errored"),
+        "commit_seq": index.graph.get("commit_seq"),
+        "generated_at": index.graph.get("generated_at"),
+        "stats": index.graph.get("stats") or {},
+        "quality": quality(paths, index),
+        "contradictions": contradictions(index),
+        "skipped_inputs": skipped_inputs(index.graph),
+        "growth": growth(index, data.get("agents") or {}),
+        "has_report": (paths.root / "mission-report.md").is_file(),
+    }
