@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -46,3 +48,24 @@ def view(ctx: Context, session: str | None, port: int, host: str, no_browser: bo
     if not no_browser:
         open_browser(url)
     serve(Path(sessions_dir), sock)
+
+
+view_option = click.option("--view", "with_view", is_flag=True,
+                           help="Watch the run in the browser: starts `cconductor view` for this session.")
+
+
+def start_viewer(session_root: Path, mode: str) -> Any:
+    """``run --view``: the session's viewer in a child process, its address printed and opened."""
+    from orchestrator.viewer.serve import BackgroundViewer, open_browser
+
+    viewer = BackgroundViewer(session_root)
+    click.echo(f"viewer: {viewer.url}", err=mode == "json")  # --json keeps stdout to JSON lines
+    open_browser(viewer.url)
+    return viewer
+
+
+def close_viewer(viewer: Any, mode: str, status: str | None) -> None:
+    """Stop the run's viewer; at a terminal, once the user has seen the result (Enter closes it)."""
+    if mode == "live" and status not in (None, "interrupted") and sys.stdin.isatty():
+        viewer.wait_for_user(sys.stdout)
+    viewer.close()

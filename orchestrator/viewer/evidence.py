@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from orchestrator.graph.citations import evidence_page, is_verified
 from orchestrator.model.errors import CconductorError
@@ -113,8 +114,8 @@ def claim_detail(paths: SessionPaths, index: GraphIndex, session_id: str, claim_
             "verification": evidence.get("verification"),
             "verified": is_verified(evidence),
             "passage": where,
-            "page_view": (f"/api/sessions/{session_id}/claims/{claim_id}/evidence/{number}/page"
-                          if pdf and page else None),
+            "page_view": (f"/api/sessions/{quote(session_id)}/page?claim={quote(claim_id, safe='')}"
+                          f"&evidence={number}" if pdf and page else None),
             "no_page_view": None if pdf and page else _why_no_image(source, pdf, page),
         })
     return {"claim": {k: v for k, v in claim.items() if k != "evidence"}, "evidence": items}

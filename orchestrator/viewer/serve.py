@@ -70,7 +70,7 @@ def allowed_hosts(address: Address) -> list[str]:
 
 
 def serve(sessions_dir: Path, sock: socket.socket, *, stop_on_stdin_close: bool = False) -> None:
-    """Serve until interrupted (Ctrl-C), or until standard input closes when asked to."""
+    """Serve until interrupted (Ctrl-C: a normal end), or until standard input closes when asked to."""
     import uvicorn
 
     from orchestrator.viewer.app import create_app
@@ -87,7 +87,8 @@ def serve(sessions_dir: Path, sock: socket.socket, *, stop_on_stdin_close: bool 
             server.should_exit = True
 
         threading.Thread(target=wait_for_eof, name="viewer-stdin", daemon=True).start()
-    server.run(sockets=[sock])
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again once it has shut down
+        server.run(sockets=[sock])
 
 
 def open_browser(url: str) -> None:

@@ -63,7 +63,7 @@ function evidenceView(session, claim, item) {
   const holder = h("div", { class: "page-holder" });
   box.append(holder);
   if (item.page_view) {
-    loadPage(holder, `/api/sessions/${q(session)}/page?claim=${q(claim.id)}&evidence=${item.number}`, page);
+    loadPage(holder, item.page_view, page);
   } else if (item.no_page_view) {
     holder.append(h("p", { class: "muted small" }, `No page image: ${item.no_page_view}.`));
   }
