@@ -152,23 +152,25 @@ class Browser:
         return result["result"].get("value")
 
     def wait(self, expression: str, what: str, timeout: float = 30) -> object:
-        """Poll ``expression`` until it is truthy; fail naming ``what``."""
+        """Poll ``expression`` until it is truthy in the page; fail naming ``what``."""
         import time
 
         deadline = time.monotonic() + timeout
         while True:
-            value = self.js(expression)
+            value = self.js(f"(() => {{ const v = ({expression}); return v instanceof Node ? true : v; }})()")
             if value:
                 return value
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
             time.sleep(0.1)
 
-    def key(self, key: str, code: str, keycode: int, *, shift: bool = False) -> None:
+    def key(self, key: str, code: str, keycode: int, *, shift: bool = False, text: str = "") -> None:
+        """Press and release a key as a user would (``text``: the character it types, "\r" for Enter)."""
         modifiers = 8 if shift else 0
-        for kind in ("rawKeyDown", "keyUp"):
+        for kind in ("keyDown" if text else "rawKeyDown", "keyUp"):
+            extra = {"text": text} if text and kind == "keyDown" else {}
             self.call("Input.dispatchKeyEvent", session=True, type=kind, key=key, code=code,
-                      windowsVirtualKeyCode=keycode, nativeVirtualKeyCode=keycode, modifiers=modifiers)
+                      windowsVirtualKeyCode=keycode, nativeVirtualKeyCode=keycode, modifiers=modifiers, **extra)
 
     def screenshot(self) -> bytes:
         import base64

@@ -81,8 +81,9 @@ Handler = Callable[[Request, SessionPaths], Any]
 class Viewer:
     """The routes over one sessions folder."""
 
-    def __init__(self, sessions_dir: Path) -> None:
+    def __init__(self, sessions_dir: Path, stopping: Callable[[], bool]) -> None:
         self.sessions_dir = sessions_dir
+        self.stopping = stopping  # the server is shutting down: open streams end instead of being cancelled
 
     def paths(self, request: Request) -> SessionPaths:
         return session_folder(self.sessions_dir, request.path_params["sid"])
@@ -212,7 +213,7 @@ class Viewer:
         marks = await run_in_threadpool(state.change_marks, paths)
         yield f"retry: 2000\nevent: hello\ndata: {orjson.dumps({'offset': offset}).decode()}\n\n"
         quiet = 0.0
-        while not await request.is_disconnected():
+        while not self.stopping() and not await request.is_disconnected():
             batch = await run_in_threadpool(timeline.read_after, paths.events, offset, 1 << 20)
             for event in batch.events:
                 yield f"id: {event['next']}\nevent: event\ndata: {redact(orjson.dumps(event).decode())}\n\n"
@@ -243,8 +244,9 @@ def _q(value: str) -> str:
     return quote(value, safe="")
 
 
-def create_app(sessions_dir: Path, allowed_hosts: list[str]) -> Starlette:
-    viewer = Viewer(sessions_dir)
+def create_app(sessions_dir: Path, allowed_hosts: list[str],
+               stopping: Callable[[], bool] = lambda: False) -> Starlette:
+    viewer = Viewer(sessions_dir, stopping)
     session_routes = [
         ("overview", viewer.overview), ("agents", viewer.agents), ("agent", viewer.agent),
         ("events", viewer.events), ("report", viewer.report), ("claim", viewer.claim), ("page", viewer.page),

@@ -75,10 +75,12 @@ def serve(sessions_dir: Path, sock: socket.socket, *, stop_on_stdin_close: bool 
 
     from orchestrator.viewer.app import create_app
 
-    app = create_app(sessions_dir, allowed_hosts(address_of(sock)))
+    servers: list[uvicorn.Server] = []
+    app = create_app(sessions_dir, allowed_hosts(address_of(sock)), lambda: bool(servers and servers[0].should_exit))
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False,
                             proxy_headers=False, timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
+    servers.append(server)
     if stop_on_stdin_close:
         def wait_for_eof() -> None:
             with contextlib.suppress(OSError, ValueError):

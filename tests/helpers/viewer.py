@@ -66,7 +66,8 @@ class Served:
         self.address = address_of(sock)
         self.port = self.address.port
         self.base = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(sessions_dir, allowed_hosts(self.address)), log_level="warning",
+        app = create_app(sessions_dir, allowed_hosts(self.address), lambda: self.server.should_exit)
+        config = uvicorn.Config(app, log_level="warning",
                                 access_log=False, lifespan="off", timeout_graceful_shutdown=1)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
