@@ -60,13 +60,15 @@ def test_the_session_list_and_overview_show_the_run(server: Served, sessions: Pa
     graph = _graph(sessions, sid)
     assert overview["stats"] == graph["stats"] and overview["commit_seq"] == graph["commit_seq"]
     quality = json.loads((sessions / sid / "quality.json").read_text())
-    assert overview["quality"]["score"] == quality["score"]
-    assert [c["message"] for c in overview["quality"]["checks"]] == [c["message"] for c in quality["checks"]]
+    assert overview["recorded_score"] == quality["score"]
+    summary = server.json(f"/api/sessions/{sid}/summary")
+    assert summary["quality"]["score"] == quality["score"] and summary["quality"]["origin"] == "quality.json"
+    assert [c["message"] for c in summary["quality"]["checks"]] == [c["message"] for c in quality["checks"]]
     # the growth curve ends at the graph's own counts
-    last = overview["growth"][-1]
+    last = summary["growth"][-1]
     assert (last["claims"], last["sources"], last["entities"]) == (
         len(graph["claims"]), len(graph["sources"]), len(graph["entities"]))
-    assert [p["seq"] for p in overview["growth"]] == sorted(p["seq"] for p in overview["growth"])
+    assert [p["seq"] for p in summary["growth"]] == sorted(p["seq"] for p in summary["growth"])
 
 
 def test_every_agent_is_listed_with_its_state_and_history(server: Served, sessions: Path, sid: str) -> None:
@@ -200,11 +202,12 @@ def test_no_secret_reaches_a_page(server: Served, sessions: Path, sid: str, monk
         (copy / "session.json").write_text(json.dumps(session))
         bodies = [server.get(path)[2] for path in (
             "/api/sessions", "/api/sessions/leaky/overview", "/api/sessions/leaky/events?count=5",
+            "/api/sessions/leaky/summary",
             "/api/sessions/leaky/agents", "/api/sessions/leaky/agent?name=bad-agent", "/api/sessions/leaky/report")]
         bodies.append(_stream(server, "/api/sessions/leaky/stream?from=0", b"leaked"))
         for body in bodies:
             assert FAKE_KEY.encode() not in body and ENV_KEY.encode() not in body
-        assert all(b"[REDACTED]" in body for body in bodies[1:5])
+        assert all(b"[REDACTED]" in bodies[i] for i in (1, 2, 4, 5))  # overview, events, agents, agent
     finally:
         shutil.rmtree(copy)
 
@@ -231,7 +234,8 @@ def test_reading_writes_nothing_and_takes_no_lock(server: Served, sessions: Path
     before = folder_digest(sessions / sid)
     monkeypatch.setattr(filelock.BaseFileLock, "acquire", refuse)
     graph = _graph(sessions, sid)
-    paths = ["/api/sessions", f"/api/sessions/{sid}/overview", f"/api/sessions/{sid}/agents",
+    paths = ["/api/sessions", f"/api/sessions/{sid}/overview", f"/api/sessions/{sid}/summary",
+             f"/api/sessions/{sid}/agents",
              f"/api/sessions/{sid}/events", f"/api/sessions/{sid}/report", f"/api/sessions/{sid}/graph?kind=sources",
              f"/api/sessions/{sid}/node?id={graph['claims'][0]['id']}", f"/api/sessions/{sid}/agent?name=fact-checker",
              f"/api/sessions/{sid}/claim?id={graph['claims'][0]['id']}",

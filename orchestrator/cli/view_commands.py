@@ -42,12 +42,15 @@ def view(ctx: Context, session: str | None, port: int, host: str, no_browser: bo
         return
     sock = bind(host, port)
     url = address_of(sock).url(name)
-    if not is_loopback(host):
-        click.echo(f"warning: listening on {host}: anyone who can reach it can read these sessions", err=True)
-    click.echo(f"cconductor viewer: {url}  (Ctrl-C to stop)")
-    if not no_browser:
-        open_browser(url)
-    serve(Path(sessions_dir), sock)
+
+    def announce() -> None:
+        if not is_loopback(host):
+            click.echo(f"warning: listening on {host}: anyone who can reach it can read these sessions", err=True)
+        click.echo(f"cconductor viewer: {url}  (Ctrl-C to stop)")
+        if not no_browser:
+            open_browser(url)
+
+    serve(Path(sessions_dir), sock, ready=announce)
 
 
 view_option = click.option("--view", "with_view", is_flag=True,

@@ -124,6 +124,10 @@ class Viewer:
         return overview.overview(paths)
 
     @staticmethod
+    def summary(request: Request, paths: SessionPaths) -> Any:
+        return overview.summary_of(paths)
+
+    @staticmethod
     def agents(request: Request, paths: SessionPaths) -> Any:
         return {"agents": agents.agents_overview(paths)}
 
@@ -248,7 +252,7 @@ def create_app(sessions_dir: Path, allowed_hosts: list[str],
                stopping: Callable[[], bool] = lambda: False) -> Starlette:
     viewer = Viewer(sessions_dir, stopping)
     session_routes = [
-        ("overview", viewer.overview), ("agents", viewer.agents), ("agent", viewer.agent),
+        ("overview", viewer.overview), ("summary", viewer.summary), ("agents", viewer.agents), ("agent", viewer.agent),
         ("events", viewer.events), ("report", viewer.report), ("claim", viewer.claim), ("page", viewer.page),
         ("page.png", viewer.page_png), ("graph", viewer.graph), ("node", viewer.node),
     ]

@@ -1,11 +1,17 @@
-"""A session at a glance: header, locks, graph counts, quality and what it misses, contradictions."""
+"""A session at a glance: header, locks, graph counts (cheap); quality, contradictions, growth (the summary).
+
+The overview is what the page draws first, so it reads the session and the graph's own stats
+and nothing that needs a pass over every item; the summary (live quality score, contradictions
+with both sides, the growth curve) comes in a second request, cached per graph.
+"""
+
 
 from __future__ import annotations
 
 import threading
 from typing import Any
 
-from orchestrator.graph.contradiction_summary import summary
+from orchestrator.graph.contradiction_summary import summary as contradiction
 from orchestrator.graph.quality import plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.layout import SessionPaths
@@ -54,7 +60,7 @@ def _side(index: GraphIndex, side: dict[str, Any]) -> dict[str, Any]:
 
 def contradictions(index: GraphIndex) -> list[dict[str, Any]]:
     """Every contradiction with both sides' statements and quoted snippets, open ones first."""
-    items = [summary(c) for c in index.graph.get("contradictions") or () if isinstance(c, dict)]
+    items = [contradiction(c) for c in index.graph.get("contradictions") or () if isinstance(c, dict)]
     for item in items:
         item["sides"] = [_side(index, s) for s in item["sides"]]
     return sorted(items, key=lambda s: (not s["counted"], s["status"] == "resolved", str(s["id"])))
@@ -68,8 +74,9 @@ def skipped_inputs(graph: dict[str, Any]) -> list[dict[str, Any]]:
 
 def overview(paths: SessionPaths) -> dict[str, Any]:
     data = state.session(paths)
-    index = graph_index(paths)
+    graph = state.graph(paths)
     locks = state.lock_states(paths)
+    recorded = state.recorded_quality(paths)
     return {
         "id": paths.root.name,
         "query": data.get("query"),
@@ -82,12 +89,19 @@ def overview(paths: SessionPaths) -> dict[str, Any]:
         "cost_usd": data.get("cost_usd"),
         "locks_pending": sorted(a for a, s in locks.items() if s in ("pending", "claimed")),
         "locks_errored": sorted(a for a, s in locks.items() if s == "errored"),
-        "commit_seq": index.graph.get("commit_seq"),
-        "generated_at": index.graph.get("generated_at"),
-        "stats": index.graph.get("stats") or {},
+        "commit_seq": graph.get("commit_seq"),
+        "generated_at": graph.get("generated_at"),
+        "stats": graph.get("stats") or {},
+        "recorded_score": (recorded or {}).get("score"),
+        "has_report": (paths.root / "mission-report.md").is_file(),
+    }
+
+
+def summary_of(paths: SessionPaths) -> dict[str, Any]:
+    index = graph_index(paths)
+    return {
         "quality": quality(paths, index),
         "contradictions": contradictions(index),
         "skipped_inputs": skipped_inputs(index.graph),
-        "growth": growth(index, data.get("agents") or {}),
-        "has_report": (paths.root / "mission-report.md").is_file(),
+        "growth": growth(index, state.session(paths).get("agents") or {}),
     }

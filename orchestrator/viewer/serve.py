@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import webbrowser
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -69,8 +70,13 @@ def allowed_hosts(address: Address) -> list[str]:
     return [address.host]
 
 
-def serve(sessions_dir: Path, sock: socket.socket, *, stop_on_stdin_close: bool = False) -> None:
-    """Serve until interrupted (Ctrl-C: a normal end), or until standard input closes when asked to."""
+def serve(sessions_dir: Path, sock: socket.socket, *, stop_on_stdin_close: bool = False,
+          ready: Callable[[], None] = lambda: None) -> None:
+    """Serve until interrupted (Ctrl-C: a normal end), or until standard input closes when asked to.
+
+    ``ready`` runs once the application is loaded, just before requests are answered: the address
+    is announced then, so the first page does not wait for the imports.
+    """
     import uvicorn
 
     from orchestrator.viewer.app import create_app
@@ -89,6 +95,7 @@ def serve(sessions_dir: Path, sock: socket.socket, *, stop_on_stdin_close: bool 
             server.should_exit = True
 
         threading.Thread(target=wait_for_eof, name="viewer-stdin", daemon=True).start()
+    ready()
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again once it has shut down
         server.run(sockets=[sock])
 

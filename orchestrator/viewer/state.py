@@ -19,6 +19,7 @@ from typing import Any
 from orchestrator.commit import locks
 from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
+from orchestrator.run.missions import load_mission
 from orchestrator.session.ledger_snapshot import read_ledger_snapshot
 from orchestrator.viewer.files import JsonCache, list_session_folders, signature
 
@@ -74,8 +75,6 @@ def mission_of(paths: SessionPaths) -> dict[str, Any] | None:
 
 @lru_cache(maxsize=32)
 def _mission(name: str) -> dict[str, Any] | None:
-    from orchestrator.run.missions import load_mission
-
     try:
         loaded = load_mission(name)
     except CconductorError:

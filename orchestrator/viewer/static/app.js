@@ -49,24 +49,25 @@ async function sessionsView() {
   }
 }
 
-function header(session, overview, tab) {
+function header(session, overview, tab, summary) {
   const stats = overview.stats || {};
+  const score = summary && summary.quality ? summary.quality.score : overview.recorded_score;
   const facts = [
     h("li", {}, badge(overview.status), overview.status_reason ? ` ${overview.status_reason}` : ""),
     overview.mission ? h("li", {}, `mission ${overview.mission}`) : null,
     h("li", {}, `iteration ${overview.iteration ?? 0}`),
     h("li", {}, `commit ${overview.commit_seq ?? "–"}`),
-    overview.quality ? h("li", {}, `quality ${overview.quality.score}/100`) : null,
+    score !== null && score !== undefined ? h("li", {}, `quality ${score}/100`) : null,
     h("li", {}, `${stats.sources_count ?? 0} sources · ${stats.claims_count ?? 0} claims · ${stats.entities_count ?? 0} entities`),
     h("li", {}, `evidence ${stats.evidence_verified ?? 0}/${stats.evidence_items ?? 0} verified`),
     overview.locks_pending.length ? h("li", {}, `waiting: ${overview.locks_pending.join(", ")}`) : null,
     overview.locks_errored.length ? h("li", { class: "unverified" }, `rejected: ${overview.locks_errored.join(", ")}`) : null,
     overview.cost_usd !== null && overview.cost_usd !== undefined ? h("li", {}, `cost $${Number(overview.cost_usd).toFixed(4)}`) : null,
   ];
-  return h("div", { id: "overview" },
+  return h("div", { id: "overview", "data-tab": tab, "data-session": session },
     h("h1", {}, overview.query || session),
     h("ul", { class: "facts", "aria-label": "Session facts" }, facts),
-    growth(overview.growth || []),
+    growth(summary ? summary.growth : []),
     h("nav", { class: "tabs", "aria-label": "Session views" }, TABS.map(([id, label]) =>
       h("a", { href: `#/s/${q(session)}/${id}`, "aria-current": id === tab ? "page" : null }, label))));
 }
@@ -104,31 +105,46 @@ async function sessionView(session, tab) {
   }
   document.title = `${overview.query || session} · cconductor viewer`;
   const body = h("div", { id: "tab", "data-tab": tab });
-  main.append(header(session, overview, tab), body);
+  main.append(header(session, overview, tab, null), body);
+  // the header first; quality, contradictions and the growth curve need a pass over the graph
+  const summary = api(`/api/sessions/${q(session)}/summary`);
+  summary.then((s) => replaceHeader(session, overview, tab, s)).catch(() => {});
   try {
-    await fill(session, tab, overview, body);
+    await fill(session, tab, summary, body);
   } catch (error) {
     body.append(errorBox(error));
   }
   live.refresh = async (parts) => {
+    const freshSummary = api(`/api/sessions/${q(session)}/summary`);
     const fresh = await api(`/api/sessions/${q(session)}/overview`);
-    const old = document.getElementById("overview");
-    if (old) old.replaceWith(header(session, fresh, tab));
+    replaceHeader(session, fresh, tab, await freshSummary);
     const redraw = { agents: ["session", "locks"], quality: ["graph", "quality"], contradictions: ["graph"],
       report: ["graph", "session", "quality"], graph: ["graph"] }[tab] || [];
     const current = document.getElementById("tab");
     if (current && parts.some((p) => redraw.includes(p)) && !current.contains(document.activeElement)) {
       const next = h("div", { id: "tab", "data-tab": tab });
-      await fill(session, tab, fresh, next);
+      await fill(session, tab, freshSummary, next);
       current.replaceWith(next);
     }
   };
 }
 
-async function fill(session, tab, overview, body) {
+function replaceHeader(session, overview, tab, summary) {
+  const old = document.getElementById("overview");
+  if (!old || old.dataset.tab !== tab || old.dataset.session !== session) return;  // the user moved on
+  const focused = old.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
+  const fresh = header(session, overview, tab, summary);
+  old.replaceWith(fresh);
+  if (focused) {
+    const again = [...fresh.querySelectorAll("a[href]")].find((a) => a.getAttribute("href") === focused);
+    if (again) again.focus();
+  }
+}
+
+async function fill(session, tab, summary, body) {
   if (tab === "agents") await agentsView(session, body);
-  else if (tab === "quality") qualityView(overview, body);
-  else if (tab === "contradictions") contradictionsView(session, overview, body);
+  else if (tab === "quality") qualityView(await summary, body);
+  else if (tab === "contradictions") contradictionsView(session, await summary, body);
   else if (tab === "report") await reportView(session, body);
   else if (tab === "graph") await graphView(session, body, graphState[session] || (graphState[session] = {}));
   else await timelineView(session, body, live);
