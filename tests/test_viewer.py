@@ -382,3 +382,27 @@ def test_run_view_starts_and_stops_the_viewer_with_the_run(viewed_run: Path) -> 
     assert viewer.process.returncode is not None
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", viewer.address.port), timeout=2).close()
+
+
+def test_contradictions_show_both_sides_and_what_they_cost(tmp_path: Path) -> None:
+    from orchestrator.session.record import create_session
+    from tests.test_contradictions import VACCINE_12, VACCINE_40, agent
+
+    sessions = tmp_path / "sessions"
+    paths = create_session(sessions, "Does the vaccine work?")
+    agent(paths, "alpha", [VACCINE_40])
+    agent(paths, "beta", [VACCINE_12])
+    assert merge_pending(paths) == {"alpha": "merged", "beta": "merged"}
+    with served(sessions) as server:
+        summary = server.json(f"/api/sessions/{paths.root.name}/summary")
+        [found] = summary["contradictions"]
+        assert found["kind"] == "numeric" and found["status"] == "open" and found["counted"]
+        assert [(s["claim_id"], s["value"], s["statement"], s["page"]) for s in found["sides"]] == [
+            ("alpha:C1", "40%", VACCINE_40, 2), ("beta:C1", "12%", VACCINE_12, 2)]
+        assert all(s["snippet"] for s in found["sides"])
+        penalty = next(p for p in summary["quality"]["penalties"] if p["name"] == "contradictions")
+        assert penalty["points"] == -3.0 and summary["quality"]["origin"].startswith("computed from the committed")
+        listing = server.json(f"/api/sessions/{paths.root.name}/graph?kind=contradictions")
+        assert listing["total"] == 1
+        node = server.json(f"/api/sessions/{paths.root.name}/node?id={listing['items'][0]['id']}")
+        assert {n["id"] for n in node["neighbours"] if n["relation"] == "side"} == {"alpha:C1", "beta:C1"}

@@ -175,7 +175,7 @@ def _tab_through(browser: Browser, count: int) -> set[str]:
     return reached
 
 
-@pytest.mark.parametrize("tab", ["agents", "report", "graph"])
+@pytest.mark.parametrize("tab", TABS)
 def test_the_keyboard_reaches_every_control(browser: Browser, server: Served, sid: str, tab: str) -> None:
     browser.resize(1280, 900)
     open_tab(browser, server, sid, tab)
@@ -205,3 +205,31 @@ def test_a_citation_opens_and_closes_from_the_keyboard(browser: Browser, server:
     browser.key("Escape", "Escape", 27)
     browser.wait("document.querySelector('#panel').hidden && document.activeElement.classList.contains('cite')",
                  "the panel to close with focus back on the citation")
+
+
+def test_contradictions_and_a_rejection_are_shown_with_their_details(browser: Browser, server: Served,
+                                                                     sessions: Path) -> None:
+    from tests.conftest import merge_pending
+    from tests.test_contradictions import VACCINE_12, VACCINE_40, agent
+
+    paths = create_session(sessions, "Does the vaccine work?")
+    agent(paths, "alpha", [VACCINE_40])
+    agent(paths, "beta", [VACCINE_12])
+    write_artifacts(paths, "careless", {"claims.json": {"claims": [
+        {"id": "C1", "statement": "x", "confidence": 2, "priority": "low", "evidence": []}]}})
+    assert merge_pending(paths) == {"alpha": "merged", "beta": "merged", "careless": "rejected"}
+    browser.resize(390, 800)
+    open_tab(browser, server, paths.root.name, "contradictions")
+    text = str(browser.js("document.querySelector('#tab').textContent"))
+    assert VACCINE_40 in text and VACCINE_12 in text and "costs quality points" in text
+    click(browser, "#tab .side button")
+    browser.wait("document.querySelector('.passage mark') && document.querySelector('.passage mark').textContent"
+                 f" === {json.dumps(VACCINE_40.rstrip('.'))}", "the first side's passage")
+    browser.key("Escape", "Escape", 27)
+    open_tab(browser, server, paths.root.name, "agents")
+    card = str(browser.js("document.querySelector('[data-agent=\"careless\"]').textContent"))
+    assert "rejected" in card and "/claims/0/confidence" in card and "schema.maximum" in card and "Fix:" in card
+    click(browser, "[data-agent=\"careless\"] button")
+    browser.wait("document.querySelector('[data-agent=\"careless\"] .agent-detail').textContent"
+                 ".includes('Retry instructions')", "the retry instructions")
+    assert browser.js(OVERFLOW)[2] <= 390  # type: ignore[index]
