@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -38,7 +38,7 @@ def session_folder(sessions_dir: Path, name: str) -> SessionPaths:
         entries = {entry.name: entry for entry in os.scandir(base)}
     except OSError:
         entries = {}
-    entry = entries.get(name)
+    entry = entries.get(name) if not name.startswith(".") else None
     if entry is None or entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
         raise SessionNotFound(f"no session folder named {name!r} in {base}; the session list shows those there are")
     marker = Path(entry.path) / "session.json"
@@ -70,6 +70,20 @@ def read_bytes(paths: SessionPaths, path: Path, limit: int) -> bytes:
     except UnsafeFile as exc:
         raise Unreadable(f"{exc} ({exc.hint})") from None
     return data[:limit]
+
+
+#: Sessions whose parsed files and derived data are kept at once (a viewer left open on many stays small).
+KEEP = 8
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def remember(cache: dict[K, V], key: K, value: V, limit: int = KEEP) -> None:
+    """``cache[key] = value``, dropping the oldest entries past ``limit`` (dicts keep insertion order)."""
+    cache.pop(key, None)
+    cache[key] = value
+    while len(cache) > limit:
+        cache.pop(next(iter(cache)))
 
 
 def as_dict(value: object) -> dict[str, Any]:
@@ -121,6 +135,6 @@ class JsonCache:
                 raise Unreadable(f"{paths.rel(path)} cannot be shown: {exc}") from None
             if signature(path) == before:  # else replaced while read: complete, but do not keep it
                 with self._lock:
-                    self._items[path] = _Cached(before, value)
+                    remember(self._items, path, _Cached(before, value), 4 * KEEP)
             return value
         return default

@@ -10,6 +10,7 @@ from typing import Any
 from orchestrator.model.kinds import KINDS
 from orchestrator.model.layout import RESERVED_KEYS, SessionPaths
 from orchestrator.viewer import state
+from orchestrator.viewer.files import remember
 
 #: The collections the explorer shows, in the order of its tabs.
 COLLECTIONS = ("sources", "claims", "entities", "relationships", "gaps", "contradictions")
@@ -69,7 +70,7 @@ def graph_index(paths: SessionPaths) -> GraphIndex:
         return cached
     index = _build(graph)
     with _lock:
-        _cache[paths] = index
+        remember(_cache, paths, index)
     return index
 
 

@@ -17,6 +17,7 @@ from orchestrator.graph.quality_gate import gate
 from orchestrator.model.layout import SessionPaths
 from orchestrator.viewer import state
 from orchestrator.viewer.explorer import growth
+from orchestrator.viewer.files import remember
 from orchestrator.viewer.lookup import GraphIndex, graph_index
 
 _quality_cache: dict[SessionPaths, tuple[int, dict[str, Any]]] = {}
@@ -46,7 +47,7 @@ def quality(paths: SessionPaths, index: GraphIndex) -> dict[str, Any] | None:
     document = {**report.to_json(gate(report, graph, criteria) if criteria else None),
                 "origin": "computed from the committed graph" + ("" if recorded else " (no quality.json yet)")}
     with _lock:
-        _quality_cache[paths] = (id(graph), document)
+        remember(_quality_cache, paths, (id(graph), document))
     return document
 
 

@@ -30,7 +30,7 @@ from orchestrator.report.model import (
     Text,
 )
 from orchestrator.viewer import state
-from orchestrator.viewer.files import signature
+from orchestrator.viewer.files import remember, signature
 
 _SAFE_URL = re.compile(r"^https?://\S+$")
 _cache: dict[SessionPaths, tuple[Any, dict[str, Any]]] = {}
@@ -103,5 +103,5 @@ def report_document(paths: SessionPaths) -> dict[str, Any]:
             "commit_seq": graph.get("commit_seq"),
         }
     with _lock:
-        _cache[paths] = (key, result)
+        remember(_cache, paths, (key, result))
     return result

@@ -8,7 +8,7 @@ const TABS = [["timeline", "Timeline"], ["agents", "Agents"], ["quality", "Quali
   ["contradictions", "Contradictions"], ["report", "Report"], ["graph", "Graph"]];
 const main = document.getElementById("main");
 const liveBadge = document.getElementById("live");
-const live = { source: null, session: null, onEvent: null, refresh: null, timer: null };
+const live = { source: null, session: null, onEvent: null, refresh: null, timer: null, poll: null };
 const graphState = {};
 
 function route() {
@@ -25,6 +25,7 @@ async function render() {
     stopLive();
     await sessionsView();
   } else {
+    clearInterval(live.poll);
     startLive(session);
     await sessionView(session, tab);
   }
@@ -34,6 +35,21 @@ async function sessionsView() {
   document.title = "Sessions · cconductor viewer";
   clear(main);
   main.append(h("h1", {}, "Research sessions"));
+  const list = h("div", { id: "sessions" });
+  main.append(list);
+  await fillSessions(list);
+  live.refresh = null;
+  clearInterval(live.poll);
+  live.poll = setInterval(() => {  // a run started elsewhere appears without a reload
+    const current = document.getElementById("sessions");
+    if (current && !route().session && !current.contains(document.activeElement)) {
+      const next = h("div", { id: "sessions" });
+      fillSessions(next).then(() => { if (document.contains(current)) current.replaceWith(next); });
+    }
+  }, 5000);
+}
+
+async function fillSessions(main) {
   try {
     const data = await api("/api/sessions");
     main.append(h("p", { class: "muted small" }, data.sessions_dir));
