@@ -14,7 +14,7 @@ import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.cli.executor_options import bind_events, executor_options, opened_executor
-from orchestrator.cli.view_commands import close_viewer, start_viewer, view_option
+from orchestrator.cli.view_commands import run_with_viewer, view_option
 from orchestrator.model.errors import UsageError
 from orchestrator.model.question import checked_question
 
@@ -112,19 +112,6 @@ def _finish(result: dict[str, Any], mode: str) -> None:
 
 def _mode(quiet: bool, as_json: bool) -> str:
     return "json" if as_json else "quiet" if quiet else "live"
-
-
-def _run_with_viewer(paths: Any, with_view: bool, mode: str, execute: Any) -> None:
-    """Run (``execute()`` gives the result), print it, and close the viewer once the user is done with it."""
-    viewer = start_viewer(paths.root, mode) if with_view else None
-    status = None
-    try:
-        result = execute()
-        status = result.get("status")
-        _finish(result, mode)
-    finally:
-        if viewer is not None:
-            close_viewer(viewer, mode, status)
 
 
 @main.command()
@@ -263,7 +250,7 @@ def run(
             runner = bind_events(executor, MissionRunner(paths, loaded, options, executor=executor))
             return _execute(runner, _mode(quiet, as_json))
 
-    _run_with_viewer(paths, with_view, _mode(quiet, as_json), execute)
+    run_with_viewer(paths.root, with_view, _mode(quiet, as_json), execute, _finish)
 
 
 @main.command()
@@ -300,7 +287,7 @@ def resume(ctx: Context, session: str, quiet: bool, with_view: bool, executor_sp
             runner = bind_events(executor, MissionRunner(paths, loaded, options, executor=executor))
             return _execute(runner, _mode(quiet, as_json))
 
-    _run_with_viewer(paths, with_view, _mode(quiet, as_json), execute)
+    run_with_viewer(paths.root, with_view, _mode(quiet, as_json), execute, _finish)
 
 
 @main.command()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +73,17 @@ def close_viewer(viewer: Any, mode: str, status: str | None) -> None:
     if mode == "live" and status not in (None, "interrupted") and sys.stdin.isatty():
         viewer.wait_for_user(sys.stdout)
     viewer.close()
+
+
+def run_with_viewer(session_root: Path, with_view: bool, mode: str, execute: Callable[[], dict[str, Any]],
+                    finish: Callable[[dict[str, Any], str], None]) -> None:
+    """``run``/``resume``: execute, print the result with ``finish``, and close the viewer (when asked for one)."""
+    viewer = start_viewer(session_root, mode) if with_view else None
+    status = None
+    try:
+        result = execute()
+        status = result.get("status")
+        finish(result, mode)
+    finally:
+        if viewer is not None:
+            close_viewer(viewer, mode, status)

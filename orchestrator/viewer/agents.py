@@ -29,7 +29,6 @@ AGENT_EVENTS = frozenset({
     "merge.committed", "merge.rejected", "merge.noop", "processor.agent_failed", "model.retry_wait",
 })
 HISTORY = 60
-RETRY_LIMIT = 4 << 20
 
 
 @dataclass
@@ -76,12 +75,10 @@ def _index(paths: SessionPaths) -> _Index:
 
 def retry_instructions(paths: SessionPaths, agent: str) -> dict[str, Any] | None:
     path = paths.retry_instructions(agent)
-    if not path.exists():
-        return None
-    try:
-        value = orjson.loads(read_bytes(paths, path, RETRY_LIMIT))
-    except (CconductorError, orjson.JSONDecodeError):
-        return {"unreadable": f"{paths.rel(path)} cannot be read as JSON"}
+    try:  # read whole or not at all, like every session file the viewer shows
+        value = state.CACHE.load(paths, path, default=None)
+    except CconductorError as exc:
+        return {"unreadable": str(exc)}
     return value if isinstance(value, dict) else None
 
 
