@@ -406,3 +406,17 @@ def test_contradictions_show_both_sides_and_what_they_cost(tmp_path: Path) -> No
         assert listing["total"] == 1
         node = server.json(f"/api/sessions/{paths.root.name}/node?id={listing['items'][0]['id']}")
         assert {n["id"] for n in node["neighbours"] if n["relation"] == "side"} == {"alpha:C1", "beta:C1"}
+
+
+def test_a_passage_is_found_in_a_text_layer_that_breaks_lines_differently() -> None:
+    from orchestrator.viewer.pages import find_span, line_rects
+
+    layer = "Results.\r\nThe eﬃcient al-\r\ngorithm reduced the error by 40 %\r\nin every trial. Other text."
+    span = find_span(layer, "The efficient algorithm reduced the error by 40% in every trial.")
+    assert span is not None and span[2] is True
+    assert layer[span[0]:span[1]].startswith("The eﬃcient") and layer[span[0]:span[1]].endswith("trial.")
+    close = find_span(layer, "The efficient algorithm reduced the errors by 40% in every trial")
+    assert close is not None and close[2] is False  # one letter differs: found, marked as approximate
+    assert find_span(layer, "Nothing of the sort appears on this page at all.") is None
+    boxes = [(0.1, 0.10, 0.12, 0.12), (0.12, 0.10, 0.14, 0.12), None, (0.1, 0.13, 0.11, 0.15)]
+    assert line_rects(boxes) == [(0.1, 0.10, 0.14, 0.12), (0.1, 0.13, 0.11, 0.15)]
