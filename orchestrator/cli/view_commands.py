@@ -31,6 +31,11 @@ def view(ctx: Context, session: str | None, port: int, host: str, no_browser: bo
 
     SESSION (a folder, an id or 'latest') opens that session; without it, the session list of
     --sessions-dir. Read-only: nothing in the session folder is written. Stop with Ctrl-C.
+
+    \b
+    Examples:
+      cconductor view
+      cconductor view latest --port 8080 --no-browser
     """
     from orchestrator.viewer.serve import address_of, bind, is_loopback, open_browser, serve
 
