@@ -420,3 +420,16 @@ def test_a_passage_is_found_in_a_text_layer_that_breaks_lines_differently() -> N
     assert find_span(layer, "Nothing of the sort appears on this page at all.") is None
     boxes = [(0.1, 0.10, 0.12, 0.12), (0.12, 0.10, 0.14, 0.12), None, (0.1, 0.13, 0.11, 0.15)]
     assert line_rects(boxes) == [(0.1, 0.10, 0.14, 0.12), (0.1, 0.13, 0.11, 0.15)]
+
+
+def test_the_report_is_the_one_run_wrote(server: Served, sessions: Path, sid: str) -> None:
+    import re
+
+    written = (sessions / sid / "mission-report.md").read_text(encoding="utf-8")
+    document = server.json(f"/api/sessions/{sid}/report")
+    assert [s["heading"] for s in document["sections"]] == re.findall(r"^## (.+)$", written, flags=re.M)
+    answer = next(s for s in document["sections"] if s["kind"] == "answer")
+    labels = [p["v"] for b in answer["blocks"] for p in _parts(b) if p["t"] == "cite"]
+    section = written.split("## ", 2)[1]
+    assert labels and all(label in section for label in labels)
+    assert [label for label in re.findall(r"\[\d+, pp?\. [^\]]+\]", section)] == labels

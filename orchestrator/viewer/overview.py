@@ -9,10 +9,11 @@ with both sides, the growth curve) comes in a second request, cached per graph.
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 from orchestrator.graph.contradiction_summary import summary as contradiction
-from orchestrator.graph.quality import plan_sub_questions, score_graph
+from orchestrator.graph.quality import commit_time, plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.layout import SessionPaths
 from orchestrator.viewer import state
@@ -35,20 +36,29 @@ def quality(paths: SessionPaths, index: GraphIndex) -> dict[str, Any] | None:
     if not graph.get("claims") and not graph.get("sources"):
         return state.recorded_quality(paths)
     recorded = state.recorded_quality(paths)
-    generated = str(graph.get("generated_at") or "")
-    if recorded and str(recorded.get("computed_at") or "") >= generated:
+    committed = commit_time(graph, state.ledger(paths))
+    if recorded and committed and _stamp(recorded.get("computed_at")) >= committed:  # scored at this commit or later
         return {**recorded, "origin": "quality.json"}
     with _lock:
         cached = _quality_cache.get(paths)
     if cached is not None and cached[0] == id(graph):
         return cached[1]
-    report = score_graph(graph, plan_sub_questions(graph))
-    criteria = ((state.mission_of(paths) or {}).get("success_criteria")) or {}
-    document = {**report.to_json(gate(report, graph, criteria) if criteria else None),
+    # as `run` scores it (orchestrator/run/outputs.py evaluate_quality), without writing quality.json
+    report = score_graph(graph, plan_sub_questions(graph), now=commit_time(graph, state.ledger(paths)))
+    criteria = state.criteria_of(paths)
+    question = str(state.session(paths).get("query") or "")
+    document = {**report.to_json(gate(report, graph, criteria, question=question) if criteria else None),
                 "origin": "computed from the committed graph" + ("" if recorded else " (no quality.json yet)")}
     with _lock:
         remember(_quality_cache, paths, (id(graph), document))
     return document
+
+
+def _stamp(value: object) -> datetime:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)
 
 
 def _side(index: GraphIndex, side: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,6 @@ the one place to switch.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from orchestrator.commit import locks
 from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
-from orchestrator.run.missions import load_mission
+from orchestrator.run.missions import Mission, load_mission
 from orchestrator.session.ledger_snapshot import read_ledger_snapshot
 from orchestrator.viewer.files import JsonCache, list_session_folders, signature
 
@@ -66,28 +65,36 @@ def change_marks(paths: SessionPaths) -> dict[str, Any]:
     }
 
 
-def mission_of(paths: SessionPaths) -> dict[str, Any] | None:
-    """The session's mission in its schema form, or None (a `watch` session has none)."""
+def mission(paths: SessionPaths) -> Mission | None:
+    """The session's mission as `run` loads it, or None (a `watch` session has none)."""
     options = session(paths).get("options") or {}
     name = (options.get("mission_source") if isinstance(options, dict) else None) or session(paths).get("mission")
     return _mission(str(name)) if name else None
 
 
+def mission_of(paths: SessionPaths) -> dict[str, Any] | None:
+    """The mission in the form the report takes (as `run` passes it)."""
+    loaded = mission(paths)
+    return None if loaded is None else {**loaded.to_dict(), "source": str(loaded.source)}
+
+
+def criteria_of(paths: SessionPaths) -> dict[str, Any]:
+    """The success criteria the mission sets, in the form the quality gate takes."""
+    loaded = mission(paths)
+    return loaded.success_criteria.checked() if loaded else {}
+
+
 @lru_cache(maxsize=32)
-def _mission(name: str) -> dict[str, Any] | None:
+def _mission(name: str) -> Mission | None:
     try:
-        loaded = load_mission(name)
+        return load_mission(name)
     except CconductorError:
         return None
-    document = dataclasses.asdict(loaded)
-    document["source"] = str(loaded.source)
-    return document
 
 
 def synthesis_agents(paths: SessionPaths) -> list[str]:
-    mission = mission_of(paths) or {}
-    phases = mission.get("phases") or {}
-    return list(phases.get("synthesis") or []) or ["synthesis-agent"]
+    loaded = mission(paths)
+    return list(loaded.phases.synthesis) if loaded and loaded.phases.synthesis else ["synthesis-agent"]
 
 
 def sessions_rows(sessions_dir: Path) -> list[dict[str, Any]]:
