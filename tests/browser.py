@@ -22,8 +22,9 @@ REQUIRE_ENV = "CCONDUCTOR_REQUIRE_BROWSER"
 def chromium() -> str:
     found = CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium")
     if not found:
-        reason = (f"Chromium is not installed ({CHROMIUM} is missing), so the HTML report is not checked in a real "
-                  "browser here: install it with 'apt-get install -y chromium' (Debian) to run this test")
+        reason = (f"Chromium is not installed ({CHROMIUM} is missing), so the HTML report and the viewer are not "
+                  "checked in a real browser here: install it with 'apt-get install -y chromium' (Debian) to run "
+                  "this test")
         if os.environ.get(REQUIRE_ENV):
             pytest.fail(reason + f" ({REQUIRE_ENV} is set: CI must run the browser checks)")
         pytest.skip(reason)
