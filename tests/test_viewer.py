@@ -433,3 +433,18 @@ def test_the_report_is_the_one_run_wrote(server: Served, sessions: Path, sid: st
     section = written.split("## ", 2)[1]
     assert labels and all(label in section for label in labels)
     assert [label for label in re.findall(r"\[\d+, pp?\. [^\]]+\]", section)] == labels
+
+
+def test_resume_view_prints_the_viewer_and_stops_it_at_the_end(viewed_run: Path, tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    shutil.copytree(viewed_run, sessions / viewed_run.name, symlinks=True)
+    env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(sessions), "BROWSER": "true"}
+    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "resume", viewed_run.name, "--view", "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    line = next(ln for ln in out.stderr.splitlines() if ln.startswith("viewer: "))
+    assert line.endswith(f"/#/s/{viewed_run.name}") and "http://127.0.0.1:" in line
+    assert all(json.loads(ln) for ln in out.stdout.splitlines())  # --json keeps stdout to JSON lines
+    port = int(line.split("127.0.0.1:")[1].split("/")[0])
+    with pytest.raises(OSError):  # the run's viewer ended with the run
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
