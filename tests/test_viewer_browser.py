@@ -165,9 +165,10 @@ FOCUSABLE = ("(() => { const all = [...document.querySelectorAll('a[href], butto
 
 
 def _tab_through(browser: Browser, count: int) -> set[str]:
-    browser.js("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
-    reached: set[str] = set()
-    for _ in range(count + 3):
+    """Tab from the first control of the page (a blur would leave Chromium's starting point where focus was)."""
+    browser.js("window.scrollTo(0, 0); document.querySelector('[data-k=\"0\"]').focus()")
+    reached: set[str] = {"0"}
+    for _ in range(count + 2):
         browser.key("Tab", "Tab", 9)
         key = browser.js("document.activeElement ? (document.activeElement.dataset.k || '') : ''")
         if key:

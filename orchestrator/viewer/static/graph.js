@@ -6,7 +6,7 @@ const KINDS = ["sources", "claims", "entities", "relationships", "gaps", "contra
 
 export async function graphView(session, root, state) {
   state.kind = state.kind || "claims";
-  const list = h("ul", { class: "items", id: "items", "aria-label": "Items" });
+  const list = h("ul", { class: "items loading", id: "items", "aria-label": "Items" });
   const detail = h("div", { class: "node", id: "node", tabindex: "-1" });
   const kinds = h("div", { class: "filters", role: "group", "aria-label": "Kind of item" });
   const agent = h("select", { id: "agent-filter", "aria-label": "Filter by agent" });
@@ -23,6 +23,7 @@ export async function graphView(session, root, state) {
         `&q=${q(state.query || "")}`);
     } catch (error) {
       clear(list).append(errorBox(error));
+      list.classList.remove("loading");
       return;
     }
     clear(kinds);
@@ -43,6 +44,7 @@ export async function graphView(session, root, state) {
       item.label, h("span", { class: "id" }, item.id, item.verified === false ? " · not verified" : ""))));
     }
     if (!data.items.length) list.append(h("li", { class: "muted" }, "Nothing matches."));
+    list.classList.remove("loading");
   }
   agent.addEventListener("change", () => { state.agent = agent.value; load(); });
   let typing = null;
