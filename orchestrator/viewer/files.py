@@ -112,9 +112,20 @@ class JsonCache:
     def __init__(self) -> None:
         self._items: dict[Path, _Cached] = {}
         self._lock = threading.Lock()
+        self._loading: dict[Path, threading.Lock] = {}
 
     def load(self, paths: SessionPaths, path: Path, default: Any = None) -> Any:
-        """The file's content; ``default`` when it does not exist. Never a partly written file."""
+        """The file's content; ``default`` when it does not exist. Never a partly written file.
+
+        Requests arriving together (the page asks for its header and its summary at once) wait
+        for one parse of a changed file instead of each parsing it.
+        """
+        with self._lock:
+            loading = self._loading.setdefault(path, threading.Lock())
+        with loading:
+            return self._load(paths, path, default)
+
+    def _load(self, paths: SessionPaths, path: Path, default: Any) -> Any:
         for attempt in range(RETRIES):
             before = signature(path)
             if before is None:
