@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from orchestrator.graph.contradiction_summary import summary as contradiction
-from orchestrator.graph.quality import commit_time, plan_sub_questions, score_graph
+from orchestrator.graph.quality import plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
+from orchestrator.model.clock import commit_time
 from orchestrator.model.layout import SessionPaths
 from orchestrator.viewer import state
 from orchestrator.viewer.explorer import growth
