@@ -134,3 +134,11 @@ def docs(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "doc.md").write_text("Sleep improves recall in adults.\n")
     return folder
+
+
+@pytest.fixture(scope="session")
+def viewed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One offline run over two real papers, shared by the viewer's API and browser tests (read-only)."""
+    from tests.helpers.viewer import offline_run
+
+    return offline_run(tmp_path_factory.mktemp("viewed"))

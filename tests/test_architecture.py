@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Top to bottom. Packages in one tuple share a layer and are independent of each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
+    ("viewer",),
     ("run",),
     ("answers",),
     ("report", "commit"),

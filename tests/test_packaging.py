@@ -101,6 +101,8 @@ def test_wheel_ships_resources_and_installed_cconductor_uses_them(tmp_path: Path
         assert required in names, (
             f"{required} is missing from {wheel.name}; check [tool.hatch.build] in pyproject.toml"
         )
+    static = {f"orchestrator/viewer/static/{p.name}" for p in (REPO / "orchestrator/viewer/static").iterdir()}
+    assert static and static <= names, f"the viewer's page files are missing: {sorted(static - names)}"
     for resource_folder, target in RESOURCES.items():
         expected = {f"{target}/{p.name}" for p in (REPO / resource_folder).iterdir() if p.is_file()}
         missing = sorted(expected - names)

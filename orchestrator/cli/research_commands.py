@@ -14,6 +14,7 @@ import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.cli.executor_options import bind_events, executor_options, opened_executor
+from orchestrator.cli.view_commands import run_with_viewer, view_option
 from orchestrator.model.errors import UsageError
 from orchestrator.model.question import checked_question
 
@@ -168,6 +169,7 @@ def _mode(quiet: bool, as_json: bool) -> str:
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan and an estimated cost range, then stop.")
 @click.option("--quiet", is_flag=True, help="Print only the answer and the result.")
+@view_option
 @executor_options
 @json_option
 @pass_ctx
@@ -189,6 +191,7 @@ def run(
     evidence_threshold: float,
     dry_run: bool,
     quiet: bool,
+    with_view: bool,
     executor_spec: str | None, caps: tuple[str, ...],
     as_json: bool,
 ) -> None:
@@ -241,20 +244,25 @@ def run(
     )
     if not as_json and not quiet:
         click.echo(f"session: {paths.root}")
-    with opened_executor(executor_spec, caps, max_parallel) as executor:
-        runner = bind_events(executor, MissionRunner(paths, loaded, options, executor=executor))
-        _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
+
+    def execute() -> dict[str, Any]:
+        with opened_executor(executor_spec, caps, max_parallel) as executor:
+            runner = bind_events(executor, MissionRunner(paths, loaded, options, executor=executor))
+            return _execute(runner, _mode(quiet, as_json))
+
+    run_with_viewer(paths.root, with_view, _mode(quiet, as_json), execute, _finish)
 
 
 @main.command()
 @click.argument("session", default="latest")
 @click.option("--quiet", is_flag=True, help="Print only the answer and the result.")
+@view_option
 @executor_options
 @json_option
 @pass_ctx
 @friendly
-def resume(ctx: Context, session: str, quiet: bool, executor_spec: str | None, caps: tuple[str, ...],
-           as_json: bool) -> None:
+def resume(ctx: Context, session: str, quiet: bool, with_view: bool, executor_spec: str | None,
+           caps: tuple[str, ...], as_json: bool) -> None:
     """Continue an interrupted run from session.json and the files (harmless to repeat).
 
     \b
@@ -273,9 +281,13 @@ def resume(ctx: Context, session: str, quiet: bool, executor_spec: str | None, c
     stored = data.get("options", {})
     loaded = load_mission(stored.get("mission_source") or data["mission"])
     options = RunOptions.from_dict(stored)
-    with opened_executor(executor_spec, caps, options.max_parallel) as executor:
-        runner = bind_events(executor, MissionRunner(paths, loaded, options, executor=executor))
-        _finish(_execute(runner, _mode(quiet, as_json)), _mode(quiet, as_json))
+
+    def execute() -> dict[str, Any]:
+        with opened_executor(executor_spec, caps, options.max_parallel) as executor:
+            runner = bind_events(executor, MissionRunner(paths, loaded, options, executor=executor))
+            return _execute(runner, _mode(quiet, as_json))
+
+    run_with_viewer(paths.root, with_view, _mode(quiet, as_json), execute, _finish)
 
 
 @main.command()

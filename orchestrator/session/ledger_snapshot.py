@@ -1,0 +1,51 @@
+"""Reading the ledger without writing a byte into the session folder (the viewer's read path).
+
+:class:`~orchestrator.session.ledger.Store` opens the database for writing: it takes the init
+mutex, switches to WAL and creates missing tables. Even SQLite's ``mode=ro`` creates the
+``-wal`` and ``-shm`` files of a WAL database that has none and leaves them behind. A reader
+that must leave the folder exactly as it found it therefore opens the file as *immutable* when
+no writer has it open (no ``-wal`` file: no locks, no side files), and read-only, joining the
+writer's shared memory, when one has (the files exist already; WAL readers never block a writer).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+_COLUMNS = ("seq", "agent", "action", "artifact_sha256", "attempt", "committed_at", "detail")
+
+
+def read_ledger_snapshot(path: Path) -> list[dict[str, Any]] | None:
+    """The ledger entries (as :meth:`Store.ledger` gives them), or None when it cannot be read now.
+
+    None covers a missing store, one written by nothing yet, and a store that a writer
+    checkpointed while an immutable read was under way (the caller shows what it had).
+    """
+    if not path.is_file():
+        return None
+    quoted = urllib.parse.quote(str(path.resolve()))
+    active = Path(f"{path}-wal").exists()
+    uri = f"file:{quoted}?mode=ro" if active else f"file:{quoted}?immutable=1"
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=0.5, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM ledger ORDER BY seq").fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    entries = []
+    for row in rows:
+        entry = dict(zip(_COLUMNS, row, strict=True))
+        try:
+            entry["detail"] = json.loads(row[6]) if row[6] else {}
+        except ValueError:
+            entry["detail"] = {}
+        entries.append(entry)
+    return entries

@@ -1,0 +1,151 @@
+"""Finding sessions and reading their files for the viewer, never outside the sessions folder.
+
+A URL names a session by its folder name only; the name is looked up in a listing of the
+sessions folder (no path is ever joined from URL text), symbolic links are not followed, and
+every file is read with the one safe reader (regular files inside the session, size-capped).
+JSON files are parsed whole or not at all: a file caught mid-write is read again, and while it
+stays unreadable the last complete version is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+
+from orchestrator.contract.safe_read import UnsafeFile, read_agent_file
+from orchestrator.model.errors import CconductorError, SessionNotFound
+from orchestrator.model.layout import SessionPaths
+
+#: Views and records of a large session are tens of MB; anything past this is not a session file.
+JSON_LIMIT = 1 << 30
+RETRIES = 3
+
+
+class Unreadable(CconductorError):
+    """A session file that exists but cannot be shown (damaged, not a regular file, too large)."""
+
+
+def session_folder(sessions_dir: Path, name: str) -> SessionPaths:
+    """The session folder called ``name`` directly inside ``sessions_dir``; never a link or a deeper path."""
+    base = sessions_dir.resolve()
+    try:
+        entries = {entry.name: entry for entry in os.scandir(base)}
+    except OSError:
+        entries = {}
+    entry = entries.get(name) if not name.startswith(".") else None
+    if entry is None or entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+        raise SessionNotFound(f"no session folder named {name!r} in {base}; the session list shows those there are")
+    marker = Path(entry.path) / "session.json"
+    if not marker.is_file() or marker.is_symlink():
+        raise SessionNotFound(f"{name!r} in {base} is not a session (no session.json)")
+    return SessionPaths(Path(entry.path))
+
+
+def list_session_folders(sessions_dir: Path) -> list[SessionPaths]:
+    """Session folders directly inside ``sessions_dir`` (no links), oldest first."""
+    try:
+        entries = sorted(os.scandir(sessions_dir.resolve()), key=lambda e: e.name)
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if entry.is_symlink() or not entry.is_dir(follow_symlinks=False) or entry.name.startswith("."):
+            continue
+        marker = Path(entry.path) / "session.json"
+        if marker.is_file() and not marker.is_symlink():
+            found.append(SessionPaths(Path(entry.path)))
+    return found
+
+
+def read_bytes(paths: SessionPaths, path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of a regular file inside the session; :class:`Unreadable` otherwise."""
+    try:
+        data = read_agent_file(paths.root, path, limit, shown=paths.rel(path))
+    except UnsafeFile as exc:
+        raise Unreadable(f"{exc} ({exc.hint})") from None
+    return data[:limit]
+
+
+#: Sessions whose parsed files and derived data are kept at once (a viewer left open on many stays small).
+KEEP = 8
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def remember(cache: dict[K, V], key: K, value: V, limit: int = KEEP) -> None:
+    """``cache[key] = value``, dropping the oldest entries past ``limit`` (dicts keep insertion order)."""
+    cache.pop(key, None)
+    cache[key] = value
+    while len(cache) > limit:
+        cache.pop(next(iter(cache)))
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (session files are read defensively)."""
+    return value if isinstance(value, dict) else {}
+
+
+def signature(path: Path) -> tuple[int, int, int] | None:
+    """(inode, mtime ns, size): changes whenever an atomic replace or an append happened."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return info.st_ino, info.st_mtime_ns, info.st_size
+
+
+@dataclass
+class _Cached:
+    signature: tuple[int, int, int]
+    value: Any
+
+
+class JsonCache:
+    """Parsed JSON files, kept until the file changes (a 50 MB graph is parsed once per change)."""
+
+    def __init__(self) -> None:
+        self._items: dict[Path, _Cached] = {}
+        self._lock = threading.Lock()
+        self._loading: dict[Path, threading.Lock] = {}
+
+    def load(self, paths: SessionPaths, path: Path, default: Any = None) -> Any:
+        """The file's content; ``default`` when it does not exist. Never a partly written file.
+
+        Requests arriving together (the page asks for its header and its summary at once) wait
+        for one parse of a changed file instead of each parsing it.
+        """
+        with self._lock:
+            loading = self._loading.setdefault(path, threading.Lock())
+        with loading:
+            return self._load(paths, path, default)
+
+    def _load(self, paths: SessionPaths, path: Path, default: Any) -> Any:
+        for attempt in range(RETRIES):
+            before = signature(path)
+            if before is None:
+                return default
+            with self._lock:
+                cached = self._items.get(path)
+            if cached is not None and cached.signature == before:
+                return cached.value
+            try:
+                data = read_bytes(paths, path, JSON_LIMIT)
+                value = orjson.loads(data)
+            except (Unreadable, orjson.JSONDecodeError) as exc:
+                if attempt + 1 < RETRIES:
+                    time.sleep(0.05)
+                    continue
+                if cached is not None:
+                    return cached.value  # mid-write or damaged: keep showing the last complete version
+                raise Unreadable(f"{paths.rel(path)} cannot be shown: {exc}") from None
+            if signature(path) == before:  # else replaced while read: complete, but do not keep it
+                with self._lock:
+                    remember(self._items, path, _Cached(before, value), 4 * KEEP)
+            return value
+        return default
