@@ -43,3 +43,35 @@ def _first(*parts: str | Cite) -> str:
 def test_the_first_sentence_of_the_answer_is_a_whole_sentence_with_its_citations(
         parts: tuple[str | Cite, ...], first: str) -> None:
     assert _first(*parts) == first
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("a probability in [0, 1] was assigned", "a probability in [0, 1] was assigned"),
+    ("values in [0,1] only", "values in [0,1] only"),
+    ("the array x[0] is empty", "the array x[0] is empty"),
+    ("the entry A[1,2] is zero", "the entry A[1,2] is zero"),
+    ("see Table [1] for the doses", "see Table [1] for the doses"),
+    ("as Eq. [3] gives", "as Eq. [3] gives"),
+    ("over the interval [1, 10] of days", "over the interval [1, 10] of days"),
+    ("in [2020] we", "in [2020] we"),
+    ("[3H]thymidine uptake rose", "[3H]thymidine uptake rose"),
+    ("[Ca2+] rose", "[Ca2+] rose"),
+    ("a[1][2] was read", "a[1][2] was read"),
+])
+def test_real_content_in_brackets_is_not_taken_for_a_source_reference_marker(text: str, kept: str) -> None:
+    from orchestrator.report.model import quote_without_source_markers, without_source_markers
+
+    assert without_source_markers(text) == kept
+    assert quote_without_source_markers(text) == kept
+
+
+@pytest.mark.parametrize(("text", "plain"), [
+    ("quality improvement [79].", "quality improvement."),
+    ("shown before [4, 12] and since [3-5].", "shown before and since."),
+    ("as described in [12], the", "as described in, the"),
+    ("as shown[7] by", "as shown by"),
+])
+def test_the_sources_own_reference_markers_still_leave_the_report(text: str, plain: str) -> None:
+    from orchestrator.report.model import without_source_markers
+
+    assert without_source_markers(text) == plain
