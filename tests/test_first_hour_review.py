@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from click.testing import CliRunner
 
 from orchestrator.graph.citations import Citation, Ref
 from orchestrator.report.answer import direct_answer
@@ -75,3 +78,35 @@ def test_the_sources_own_reference_markers_still_leave_the_report(text: str, pla
     from orchestrator.report.model import without_source_markers
 
     assert without_source_markers(text) == plain
+
+
+@pytest.mark.parametrize("question", ["?", " \u200b ", "...", "\U0001f914"])
+def test_a_question_without_a_word_is_a_usage_error(question: str) -> None:
+    from orchestrator.model.errors import UsageError
+    from orchestrator.model.question import checked_question
+
+    with pytest.raises(UsageError, match="no word"):
+        checked_question(question)
+    assert checked_question(" 是什么? ") == "是什么?"
+
+
+def test_a_question_that_is_not_utf8_is_a_usage_error_not_a_crash() -> None:
+    from orchestrator.model.errors import UsageError
+    from orchestrator.model.question import checked_question
+
+    garbled = b"\xff\xfe what is S2ORC?".decode("utf-8", "surrogateescape")  # how Python hands such argv over
+    with pytest.raises(UsageError, match="UTF-8"):
+        checked_question(garbled)
+
+
+def test_resume_refuses_a_session_whose_question_is_over_the_limit(tmp_path: Path) -> None:
+    from orchestrator.cli import main
+    from orchestrator.model.question import MAX_QUESTION_CHARS
+    from orchestrator.session.record import create_session, load_session
+
+    paths = create_session(tmp_path / "sessions", "What is S2ORC? " + "word " * MAX_QUESTION_CHARS,
+                           "local-documents", {"input_dirs": [str(tmp_path)]})
+    out = CliRunner().invoke(main, ["--sessions-dir", str(tmp_path / "sessions"), "resume", "--quiet"])
+    assert out.exit_code == 2, out.output
+    assert f"{MAX_QUESTION_CHARS:,}" in out.output and "cconductor run" in out.output
+    assert load_session(paths)["status"] == "created" and not paths.lock("research-planner").exists()

@@ -278,6 +278,9 @@ def resume(ctx: Context, session: str, quiet: bool, with_view: bool, executor_sp
     data = load_session(paths)
     if not data.get("mission"):
         raise UsageError(f"session {paths.root.name} was not started by `cconductor run`; nothing to resume")
+    checked_question(str(data.get("query") or ""), where=f"the question of session {paths.root.name}",
+                     fix="No agent could work with it: start a new run with a shorter question "
+                         '(cconductor run "..." --input-dir DIR) and put the material in a document')
     stored = data.get("options", {})
     loaded = load_mission(stored.get("mission_source") or data["mission"])
     options = RunOptions.from_dict(stored)
