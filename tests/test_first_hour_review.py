@@ -110,3 +110,29 @@ def test_resume_refuses_a_session_whose_question_is_over_the_limit(tmp_path: Pat
     assert out.exit_code == 2, out.output
     assert f"{MAX_QUESTION_CHARS:,}" in out.output and "cconductor run" in out.output
     assert load_session(paths)["status"] == "created" and not paths.lock("research-planner").exists()
+
+
+def test_a_batch_question_that_starts_with_a_dash_reaches_run_as_the_question(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    from orchestrator.cli import main
+    from orchestrator.run import session_jobs
+
+    seen: list[list[str]] = []
+
+    class Recorded:
+        def __init__(self, argv: list[str], **_: object) -> None:
+            seen.append(argv)
+
+        def poll(self) -> int:
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    question = "-40 degrees: how do batteries behave?"
+    job = session_jobs.SessionJob("q0001-x", question, "local-documents", ("--max-minutes", "5"), (str(tmp_path),))
+    session_jobs.run_session_job(job)
+    argv = seen[0][seen[0].index("run") + 1:]
+    context = main.commands["run"].make_context("run", argv)
+    assert context.params["query"] == question and context.params["input_dirs"] == (tmp_path,)
+    assert context.params["max_minutes"] == 5

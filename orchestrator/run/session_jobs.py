@@ -82,9 +82,10 @@ def run_session_job(job: SessionJob, blobs: Mapping[str, bytes] | None = None,
     try:
         dirs = _materialise(job, blobs, scratch)
         argv = [sys.executable, "-m", "orchestrator.cli", "--sessions-dir", str(scratch / "sessions"), "run",
-                job.question, "--mission", job.mission, "--json", *job.run_args]
+                "--mission", job.mission, "--json", *job.run_args]
         for folder in dirs:
             argv += ["--input-dir", folder]
+        argv += ["--", job.question]  # last, after "--": a question may start with a dash ("-40 degrees: ...")
         env = {**os.environ, "PYTHONPATH": worker_pythonpath()}
         with open(scratch / "output.log", "wb") as out:
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
