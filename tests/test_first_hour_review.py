@@ -136,3 +136,59 @@ def test_a_batch_question_that_starts_with_a_dash_reaches_run_as_the_question(
     context = main.commands["run"].make_context("run", argv)
     assert context.params["query"] == question and context.params["input_dirs"] == (tmp_path,)
     assert context.params["max_minutes"] == 5
+
+
+def test_shared_files_follow_the_users_umask_and_private_ones_stay_private(tmp_path: Path) -> None:
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    # a fresh process, so the umask it starts with is the one the module reads
+    code = ("import sys; from pathlib import Path; from orchestrator.session.atomic import atomic_write_text as w;"
+            "d = Path(sys.argv[1]); w(d / 'shared.md', 'x', shared=True); w(d / 'private.json', 'x')")
+    for umask, expected in ((0o022, 0o644), (0o077, 0o600), (0o027, 0o640)):
+        folder = tmp_path / f"u{umask:o}"
+        folder.mkdir()
+        subprocess.run([sys.executable, "-c", code, str(folder)], check=True,
+                       preexec_fn=lambda m=umask: os.umask(m))  # type: ignore[misc]
+        assert stat.S_IMODE((folder / "shared.md").stat().st_mode) == expected
+        assert stat.S_IMODE((folder / "private.json").stat().st_mode) == 0o600
+
+
+def test_batch_summaries_are_readable_say_why_a_question_failed_and_name_the_report_absolutely(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import stat
+
+    from orchestrator.run.batch import BatchState, read_questions
+
+    monkeypatch.chdir(tmp_path)
+    questions = tmp_path / "q.txt"
+    questions.write_text("What is S2ORC?\n")
+    state = BatchState(Path("out"), read_questions(questions), {})
+    [question] = state.questions
+    state.record(question, {"qid": question.qid, "session": None, "status": "error",
+                            "reason": "the run ended without a result (see output)", "wall_seconds": 1.0})
+    state.write_summary({question.qid: state.rows.get(question.qid) or {
+        "status": "error", "reason": "the run ended without a result (see output)"}})
+    for name in ("summary.csv", "summary.json"):
+        assert stat.S_IMODE((tmp_path / "out" / name).stat().st_mode) & 0o044 == 0o044, name
+    [row] = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert row["reason"] == "the run ended without a result (see output)"
+    assert "reason" in (tmp_path / "out" / "summary.csv").read_text().splitlines()[0]
+
+
+def test_a_batch_row_names_its_report_by_an_absolute_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.run import batch_runner
+    from orchestrator.run.batch import Question
+    from orchestrator.run.session_jobs import SessionResult
+
+    monkeypatch.chdir(tmp_path)
+    folder = Path("sessions") / "20261127T000000000Z-0000000000"
+    folder.mkdir(parents=True)
+    (folder / "mission-report.md").write_text("# R\n")
+    monkeypatch.setattr(batch_runner, "publish", lambda *_: folder)
+    result = SessionResult("q1", "completed", None, folder.name, b"bundle", 1.0)
+    row = batch_runner._row(Question("q1", 1, "What?"), result, Path("sessions"), ())
+    assert row["report"] == str(tmp_path / folder / "mission-report.md")

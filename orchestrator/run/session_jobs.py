@@ -133,7 +133,7 @@ def publish(result: SessionResult, sessions_dir: Path, input_dirs: tuple[str, ..
             data["options"]["input_dirs"] = list(input_dirs)
         from orchestrator.session.atomic import atomic_write_json
 
-        atomic_write_json(session_json, data)
+        atomic_write_json(session_json, data, shared=True)
         target = sessions_dir / result.session_id
         os.replace(folder, target)
         return target

@@ -64,6 +64,7 @@ def create_session(
             "agents": {},
             "options": options or {},
         },
+        shared=True,
     )
     return paths
 
@@ -107,7 +108,7 @@ def update_session(paths: SessionPaths, change: Callable[[dict[str, Any]], None]
         data = load_session(paths)
         change(data)
         data["updated_at"] = iso_timestamp()
-        atomic_write_json(paths.session_json, data)
+        atomic_write_json(paths.session_json, data, shared=True)  # the status and the answer: for readers
     return data
 
 
