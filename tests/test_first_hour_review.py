@@ -192,3 +192,35 @@ def test_a_batch_row_names_its_report_by_an_absolute_path(tmp_path: Path, monkey
     result = SessionResult("q1", "completed", None, folder.name, b"bundle", 1.0)
     row = batch_runner._row(Question("q1", 1, "What?"), result, Path("sessions"), ())
     assert row["report"] == str(tmp_path / folder / "mission-report.md")
+
+
+def test_an_input_keeps_its_name_and_a_single_file_stays_a_file_on_a_worker(tmp_path: Path) -> None:
+    """On Dask the bibliography read '0/data-model.md' (the scratch folder's number), and a README given by
+    name became a folder holding a note, which the worker's ingester skipped: 0 sources."""
+    from orchestrator.run.jobs import staged_inputs
+    from orchestrator.run.session_jobs import SessionJob, _materialise
+
+    papers = tmp_path / "papers"
+    (papers / "sub").mkdir(parents=True)
+    (papers / "a.md").write_text("# A\n")
+    (papers / "sub" / "b.md").write_text("# B\n")
+    (papers / ".hidden.md").write_text("# H\n")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "README.md").write_text("# Notes\n")
+    assert staged_inputs(papers) == ("papers", [("papers/a.md", papers / "a.md"),
+                                                ("papers/sub/b.md", papers / "sub" / "b.md")])
+    assert staged_inputs(notes / "README.md") == ("notes/README.md", [("notes/README.md", notes / "README.md")])
+
+    from orchestrator.run.dask_batch import DaskSessionPool
+
+    pool = DaskSessionPool.__new__(DaskSessionPool)  # its input naming only, without a cluster
+    from orchestrator.run.jobs import BlobIndex
+
+    pool._blobs, pool._sent = BlobIndex(), {}
+    job = pool.prepare(SessionJob("q1", "What?", "local-documents", (), (str(papers), str(notes / "README.md"))))
+    blobs = {sha: pool._blobs.read(sha) for sha in job.inputs.values()}
+    scratch = tmp_path / "scratch"
+    dirs = [Path(d) for d in _materialise(job, blobs, scratch)]
+    assert dirs == [scratch / "inputs" / "0" / "papers", scratch / "inputs" / "1" / "notes" / "README.md"]
+    assert dirs[1].read_text() == "# Notes\n" and (dirs[0] / "sub" / "b.md").is_file()

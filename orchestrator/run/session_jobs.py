@@ -39,6 +39,8 @@ class SessionJob:
     input_dirs: tuple[str, ...] = ()
     #: ``<n>/<relative path>`` -> sha256: input folder ``n``'s files, sent by hash instead of by path
     inputs: dict[str, str] = field(default_factory=dict)
+    #: with ``inputs``: where each input is among them (``<n>/papers``, or ``<n>/notes/README.md`` for a file)
+    input_roots: tuple[str, ...] = ()
     timeout_seconds: float = 6 * 3600.0
 
 
@@ -64,7 +66,7 @@ def _materialise(job: SessionJob, blobs: Mapping[str, bytes] | None, scratch: Pa
         target = scratch / "inputs" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    return [str(scratch / "inputs" / str(n)) for n in range(len(job.input_dirs))]
+    return [str(scratch / "inputs" / root) for root in job.input_roots]
 
 
 def _bundle(folder: Path) -> bytes:
