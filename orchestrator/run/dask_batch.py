@@ -34,13 +34,13 @@ class DaskSessionPool:
         """Name the input folders' files by hash (once per batch: every question shares them)."""
         if job.input_dirs not in self._sent:
             inputs: dict[str, str] = {}
-            roots = []
+            named = []
             for n, folder in enumerate(job.input_dirs):
                 root, files = staged_inputs(Path(folder))
-                roots.append(f"{n}/{root}")
+                named.append(f"{n}/{root}")
                 for rel, path in files:
                     inputs[f"{n}/{rel}"] = self._blobs.add_file(path)
-            self._sent[job.input_dirs] = (inputs, tuple(roots))
+            self._sent[job.input_dirs] = (inputs, tuple(named))
         inputs, roots = self._sent[job.input_dirs]
         return dataclasses.replace(job, inputs=inputs, input_roots=roots)
 
