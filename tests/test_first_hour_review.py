@@ -224,3 +224,40 @@ def test_an_input_keeps_its_name_and_a_single_file_stays_a_file_on_a_worker(tmp_
     dirs = [Path(d) for d in _materialise(job, blobs, scratch)]
     assert dirs == [scratch / "inputs" / "0" / "papers", scratch / "inputs" / "1" / "notes" / "README.md"]
     assert dirs[1].read_text() == "# Notes\n" and (dirs[0] / "sub" / "b.md").is_file()
+
+
+def test_no_sessions_messages_say_where_the_folder_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CCONDUCTOR_SESSIONS_DIR", raising=False)
+    given = CliRunner().invoke(main, ["--sessions-dir", str(tmp_path / "elsewhere"), "status"])
+    assert given.exit_code == 2 and "--sessions-dir" in given.output
+    assert "unless you pass --sessions-dir" not in given.output  # the user did pass it
+    monkeypatch.setenv("CCONDUCTOR_SESSIONS_DIR", str(tmp_path / "fromenv"))
+    from_env = CliRunner().invoke(main, ["export"])
+    assert from_env.exit_code == 2 and "$CCONDUCTOR_SESSIONS_DIR" in from_env.output
+    assert "./research-sessions of the current folder unless" not in from_env.output
+    monkeypatch.delenv("CCONDUCTOR_SESSIONS_DIR")
+    default = CliRunner().invoke(main, ["resume"])
+    assert default.exit_code == 2 and "--sessions-dir" in default.output
+    assert "$CCONDUCTOR_SESSIONS_DIR" in default.output
+
+
+def test_run_names_only_the_report_files_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from orchestrator.cli.research_commands import _finish
+
+    (tmp_path / "mission-report.md").write_text("# R\n")
+    _finish({"session": str(tmp_path), "status": "completed"}, "quiet")
+    out = capsys.readouterr().out
+    assert "mission-report.md" in out and "mission-report.html" not in out
+
+
+def test_a_single_input_file_that_is_not_a_document_is_named_as_such(tmp_path: Path) -> None:
+    from orchestrator.cli import main
+
+    data = tmp_path / "data.csv"
+    data.write_text("a,b\n")
+    out = CliRunner().invoke(main, ["--sessions-dir", str(tmp_path / "s"), "run", "What?", "--input", str(data)])
+    assert out.exit_code == 2
+    assert "data.csv is not a document" in out.output and "holds 1 file" not in out.output

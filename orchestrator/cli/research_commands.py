@@ -64,6 +64,9 @@ def _check_documents(input_dirs: tuple[Path, ...], include_notes: bool) -> None:
                 seen += 1
                 if is_document(path, include_notes or path == given):
                     return
+    if len(input_dirs) == 1 and input_dirs[0].is_file():
+        raise UsageError(f"{input_dirs[0]} is not a document cconductor can read: give a PDF, Markdown, text or "
+                         "HTML file, or a folder of them (--input-dir DIR)")
     what = f"{seen} file(s), none of them a document to research" if seen else "no files"
     raise UsageError(
         f"{', '.join(str(d) for d in input_dirs)} holds {what}: give a folder of PDF, Markdown, text or HTML "
@@ -97,9 +100,9 @@ def _finish(result: dict[str, Any], mode: str) -> None:
             click.echo(f"answer: {answer['text']}" if mode == "quiet" else f"\nanswer: {answer['text']}\n")
         click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
         click.echo(f"session: {root}")
-        if report.exists():
-            click.echo(f"report: {report}")
-            click.echo(f"        {root / REPORT_HTML}")
+        written = [p for p in (report, root / REPORT_HTML) if p.exists()]  # the formats the mission asks for
+        for n, path in enumerate(written):
+            click.echo(f"{'report: ' if n == 0 else ' ' * 8}{path}")
     if result["status"] == "interrupted":
         if mode != "json":
             click.echo(f"interrupted: continue with `cconductor resume {root.name}`", err=True)
