@@ -261,3 +261,19 @@ def test_a_single_input_file_that_is_not_a_document_is_named_as_such(tmp_path: P
     out = CliRunner().invoke(main, ["--sessions-dir", str(tmp_path / "s"), "run", "What?", "--input", str(data)])
     assert out.exit_code == 2
     assert "data.csv is not a document" in out.output and "holds 1 file" not in out.output
+
+
+def test_relevance_keeps_what_it_cannot_judge_and_a_long_question_does_not_rule_out_every_source() -> None:
+    from orchestrator.graph.relevance import bears_on
+
+    question = "How does sleep deprivation affect working memory?"
+    assert not bears_on({"title": "Wheat under heat", "abstract": "Grain weight fell in the field trial."}, question)
+    assert bears_on({"title": "Sleep and memory"}, question)
+    # nothing to judge by (a web page or record without a title, abstract or keywords): not ruled out
+    assert bears_on({"id": "web:S1", "url": "https://example.org/a"}, question)
+    assert bears_on({"title": "   "}, question)
+    long = ("How does sleep deprivation affect working memory, attention, reaction time, mood, glucose "
+            "metabolism, immune response and blood pressure in shift workers, students and older adults, and "
+            "which interventions such as naps, caffeine or light therapy reduce these effects?")
+    assert bears_on({"title": "Sleep deprivation and working memory in shift workers"}, long)
+    assert not bears_on({"title": "Wheat under heat", "abstract": "Grain weight fell in the field trial."}, long)
