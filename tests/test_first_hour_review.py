@@ -277,3 +277,19 @@ def test_relevance_keeps_what_it_cannot_judge_and_a_long_question_does_not_rule_
             "which interventions such as naps, caffeine or light therapy reduce these effects?")
     assert bears_on({"title": "Sleep deprivation and working memory in shift workers"}, long)
     assert not bears_on({"title": "Wheat under heat", "abstract": "Grain weight fell in the field trial."}, long)
+
+
+def test_a_gap_two_research_rounds_reported_alike_is_listed_once() -> None:
+    from orchestrator.report.layout import build_document
+    from orchestrator.report.markdown import to_markdown
+
+    gap = {"description": "No passage in the 1 ingested source(s) answers: What?", "priority": "high",
+           "sub_question_id": "research-planner:Q1", "suggested_queries": ["what"]}
+    graph = {"sources": [], "claims": [], "gaps": [{**gap, "id": "document-researcher-i1-1:g1"},
+                                                   {**gap, "id": "document-researcher-i2-1:g1"},
+                                                   {**gap, "priority": "medium", "id": "x:g2",
+                                                    "description": "Another gap."}]}
+    text = to_markdown(build_document(graph, session={"query": "What?"}, quality=None, mission=None, outline=None,
+                                      ledger=[]))
+    assert text.count("No passage in the 1 ingested source(s) answers: What?") == 1
+    assert "Another gap." in text and text.index("No passage in the 1") < text.index("Another gap.")
