@@ -293,3 +293,22 @@ def test_a_gap_two_research_rounds_reported_alike_is_listed_once() -> None:
                                       ledger=[]))
     assert text.count("No passage in the 1 ingested source(s) answers: What?") == 1
     assert "Another gap." in text and text.index("No passage in the 1") < text.index("Another gap.")
+
+
+def test_a_sub_question_counts_as_answered_only_by_a_claim_with_verified_evidence() -> None:
+    """The schema says so: a claim whose snippet was not found in its source answers nothing."""
+    from orchestrator.graph.quality import score_graph
+    from orchestrator.graph.quality_gate import gate
+
+    def claim(cid: str, question: str, verified: bool) -> dict[str, object]:
+        return {"id": cid, "statement": "s", "confidence": 0.8, "sub_question_id": question,
+                "evidence": [{"source_id": "a:S1", "snippet": "s", "verification": {"verified": verified}}]}
+
+    graph = {"sources": [{"id": "a:S1", "title": "T"}],
+             "claims": [claim(f"a:C{n}", "p:Q1", True) for n in range(10)] + [claim("a:C10", "p:Q2", False)]}
+    questions = [{"id": "p:Q1", "question": "First?"}, {"id": "p:Q2", "question": "Second?"}]
+    report = score_graph(graph, questions)
+    result = gate(report, graph, {"min_answered_sub_questions": 1.0, "min_verified_evidence_ratio": 0.9})
+    check = next(c for c in result.checks if c["criterion"] == "min_answered_sub_questions")
+    assert check["passed"] is False and check["actual"] == 0.5
+    assert "Q2 (Second?)" in " ".join(result.recommendations)
