@@ -312,3 +312,13 @@ def test_a_sub_question_counts_as_answered_only_by_a_claim_with_verified_evidenc
     check = next(c for c in result.checks if c["criterion"] == "min_answered_sub_questions")
     assert check["passed"] is False and check["actual"] == 0.5
     assert "Q2 (Second?)" in " ".join(result.recommendations)
+
+
+def test_a_report_without_an_answer_records_none_rather_than_its_placeholder() -> None:
+    """A failed run's report says 'No section "Answer" was written ...': that is not an answer to print."""
+    from orchestrator.report.layout import build_document
+
+    document = build_document({"sources": [], "claims": []}, session={"query": "What?"}, quality=None,
+                              mission={"success_criteria": {"required_sections": ["Answer", "Bibliography"]}},
+                              outline=None, ledger=[])
+    assert direct_answer(document) is None

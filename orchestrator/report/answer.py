@@ -16,6 +16,7 @@ from orchestrator.report.model import (
     Bullets,
     Cite,
     Document,
+    Emph,
     Line,
     Missing,
     Para,
@@ -135,6 +136,7 @@ def direct_answer(document: Document) -> DirectAnswer | None:
         return None
     lines = [b.line for b in section.blocks if isinstance(b, Para)]
     lines += [line for b in section.blocks if isinstance(b, Bullets) for item in b.items for line in item]
+    lines = [line for line in lines if not all(isinstance(part, Emph) for part in line)]  # a placeholder's note
     pieces: list[tuple[bool, str]] = []
     cited: list[str] = []
     for line in lines:
