@@ -322,3 +322,16 @@ def test_a_report_without_an_answer_records_none_rather_than_its_placeholder() -
                               mission={"success_criteria": {"required_sections": ["Answer", "Bibliography"]}},
                               outline=None, ledger=[])
     assert direct_answer(document) is None
+
+
+def test_a_folder_that_only_links_to_another_folder_says_links_are_not_followed(tmp_path: Path) -> None:
+    from orchestrator.cli import main
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.md").write_text("# A\n\nText.\n")
+    (tmp_path / "input").mkdir()
+    (tmp_path / "input" / "linked").symlink_to(tmp_path / "real", target_is_directory=True)
+    out = CliRunner().invoke(main, ["--sessions-dir", str(tmp_path / "s"), "run", "What?", "--input-dir",
+                                    str(tmp_path / "input")])
+    assert out.exit_code == 2
+    assert "linked" in out.output and "not followed" in out.output and str(tmp_path / "real") in out.output

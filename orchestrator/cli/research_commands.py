@@ -68,6 +68,10 @@ def _check_documents(input_dirs: tuple[Path, ...], include_notes: bool) -> None:
         raise UsageError(f"{input_dirs[0]} is not a document cconductor can read: give a PDF, Markdown, text or "
                          "HTML file, or a folder of them (--input-dir DIR)")
     what = f"{seen} file(s), none of them a document to research" if seen else "no files"
+    links = [p for d in input_dirs if d.is_dir() for p in sorted(d.rglob("*")) if p.is_symlink() and p.is_dir()]
+    if links:
+        what += (f"; links to folders are not followed ({', '.join(f'{p} -> {p.resolve()}' for p in links[:3])}): "
+                 "give the folder itself with --input-dir")
     raise UsageError(
         f"{', '.join(str(d) for d in input_dirs)} holds {what}: give a folder of PDF, Markdown, text or HTML "
         "documents, or one such file (dataset notes such as README or SOURCES.md count only with --include-notes)"
