@@ -335,3 +335,11 @@ def test_a_folder_that_only_links_to_another_folder_says_links_are_not_followed(
                                     str(tmp_path / "input")])
     assert out.exit_code == 2
     assert "linked" in out.output and "not followed" in out.output and str(tmp_path / "real") in out.output
+
+
+def test_no_advice_to_add_a_doi_to_a_users_own_notes() -> None:
+    from orchestrator.graph.quality import score_graph
+
+    graph = {"sources": [{"id": "a:S1", "type": "local-document", "title": "My notes", "local_path": "/x/n.md"},
+                         {"id": "a:S2", "type": "journal-article", "title": "A paper"}], "claims": []}
+    assert score_graph(graph, []).sources_without_identifier == ("a:S2",)

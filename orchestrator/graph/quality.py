@@ -299,9 +299,9 @@ def score_graph(
         open_high_priority_gaps=high_gaps,
         cited_sources=frozenset(tally.cited_sources),
         penalties=penalties,
-        sources_without_identifier=tuple(
-            s["id"] for s in sources if not (s.get("doi") or s.get("arxiv_id") or s.get("url"))
-        ),
+        sources_without_identifier=tuple(  # a user's own note has no DOI to add
+            s["id"] for s in sources
+            if not (s.get("doi") or s.get("arxiv_id") or s.get("url")) and s.get("type") != "local-document"),
     )
 
 
