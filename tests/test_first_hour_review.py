@@ -343,3 +343,16 @@ def test_no_advice_to_add_a_doi_to_a_users_own_notes() -> None:
     graph = {"sources": [{"id": "a:S1", "type": "local-document", "title": "My notes", "local_path": "/x/n.md"},
                          {"id": "a:S2", "type": "journal-article", "title": "A paper"}], "claims": []}
     assert score_graph(graph, []).sources_without_identifier == ("a:S2",)
+
+
+def test_the_local_documents_report_has_one_contradictions_section() -> None:
+    """It had "Gaps and Contradictions" and then "Contradictions", two headings for one subject."""
+    from orchestrator.report.layout import build_document
+    from orchestrator.run.missions import load_mission
+
+    mission = load_mission("local-documents").to_dict()
+    document = build_document({"sources": [], "claims": []}, session={"query": "What?"}, quality=None,
+                              mission=mission, outline=None, ledger=[])
+    headings = [s.heading for s in document.sections]
+    assert sum("contradiction" in h.casefold() for h in headings) == 1, headings
+    assert "Gaps" in headings and "Contradictions" in headings
