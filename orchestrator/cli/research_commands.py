@@ -14,6 +14,7 @@ import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.cli.executor_options import bind_events, executor_options, opened_executor
+from orchestrator.cli.inputs import check_documents
 from orchestrator.cli.view_commands import run_with_viewer, view_option
 from orchestrator.model.errors import UsageError
 from orchestrator.model.question import checked_question
@@ -51,31 +52,6 @@ def _execute(runner: Any, mode: str) -> dict[str, Any]:
             signal.signal(signal.SIGTERM, previous)
         if view is not None:
             view.close()
-
-
-def _check_documents(input_dirs: tuple[Path, ...], include_notes: bool) -> None:
-    """Stop before creating a session when no input folder holds a document that could be researched."""
-    from orchestrator.run.plugins import is_document
-
-    seen = 0
-    for given in input_dirs:
-        for path in [given] if given.is_file() else sorted(given.rglob("*")):
-            if path.is_file():
-                seen += 1
-                if is_document(path, include_notes or path == given):
-                    return
-    if len(input_dirs) == 1 and input_dirs[0].is_file():
-        raise UsageError(f"{input_dirs[0]} is not a document cconductor can read: give a PDF, Markdown, text or "
-                         "HTML file, or a folder of them (--input-dir DIR)")
-    what = f"{seen} file(s), none of them a document to research" if seen else "no files"
-    links = [p for d in input_dirs if d.is_dir() for p in sorted(d.rglob("*")) if p.is_symlink() and p.is_dir()]
-    if links:
-        what += (f"; links to folders are not followed ({', '.join(f'{p} -> {p.resolve()}' for p in links[:3])}): "
-                 "give the folder itself with --input-dir")
-    raise UsageError(
-        f"{', '.join(str(d) for d in input_dirs)} holds {what}: give a folder of PDF, Markdown, text or HTML "
-        "documents, or one such file (dataset notes such as README or SOURCES.md count only with --include-notes)"
-    )
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -232,7 +208,7 @@ def run(
     if chosen == "offline" and not input_dirs and not libraries:
         raise UsageError("the offline backend researches local documents: pass --input-dir DIR and/or --library FILE")
     if input_dirs and not libraries:
-        _check_documents(input_dirs, include_notes)
+        check_documents(input_dirs, include_notes)
     options = RunOptions(
         backend=chosen,
         input_dirs=tuple(str(p.resolve()) for p in input_dirs),
