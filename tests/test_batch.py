@@ -99,8 +99,8 @@ def test_a_batch_runs_one_session_per_question_and_writes_the_summary(tmp_path: 
     assert "[3/3]" in out.stdout and "3/3 session(s) finished" in out.stdout
     rows, data = summary(tmp_path / "out")
     assert [r["question"] for r in rows] == [q["question"] for q in data] and len(rows) == 3
-    assert list(rows[0]) == ["question", "session", "status", "answer", "top_citation", "report", "score", "cost_usd",
-                             "wall_seconds"]
+    assert list(rows[0]) == ["question", "session", "status", "reason", "answer", "top_citation", "report", "score",
+                             "cost_usd", "wall_seconds"]
     found = sessions(env)
     assert sorted(r["session"] for r in rows) == [p.name for p in found]
     for row, entry in zip(rows, data, strict=True):

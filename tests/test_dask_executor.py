@@ -47,10 +47,11 @@ def test_a_job_is_plain_data_naming_its_inputs_by_hash(session: SessionPaths, do
     assert pickle.loads(pickle.dumps(packed)) == packed
     text = json.dumps(packed.to_dict())
     assert str(session.root) not in text and str(docs) not in text  # no path of this machine
-    assert set(packed.inputs) == {"inputs/0/doc.md", "tasks/alpha-1.json", "knowledge-graph.json"}
-    assert blobs.read(packed.inputs["inputs/0/doc.md"]) == b"Sleep improves recall in adults.\n"
+    # the folder keeps its name, so the worker's report cites "docs/doc.md" as a local run does
+    assert set(packed.inputs) == {f"inputs/0/{docs.name}/doc.md", "tasks/alpha-1.json", "knowledge-graph.json"}
+    assert blobs.read(packed.inputs[f"inputs/0/{docs.name}/doc.md"]) == b"Sleep improves recall in adults.\n"
     task = json.loads(blobs.read(packed.inputs["tasks/alpha-1.json"]))
-    assert task["session"] == SCRATCH and task["inputs"]["input_dirs"] == [f"{SCRATCH}/inputs/0"]
+    assert task["session"] == SCRATCH and task["inputs"]["input_dirs"] == [f"{SCRATCH}/inputs/0/{docs.name}"]
     assert packed.resources == {"llm": 1} and packed.timeout_seconds == 60
     assert pack_job(job, session.root, BlobIndex()).job_id == packed.job_id  # same inputs, same id
     (docs / "doc.md").write_text("Different text.\n")

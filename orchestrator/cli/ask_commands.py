@@ -54,7 +54,8 @@ def ask(ctx: Context, session: str | None, question: str | None, all_sessions: b
             raise UsageError("with --all give only the question: cconductor ask --all \"question\"")
         question, targets = session, list_sessions(ctx.sessions_dir)
         if not targets:
-            raise UsageError(f"there are no sessions in {ctx.sessions_dir.resolve()} ({other_sessions_hint()})")
+            raise UsageError(f"there are no sessions in {ctx.sessions_dir.resolve()} "
+                             f"({other_sessions_hint(ctx.sessions_dir)})")
     else:
         if session is None or question is None:
             raise UsageError('give a session and a question: cconductor ask SESSION "question" (or --all)')

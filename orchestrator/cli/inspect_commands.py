@@ -94,7 +94,7 @@ def sessions(ctx: Context, as_json: bool) -> None:
         if not rows:
             from orchestrator.session.record import other_sessions_hint
 
-            click.echo(f"no sessions in {ctx.sessions_dir.resolve()} ({other_sessions_hint()})")
+            click.echo(f"no sessions in {ctx.sessions_dir.resolve()} ({other_sessions_hint(ctx.sessions_dir)})")
 
 
 @main.command()

@@ -14,6 +14,7 @@ import click
 
 from orchestrator.cli.app import Context, emit_json, friendly, json_option, main, pass_ctx
 from orchestrator.cli.executor_options import bind_events, executor_options, opened_executor
+from orchestrator.cli.inputs import check_documents
 from orchestrator.cli.view_commands import run_with_viewer, view_option
 from orchestrator.model.errors import UsageError
 from orchestrator.model.question import checked_question
@@ -53,24 +54,6 @@ def _execute(runner: Any, mode: str) -> dict[str, Any]:
             view.close()
 
 
-def _check_documents(input_dirs: tuple[Path, ...], include_notes: bool) -> None:
-    """Stop before creating a session when no input folder holds a document that could be researched."""
-    from orchestrator.run.plugins import is_document
-
-    seen = 0
-    for given in input_dirs:
-        for path in [given] if given.is_file() else sorted(given.rglob("*")):
-            if path.is_file():
-                seen += 1
-                if is_document(path, include_notes or path == given):
-                    return
-    what = f"{seen} file(s), none of them a document to research" if seen else "no files"
-    raise UsageError(
-        f"{', '.join(str(d) for d in input_dirs)} holds {what}: give a folder of PDF, Markdown, text or HTML "
-        "documents, or one such file (dataset notes such as README or SOURCES.md count only with --include-notes)"
-    )
-
-
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -97,9 +80,9 @@ def _finish(result: dict[str, Any], mode: str) -> None:
             click.echo(f"answer: {answer['text']}" if mode == "quiet" else f"\nanswer: {answer['text']}\n")
         click.echo(f"status: {result['status']}" + (f" ({result['reason']})" if result.get("reason") else ""))
         click.echo(f"session: {root}")
-        if report.exists():
-            click.echo(f"report: {report}")
-            click.echo(f"        {root / REPORT_HTML}")
+        written = [p for p in (report, root / REPORT_HTML) if p.exists()]  # the formats the mission asks for
+        for n, path in enumerate(written):
+            click.echo(f"{'report: ' if n == 0 else ' ' * 8}{path}")
     if result["status"] == "interrupted":
         if mode != "json":
             click.echo(f"interrupted: continue with `cconductor resume {root.name}`", err=True)
@@ -225,7 +208,7 @@ def run(
     if chosen == "offline" and not input_dirs and not libraries:
         raise UsageError("the offline backend researches local documents: pass --input-dir DIR and/or --library FILE")
     if input_dirs and not libraries:
-        _check_documents(input_dirs, include_notes)
+        check_documents(input_dirs, include_notes)
     options = RunOptions(
         backend=chosen,
         input_dirs=tuple(str(p.resolve()) for p in input_dirs),
@@ -278,6 +261,9 @@ def resume(ctx: Context, session: str, quiet: bool, with_view: bool, executor_sp
     data = load_session(paths)
     if not data.get("mission"):
         raise UsageError(f"session {paths.root.name} was not started by `cconductor run`; nothing to resume")
+    checked_question(str(data.get("query") or ""), where=f"the question of session {paths.root.name}",
+                     fix="No agent could work with it: start a new run with a shorter question "
+                         '(cconductor run "..." --input-dir DIR) and put the material in a document')
     stored = data.get("options", {})
     loaded = load_mission(stored.get("mission_source") or data["mission"])
     options = RunOptions.from_dict(stored)

@@ -123,6 +123,7 @@ class QualityReport:
     uncited_claims: tuple[str, ...] = ()
     unverified_evidence: tuple[str, ...] = ()
     unanswered_sub_questions: tuple[dict[str, Any], ...] = ()
+    unverified_sub_questions: tuple[dict[str, Any], ...] = ()  # no claim with verified evidence answers them
     open_contradictions: tuple[str, ...] = ()
     unverified_high_priority_claims: tuple[str, ...] = ()
     open_high_priority_gaps: tuple[str, ...] = ()
@@ -199,6 +200,7 @@ class _Tally:
     verified: int = 0
     confidences: list[float] = field(default_factory=list)
     answered: dict[str, list[str]] = field(default_factory=dict)
+    verified_answered: dict[str, list[str]] = field(default_factory=dict)  # by a claim with verified evidence
 
     def add(self, claim: Mapping[str, Any], canonical: Mapping[str, str]) -> None:
         evidence = [e for e in claim.get("evidence") or () if isinstance(e, dict)]
@@ -219,10 +221,13 @@ class _Tally:
         ref = claim.get("sub_question_id")
         if isinstance(ref, str):
             self.answered.setdefault(ref.rpartition(":")[2], []).append(ref)
+            if any(flags):
+                self.verified_answered.setdefault(ref.rpartition(":")[2], []).append(ref)
 
-    def answers(self, question: Mapping[str, Any]) -> bool:
+    def answers(self, question: Mapping[str, Any], *, verified: bool = False) -> bool:
         qid = str(question.get("id"))
-        return any(same_ref(qid, ref) for ref in self.answered.get(qid.rpartition(":")[2], ()))
+        refs = (self.verified_answered if verified else self.answered).get(qid.rpartition(":")[2], ())
+        return any(same_ref(qid, ref) for ref in refs)
 
 
 def score_graph(
@@ -244,6 +249,7 @@ def score_graph(
     for claim in claims:
         tally.add(claim, canonical)
     unanswered = [q for q in questions if not tally.answers(q)]
+    unverified = tuple(q for q in questions if not tally.answers(q, verified=True))
     cited = len(claims) - len(tally.uncited)
     mean = sum(tally.confidences) / len(tally.confidences) if tally.confidences else None
     components = (
@@ -272,6 +278,7 @@ def score_graph(
         "verified_evidence": tally.verified,
         "sub_questions": len(questions),
         "answered_sub_questions": len(questions) - len(unanswered),
+        "verified_answered_sub_questions": len(questions) - len(unverified),
         "open_contradictions": len(open_contradictions),
         "unverified_high_priority_claims": len(tally.high_unverified),
         "open_high_priority_gaps": len(high_gaps),
@@ -286,14 +293,15 @@ def score_graph(
         uncited_claims=tuple(tally.uncited),
         unverified_evidence=tuple(tally.unverified),
         unanswered_sub_questions=tuple(unanswered),
+        unverified_sub_questions=unverified,
         open_contradictions=open_contradictions,
         unverified_high_priority_claims=tuple(tally.high_unverified),
         open_high_priority_gaps=high_gaps,
         cited_sources=frozenset(tally.cited_sources),
         penalties=penalties,
-        sources_without_identifier=tuple(
-            s["id"] for s in sources if not (s.get("doi") or s.get("arxiv_id") or s.get("url"))
-        ),
+        sources_without_identifier=tuple(  # a user's own note has no DOI to add
+            s["id"] for s in sources
+            if not (s.get("doi") or s.get("arxiv_id") or s.get("url")) and s.get("type") != "local-document"),
     )
 
 

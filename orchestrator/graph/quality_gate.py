@@ -111,15 +111,16 @@ def gate(report: QualityReport, graph: Mapping[str, Any], criteria: Mapping[str,
 
 
 def _answered_check(g: _Gate, report: QualityReport, need: float) -> None:
-    """The plan's sub-questions that have a claim; without a plan, the question itself (any claim)."""
-    total, answered = report.counts["sub_questions"], report.counts["answered_sub_questions"]
+    """The plan's sub-questions that a claim with verified evidence answers; without a plan, the question
+    itself (any verified evidence)."""
+    total, answered = report.counts["sub_questions"], report.counts["verified_answered_sub_questions"]
     if not total:
-        total, answered = 1, int(report.counts["cited_claims"] > 0)
+        total, answered = 1, int(report.counts["verified_evidence"] > 0)
     share = round(answered / total, 4)
-    missing = _ids(f"{q['id']} ({q.get('question', '?')})" for q in report.unanswered_sub_questions)
+    missing = _ids(f"{q['id']} ({q.get('question', '?')})" for q in report.unverified_sub_questions)
     g.check("min_answered_sub_questions", need, share, share >= need,
-            f"{answered} of {total} sub-questions are answered by a claim (share {share:.2f}); at least "
-            f"{need:g} required",
+            f"{answered} of {total} sub-questions are answered by a claim with verified evidence (share "
+            f"{share:.2f}); at least {need:g} required",
             "The documents did not answer "
             + (f"these sub-questions: {missing}" if missing else "the question")
             + ". Add documents that do (--input-dir), or ask a narrower question.")

@@ -12,8 +12,10 @@ from typing import Any
 
 from orchestrator.model.terms import content_terms
 
-#: Share of the question's distinct content terms a source's description must use.
+#: Share of the question's distinct content terms a source's description must use ...
 MIN_SHARE = 0.34
+#: ... but never more than this many: a title shares only a few words with a question of thirty.
+MAX_NEEDED = 3
 
 
 def _description(source: Mapping[str, Any]) -> str:
@@ -24,13 +26,14 @@ def _description(source: Mapping[str, Any]) -> str:
 def bears_on(source: Mapping[str, Any], question: str) -> bool:
     """True when the source's title, abstract and keywords use enough of the question's terms.
 
-    Without a question (an empty one) every source counts: there is nothing to judge against.
+    Without a question (an empty one), or a source without a description (no title, abstract or
+    keywords), every source counts: there is nothing to judge by, and dropping it could lose the answer.
     """
     wanted = set(content_terms(question))
-    if not wanted:
+    described = set(content_terms(_description(source)))
+    if not wanted or not described:
         return True
-    shared = wanted & set(content_terms(_description(source)))
-    return len(shared) >= max(1, round(MIN_SHARE * len(wanted)))
+    return len(wanted & described) >= max(1, min(MAX_NEEDED, round(MIN_SHARE * len(wanted))))
 
 
 def relevant(sources: Iterable[Mapping[str, Any]], question: str) -> list[Mapping[str, Any]]:

@@ -12,18 +12,40 @@ from dataclasses import dataclass, field
 from orchestrator.graph.citations import Citation
 
 #: A source's own numbered reference marker: "[79]", "[4, 12]", "[3-5]" (not a year such as "[2020]").
-_SOURCE_MARKER = re.compile(r"\s?\[\d{1,3}(?:\s*[,;\u2013\u2014-]\s*\d{1,3})*\]")
+_SOURCE_MARKER = re.compile(r"\s?\[(\d{1,3}(?:\s*[,;\u2013\u2014-]\s*\d{1,3})*)\]")
+#: Words after which bracketed numbers are the text's own: "Table [1]", "Eq. [3]", "the interval [1, 10]".
+_LABEL_BEFORE = re.compile(
+    r"\b(?:tables?|tab|figs?|figures?|eqs?|equations?|sections?|sec|steps?|chapters?|ch|appendix|algorithms?|"
+    r"lines?|pages?|pp?|intervals?|ranges?|items?|no|entry|entries|columns?|rows?|lemma|theorem)\.?\s*$",
+    re.IGNORECASE)
+
+
+def _is_source_marker(text: str, found: re.Match[str]) -> bool:
+    """A bracketed number is a reference marker unless it is an index ("x[0]", "A[1,2]", "a[1][2]"), an
+    interval or a value ("[0, 1]": no reference is numbered 0), or a label's number ("Table [1]")."""
+    if any(n.startswith("0") for n in re.findall(r"\d+", found.group(1))):
+        return False
+    start = found.start() + (found.group(0)[0] != "[")
+    before = text[:start]
+    glued = re.search(r"(\w+|[)\]])$", before) if before and not before[-1].isspace() else None
+    if glued and (len(glued.group(1)) == 1 or not glued.group(1).isalpha()):
+        return False
+    return not _LABEL_BEFORE.search(before)
+
+
+def _replace_markers(text: str, by: str) -> str:
+    return _SOURCE_MARKER.sub(lambda m: by if _is_source_marker(text, m) else m.group(0), text)
 
 
 def without_source_markers(text: str) -> str:
     """Prose from a source without the source's own reference numbers, so the report's citations are
     the only numbered ones a reader meets ("... quality improvement [79]." -> "... quality improvement.")."""
-    return _SOURCE_MARKER.sub("", text)
+    return _replace_markers(text, "")
 
 
 def quote_without_source_markers(text: str) -> str:
     """A verbatim quote with the source's reference numbers elided as "[\u2026]", the usual mark of an omission."""
-    return _SOURCE_MARKER.sub(" [\u2026]", text)
+    return _replace_markers(text, " [\u2026]")
 
 
 @dataclass(frozen=True)

@@ -181,9 +181,17 @@ def _evidence(heading: str, ctx: Context) -> list[Block]:
                   "stored source text:"), Bullets(tuple(items))]
 
 
+def _gap_key(gap: Mapping[str, Any]) -> tuple[str, str]:
+    return " ".join(str(gap.get("description", "")).split()).casefold(), local_id(str(gap.get("sub_question_id", "")))
+
+
 def _gaps(heading: str, ctx: Context) -> list[Block]:
     blocks: list[Block] = []
     gaps = sorted(ctx.graph.get("gaps") or (), key=lambda g: PRIORITY_RANK.get(g.get("priority"), 1))
+    first: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for gap in gaps:  # the same hole reported alike by two research rounds: listed once
+        first.setdefault(_gap_key(gap), gap)
+    gaps = list(first.values())
     if gaps:
         lines = []
         for gap in gaps:

@@ -22,7 +22,7 @@ from orchestrator.model.question import checked_question
 from orchestrator.session.atomic import atomic_write_json, atomic_write_text
 
 STATE_NAME = "batch-state.json"
-SUMMARY_COLUMNS = ("question", "session", "status", "answer", "top_citation", "report", "score", "cost_usd",
+SUMMARY_COLUMNS = ("question", "session", "status", "reason", "answer", "top_citation", "report", "score", "cost_usd",
                    "wall_seconds")
 #: Per-question options a JSON line may set, and the ``cconductor run`` option each becomes.
 QUESTION_OPTIONS = {
@@ -162,6 +162,6 @@ class BatchState:
         writer.writeheader()
         writer.writerows(rows)
         csv_path, json_path = self.out_dir / "summary.csv", self.out_dir / "summary.json"
-        atomic_write_text(csv_path, buffer.getvalue())
-        atomic_write_json(json_path, [{c: r.get(c) for c in SUMMARY_COLUMNS} for r in rows])
+        atomic_write_text(csv_path, buffer.getvalue(), shared=True)
+        atomic_write_json(json_path, [{c: r.get(c) for c in SUMMARY_COLUMNS} for r in rows], shared=True)
         return csv_path, json_path

@@ -103,7 +103,7 @@ def _row(question: Question, result: SessionResult, sessions_dir: Path, input_di
     if answer:
         row["answer"], row["top_citation"] = answer.get("first_sentence"), answer.get("top_citation")
     if (folder / REPORT_MARKDOWN).is_file():
-        row["report"] = str(folder / REPORT_MARKDOWN)
+        row["report"] = str((folder / REPORT_MARKDOWN).resolve())  # a summary is read from anywhere
     return row
 
 

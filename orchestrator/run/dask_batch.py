@@ -13,7 +13,7 @@ from typing import Any
 import distributed
 
 from orchestrator.run.dask_blobs import ScatteredBlobs
-from orchestrator.run.jobs import visible_inputs
+from orchestrator.run.jobs import staged_inputs
 from orchestrator.run.session_jobs import SessionJob, SessionResult, run_session_job
 
 
@@ -28,17 +28,21 @@ class DaskSessionPool:
         self._scattered = ScatteredBlobs(self.client)
         self._blobs = self._scattered.index
         self._keys: list[str] = []
-        self._sent: dict[tuple[str, ...], dict[str, str]] = {}
+        self._sent: dict[tuple[str, ...], tuple[dict[str, str], tuple[str, ...]]] = {}
 
     def prepare(self, job: SessionJob) -> SessionJob:
         """Name the input folders' files by hash (once per batch: every question shares them)."""
         if job.input_dirs not in self._sent:
             inputs: dict[str, str] = {}
+            named = []
             for n, folder in enumerate(job.input_dirs):
-                for rel, path in visible_inputs(Path(folder)):
+                root, files = staged_inputs(Path(folder))
+                named.append(f"{n}/{root}")
+                for rel, path in files:
                     inputs[f"{n}/{rel}"] = self._blobs.add_file(path)
-            self._sent[job.input_dirs] = inputs
-        return dataclasses.replace(job, inputs=self._sent[job.input_dirs])
+            self._sent[job.input_dirs] = (inputs, tuple(named))
+        inputs, roots = self._sent[job.input_dirs]
+        return dataclasses.replace(job, inputs=inputs, input_roots=roots)
 
     def submit(self, job: SessionJob) -> distributed.Future:
         blobs = self._scattered.futures(set(job.inputs.values()))

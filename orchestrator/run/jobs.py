@@ -110,14 +110,26 @@ class BlobIndex:
 
 
 def visible_inputs(root: Path) -> list[tuple[str, Path]]:
-    """The files an input (a folder, or one document) holds, by their path relative to it; hidden ones left out.
-
-    A single file is named by its own name, so on a worker it becomes a folder holding just that file.
-    """
+    """The files an input (a folder, or one document) holds, by their path relative to it; hidden ones left out."""
     if root.is_file():
         return [(root.name, root)]
     return [(p.relative_to(root).as_posix(), p) for p in sorted(root.rglob("*")) if p.is_file() and not any(
         part.startswith(".") for part in p.relative_to(root).parts)]
+
+
+def staged_inputs(given: Path) -> tuple[str, list[tuple[str, Path]]]:
+    """Where an input lands in a worker's ``inputs/<n>/`` folder, and its files by their path there.
+
+    The input keeps its own name ("papers/", or "notes/README.md" for one file), so a worker's run
+    cites "papers/a.pdf" as a local run does, and a single file stays a file: given by name, it is
+    read even when it is a note (README) that a folder's walk would skip.
+    """
+    given = given.resolve()
+    if given.is_file():
+        root = f"{given.parent.name or 'input'}/{given.name}"
+        return root, [(root, given)]
+    name = given.name or "input"
+    return name, [(f"{name}/{rel}", path) for rel, path in visible_inputs(given)]
 
 
 def _in_scratch(value: str, root: str) -> str:
@@ -133,9 +145,10 @@ def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str
     task_inputs = dict(task.get("inputs") or {})
     scratch_dirs = []
     for n, folder in enumerate(task_inputs.get("input_dirs") or ()):
-        for rel, path in visible_inputs(Path(folder)):
+        root_rel, files = staged_inputs(Path(folder))
+        for rel, path in files:
             inputs[f"inputs/{n}/{rel}"] = blobs.add_file(path)
-        scratch_dirs.append(f"{SCRATCH}/inputs/{n}")
+        scratch_dirs.append(f"{SCRATCH}/inputs/{n}/{root_rel}")
     libraries = []
     for n, library in enumerate(task_inputs.get("libraries") or ()):
         rel = f"libraries/{n}/{Path(library).name}"

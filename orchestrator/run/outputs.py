@@ -18,8 +18,6 @@ from orchestrator.session.record import load_session, update_session
 
 REPORT_MARKDOWN = "mission-report.md"
 REPORT_HTML = "mission-report.html"
-#: Report files are for reading and sharing (the session's internal state stays private).
-REPORT_FILE_MODE = 0o644
 
 
 def evaluate_quality(paths: SessionPaths, graph: dict[str, Any], mission: Mission) -> dict[str, Any]:
@@ -29,7 +27,7 @@ def evaluate_quality(paths: SessionPaths, graph: dict[str, Any], mission: Missio
     result = gate(report, graph, mission.success_criteria.checked(), question=question)
     document = report.to_json(result)
     document["mission"] = mission.name
-    atomic_write_json(paths.root / "quality.json", document)
+    atomic_write_json(paths.root / "quality.json", document, shared=True)
     return document
 
 
@@ -69,7 +67,7 @@ def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, q
     if "csl-json" in formats:
         outputs.append(("references.json", json.dumps(to_csl_json(cited), indent=2, ensure_ascii=False) + "\n"))
     for name, text in outputs:
-        atomic_write_text(paths.root / name, text, mode=REPORT_FILE_MODE)
+        atomic_write_text(paths.root / name, text, shared=True)  # for reading and sharing
     answer = direct_answer(document)
 
     def record(data: dict[str, Any]) -> None:

@@ -39,6 +39,8 @@ class SessionJob:
     input_dirs: tuple[str, ...] = ()
     #: ``<n>/<relative path>`` -> sha256: input folder ``n``'s files, sent by hash instead of by path
     inputs: dict[str, str] = field(default_factory=dict)
+    #: with ``inputs``: where each input is among them (``<n>/papers``, or ``<n>/notes/README.md`` for a file)
+    input_roots: tuple[str, ...] = ()
     timeout_seconds: float = 6 * 3600.0
 
 
@@ -64,7 +66,7 @@ def _materialise(job: SessionJob, blobs: Mapping[str, bytes] | None, scratch: Pa
         target = scratch / "inputs" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    return [str(scratch / "inputs" / str(n)) for n in range(len(job.input_dirs))]
+    return [str(scratch / "inputs" / root) for root in job.input_roots]
 
 
 def _bundle(folder: Path) -> bytes:
@@ -82,9 +84,10 @@ def run_session_job(job: SessionJob, blobs: Mapping[str, bytes] | None = None,
     try:
         dirs = _materialise(job, blobs, scratch)
         argv = [sys.executable, "-m", "orchestrator.cli", "--sessions-dir", str(scratch / "sessions"), "run",
-                job.question, "--mission", job.mission, "--json", *job.run_args]
+                "--mission", job.mission, "--json", *job.run_args]
         for folder in dirs:
             argv += ["--input-dir", folder]
+        argv += ["--", job.question]  # last, after "--": a question may start with a dash ("-40 degrees: ...")
         env = {**os.environ, "PYTHONPATH": worker_pythonpath()}
         with open(scratch / "output.log", "wb") as out:
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
@@ -132,7 +135,7 @@ def publish(result: SessionResult, sessions_dir: Path, input_dirs: tuple[str, ..
             data["options"]["input_dirs"] = list(input_dirs)
         from orchestrator.session.atomic import atomic_write_json
 
-        atomic_write_json(session_json, data)
+        atomic_write_json(session_json, data, shared=True)
         target = sessions_dir / result.session_id
         os.replace(folder, target)
         return target

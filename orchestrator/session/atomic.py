@@ -24,8 +24,19 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: The user's umask, read once at import (reading it means setting it, which is not thread-safe): what
+#: a shared file's mode follows, as any file the user's own tools create would.
+_UMASK = _umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bool = True,
-                       mode: int | None = None) -> None:
+                       shared: bool = False) -> None:
     """Replace ``path`` with ``data`` (or its pieces, written in order, never joined) atomically.
 
     The pieces may come from a generator: each batch is written before the next is produced, so
@@ -34,15 +45,16 @@ def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bo
 
     The temp name starts with a dot and ends in ``.tmp`` so it can never be taken for
     an artifact or a ``*.kg.lock`` signal. The file is private (0600, as the temp file is made)
-    unless ``mode`` says otherwise: files meant to be shared, such as the report, pass 0o644.
+    unless it is ``shared`` (the report, summaries, session.json): then it gets the mode the user's umask
+    gives a new file (0644 under the usual 022; 0600 under 077, for a user who wants nothing shared).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         try:
             _write_all(fd, [data] if isinstance(data, bytes) else data)
-            if mode is not None:
-                os.fchmod(fd, mode)
+            if shared:
+                os.fchmod(fd, 0o666 & ~_UMASK)
             if durable:
                 os.fsync(fd)
         finally:
@@ -89,8 +101,8 @@ def _batches(pieces: Iterable[bytes]) -> Iterator[list[bytes]]:
         yield batch
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = True, mode: int | None = None) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, mode=mode)
+def atomic_write_text(path: Path, text: str, *, durable: bool = True, shared: bool = False) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, shared=shared)
 
 
 def dumps_pretty(data: Any) -> str:
@@ -107,5 +119,5 @@ def dumps_pretty(data: Any) -> str:
         return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
 
 
-def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:
-    atomic_write_text(path, dumps_pretty(data), durable=durable)
+def atomic_write_json(path: Path, data: Any, *, durable: bool = True, shared: bool = False) -> None:
+    atomic_write_text(path, dumps_pretty(data), durable=durable, shared=shared)

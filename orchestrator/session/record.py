@@ -25,10 +25,18 @@ def default_sessions_dir() -> Path:
     return Path(os.environ.get(SESSIONS_DIR_ENV) or "research-sessions")
 
 
-def other_sessions_hint() -> str:
-    """How to look elsewhere: every message that finds no session says it the same way."""
-    return (f"sessions are looked up in ./research-sessions of the current folder unless you pass --sessions-dir DIR "
-            f"or set ${SESSIONS_DIR_ENV}")
+def other_sessions_hint(sessions_dir: Path | None = None) -> str:
+    """How to look elsewhere, said for where ``sessions_dir`` came from (the default, $CCONDUCTOR_SESSIONS_DIR
+    or --sessions-dir): every message that finds no session says it the same way."""
+    from_env = os.environ.get(SESSIONS_DIR_ENV)
+    if sessions_dir is None or (sessions_dir == Path("research-sessions") and not from_env):
+        return (f"sessions are looked up in ./research-sessions of the current folder unless you pass "
+                f"--sessions-dir DIR or set ${SESSIONS_DIR_ENV}")
+    if from_env and Path(from_env) == sessions_dir:
+        return (f"this is the folder ${SESSIONS_DIR_ENV} names; set it to the folder that holds your sessions, "
+                "unset it to use ./research-sessions, or pass --sessions-dir DIR")
+    return ("this is the folder given with --sessions-dir; give the folder that holds your sessions, or leave "
+            f"the option out to use ${SESSIONS_DIR_ENV} or else ./research-sessions")
 
 
 def create_session(
@@ -64,6 +72,7 @@ def create_session(
             "agents": {},
             "options": options or {},
         },
+        shared=True,
     )
     return paths
 
@@ -107,7 +116,7 @@ def update_session(paths: SessionPaths, change: Callable[[dict[str, Any]], None]
         data = load_session(paths)
         change(data)
         data["updated_at"] = iso_timestamp()
-        atomic_write_json(paths.session_json, data)
+        atomic_write_json(paths.session_json, data, shared=True)  # the status and the answer: for readers
     return data
 
 
@@ -130,7 +139,7 @@ def resolve_session(spec: str, sessions_dir: Path) -> SessionPaths:
         if not sessions:
             raise SessionNotFound(
                 f"there are no sessions in {sessions_dir.resolve()}; start one with `cconductor run \"question\"` "
-                f"({other_sessions_hint()})"
+                f"({other_sessions_hint(sessions_dir)})"
             )
         return sessions[-1]
     as_path = Path(spec)
@@ -140,5 +149,5 @@ def resolve_session(spec: str, sessions_dir: Path) -> SessionPaths:
             return SessionPaths(candidate.resolve())
     hint = "list them with `cconductor sessions`"
     if SESSION_ID_RE.match(spec):
-        hint = f"no such id in {sessions_dir.resolve()}; {other_sessions_hint()}; {hint}"
+        hint = f"no such id in {sessions_dir.resolve()}; {other_sessions_hint(sessions_dir)}; {hint}"
     raise SessionNotFound(f"session {spec!r} not found: give a session folder path, an id or 'latest' ({hint})")
