@@ -56,6 +56,7 @@ SOURCE = {
     "arxiv_id": "1706.03762",
     "local_path": "inputs/attention.pdf",
     "content_sha256": "ab" * 32,
+    "page_labels": ["5998", "5999"],
     "abstract": "The dominant sequence transduction models ...",
     "published": "2017-06-12",
     "accessed_at": NOW,

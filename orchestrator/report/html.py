@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.graph.citations import Ref
 from orchestrator.report.layout import build_document
 from orchestrator.report.model import (
     Block,
@@ -93,14 +94,21 @@ def inline(line: Line) -> str:
             safe = re.match(r"^https?://\S+$", part.url)
             out.append(f'<a href="{esc(part.url)}">{esc(part.text)}</a>' if safe else esc(part.text))
         elif isinstance(part, Cite):
-            refs = "; ".join(
-                f'<a href="#ref-{r.number}">{r.number}</a>' + esc(r.label()[len(str(r.number)):])
-                for r in part.citation.refs
-            )
+            refs = "; ".join(_ref(r) for r in part.citation.refs)
             out.append(f'<span class="cite">[{refs}]</span>')
         elif isinstance(part, Missing):
             out.append(f'<span class="missing">[citation needed: {esc(part.ref)}]</span>')
     return "".join(out)
+
+
+def _ref(ref: Ref) -> str:
+    """``1, p. 4971``: the number links to the reference, each printed page to its page of the PDF."""
+    out = f'<a href="#ref-{ref.number}">{ref.number}</a>'
+    if not ref.pages:
+        return out
+    pages = [f'<a class="page" href="{esc(href)}">{esc(text)}</a>' if href else esc(text)
+             for text, href in ref.page_links()]
+    return out + f", {ref.page_prefix()} " + ", ".join(pages)
 
 
 def block(item: Block) -> str:
