@@ -26,6 +26,7 @@ RESERVED_KEYS = frozenset(
         "schema_version", "session", "generated_at", "commit_seq", "stats",
         "entities", "claims", "sources", "relationships", "gaps", "contradictions",
         "agents", "meta", "provenance", "quality", "report",
+        "sections", "figures", "tables", "captions",
     }
 )
 

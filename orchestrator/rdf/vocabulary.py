@@ -66,6 +66,7 @@ FIELDS: dict[str, tuple[tuple[tuple[str, ...], URIRef, str], ...]] = {
         (("source_id",), CITO.citesAsEvidence, "ref:source"), (("snippet",), CC.snippet, _S),
         (("locator", "page"), CC.page, _I), (("locator", "section"), CC.section, _S),
         (("locator", "char_start"), CC.charStart, _I), (("locator", "char_end"), CC.charEnd, _I),
+        (("locator", "table"), CC.citesTable, "ref:table"), (("locator", "figure"), CC.citesFigure, "ref:figure"),
         (("note",), CC.note, _S), (("verification", "verified"), CC.verified, _B),
         (("verification", "score"), CC.matchScore, _D), (("verification", "page"), CC.matchedPage, _I),
     ),
@@ -100,6 +101,28 @@ FIELDS: dict[str, tuple[tuple[tuple[str, ...], URIRef, str], ...]] = {
         (("claim_id",), CC.aboutClaim, "ref:claim"), (("confidence",), CC.confidence, _D),
         (("status",), CC.status, _S), (("rationale",), CC.rationale, _S),
         (("supporting_source_ids",), CC.supportingSource, "refs:source"),
+    ),
+    "section": (
+        (("source_id",), DCTERMS.isPartOf, "ref:source"), (("title",), DCTERMS.title, _S),
+        (("number",), CC.sectionNumber, _S), (("level",), CC.level, _I), (("page",), CC.page, _I),
+        (("char_start",), CC.charStart, _I), (("extra",), CC.extra, "json"),
+    ),
+    "figure": (
+        (("source_id",), DCTERMS.isPartOf, "ref:source"), (("label",), RDFS.label, _S), (("page",), CC.page, _I),
+        (("bbox",), CC.region, "json"), (("image_sha256",), CC.imageSha256, _S),
+        (("section_id",), CC.inSection, "ref:section"), (("description",), DCTERMS.description, _S),
+        (("extra",), CC.extra, "json"),
+    ),
+    "table": (
+        (("source_id",), DCTERMS.isPartOf, "ref:source"), (("label",), RDFS.label, _S), (("page",), CC.page, _I),
+        (("bbox",), CC.region, "json"), (("data_sha256",), CC.dataSha256, _S),
+        (("columns",), CC.columnHeader, "strs"), (("row_count",), CC.rowCount, _I),
+        (("section_id",), CC.inSection, "ref:section"), (("extra",), CC.extra, "json"),
+    ),
+    "caption": (
+        (("source_id",), DCTERMS.isPartOf, "ref:source"), (("text",), CC.captionText, _S), (("page",), CC.page, _I),
+        (("describes",), CC.describes, "ref:figure|table"), (("char_start",), CC.charStart, _I),
+        (("char_end",), CC.charEnd, _I), (("extra",), CC.extra, "json"),
     ),
     "coverage": (
         (("sub_question_id",), CC.subQuestion, "ref:sub-question"), (("status",), CC.status, _S),
