@@ -93,7 +93,7 @@ def _chars(textpage: Any) -> Iterator[tuple[str, Box]]:
 
 
 def _segments(textpage: Any) -> list[Segment]:
-    """Characters in content order grouped into segments: a break at whitespace-separated wide gaps and at line changes."""
+    """Characters in content order grouped into segments, broken at wide gaps and at line changes."""
     out: list[Segment] = []
     chars: list[str] = []
     box: list[float] = []
@@ -112,7 +112,7 @@ def _segments(textpage: Any) -> list[Segment]:
             flush()
             last, pending_space = None, False
             continue
-        if char.isspace() or cbox[2] <= cbox[0] and cbox[3] <= cbox[1]:
+        if char.isspace() or (cbox[2] <= cbox[0] and cbox[3] <= cbox[1]):
             pending_space = bool(chars)
             continue
         if last is not None:
@@ -181,7 +181,7 @@ def _graphics(page: Any, width: float, height: float) -> list[Graphic]:
             pending[:0] = node.children
             continue
         graphic = Graphic(node.kind, node.box)
-        if graphic.is_rule() or graphic.area >= MIN_GRAPHIC_AREA and graphic.area < 0.9 * width * height:
+        if graphic.is_rule() or (graphic.area >= MIN_GRAPHIC_AREA and graphic.area < 0.9 * width * height):
             found.append(graphic)
     return found
 

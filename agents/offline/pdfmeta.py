@@ -267,7 +267,8 @@ def read_pdf(path: Path) -> tuple[dict[str, Any], list[str]]:
             except Exception:
                 meta = {}
             try:
-                pdf_labels = list(reader.page_labels) if "/PageLabels" in reader.trailer["/Root"] else None
+                root: Any = reader.trailer["/Root"]
+                pdf_labels = list(reader.page_labels) if "/PageLabels" in root else None
             except Exception:  # a damaged label tree costs the labels, never the document
                 pdf_labels = None
         except UnreadablePdf:

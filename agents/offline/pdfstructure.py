@@ -126,7 +126,8 @@ def _area(box: Box) -> float:
 
 
 def _pad(box: Box, layout: PageLayout, by: float = 4.0) -> Box:
-    return (max(0.0, box[0] - by), max(0.0, box[1] - by), min(layout.width, box[2] + by), min(layout.height, box[3] + by))
+    return (max(0.0, box[0] - by), max(0.0, box[1] - by),
+            min(layout.width, box[2] + by), min(layout.height, box[3] + by))
 
 
 def _rows(segments: list[Segment]) -> list[list[Segment]]:
@@ -194,7 +195,7 @@ def _many(rows: list[list[Segment]]) -> int:
 
 
 def _nearer(below: list[list[Segment]], above: list[list[Segment]], caption: Box) -> list[list[Segment]]:
-    """The table's side: the nearer run when both hold a table (the other belongs to another caption), else the larger."""
+    """The table's side: the nearer run when both hold a table (the other is another caption's), else the larger."""
     if _many(below) >= 2 and _many(above) >= 2:
         gap_below = caption[1] - max(s.box[3] for s in below[0])
         gap_above = min(s.box[1] for s in above[-1]) - caption[3]

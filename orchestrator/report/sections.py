@@ -315,7 +315,8 @@ def _bibliography(heading: str, ctx: Context) -> list[Block]:
         entries.append((number, text_line(*line)))
     if not entries:
         return [para("No source is cited.")]
-    return [References(tuple(entries))] + ([para(PRINTED_PAGES_NOTE)] if ctx.citer.printed_pages() else [])
+    blocks: list[Block] = [References(tuple(entries))]
+    return blocks + ([para(PRINTED_PAGES_NOTE)] if ctx.citer.printed_pages() else [])
 
 
 _BUILDERS = {
