@@ -131,6 +131,14 @@ class AgentContext:
             atomic_write_bytes(target, data, durable=False)
         return sha
 
+    def store_object(self, data: bytes, suffix: str) -> str:
+        """A content-addressed object beside the texts (a figure's ``.png``, a table's ``.json``); its sha256."""
+        sha = hashlib.sha256(data).hexdigest()
+        target = self.paths.stored_object(sha, suffix)
+        if not target.exists():
+            atomic_write_bytes(target, data, durable=False)
+        return sha
+
     def complete(self, status: str, summary: str, notes: str | None = None) -> None:
         """Write completion.json, then the lock: the protocol's last step."""
         completion: dict[str, Any] = {

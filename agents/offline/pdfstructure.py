@@ -54,6 +54,7 @@ class Found:
     label: str  # "Figure 2", "Table 1"
     caption_box: Box
     caption_lines: list[str]
+    line_count: int = 1  # visual lines of the caption
     box: Box | None = None  # the figure's or table's region, when found
     table: FoundTable | None = None
     continued: bool = False  # "Table 2 (continued)"
@@ -79,7 +80,7 @@ def _column(layout: PageLayout, caption: Box) -> tuple[float, float]:
     return (left - 2, middle + 2) if caption[2] <= middle + 20 else (middle - 2, right + 2)
 
 
-def _caption_block(layout: PageLayout, first: Segment) -> tuple[Box, list[str]]:
+def _caption_block(layout: PageLayout, first: Segment) -> tuple[Box, list[str], int]:
     """The caption's lines: the label line and the lines below it with the same left edge and spacing."""
     lines = [first]
     box = first.box
@@ -98,7 +99,7 @@ def _caption_block(layout: PageLayout, first: Segment) -> tuple[Box, list[str]]:
                  and s.box[0] >= first.box[2] - 1 and s.box[0] - first.box[2] < 12]
     box = _union([box, *(s.box for s in same_line)])
     ordered = sorted([*lines, *same_line], key=lambda s: (-round(s.middle), s.box[0]))
-    return box, [s.text for s in ordered]
+    return box, [s.text for s in ordered], len(lines)
 
 
 def _figure_region(layout: PageLayout, caption: Box, column: tuple[float, float]) -> Box | None:
@@ -263,16 +264,16 @@ def find_objects(layout: PageLayout) -> list[Found]:
     """Each caption on the page with its figure's region or its table's region and cells."""
     firsts = [s for s in layout.segments if is_caption_line(s.text) and s.box[0] < layout.width * 0.75]
     blocks = [(s, *_caption_block(layout, s)) for s in firsts]
-    caption_boxes = [box for _, box, _ in blocks]
+    caption_boxes = [box for _, box, _, _ in blocks]
     rules = [g for g in layout.graphics if g.is_rule()]
     found = []
-    for seg, box, lines in blocks:
+    for seg, box, lines, count in blocks:
         m = is_caption_line(seg.text)
         assert m is not None
         kind = kind_of(m.group("kind"))
         number = m.group("number")
         label = f"{'Table' if kind == 'table' else 'Figure'} {number}"
-        item = Found(kind, number, label, box, lines,
+        item = Found(kind, number, label, box, lines, count,
                      continued=bool(re.search(r"(?i)\bcontinued\b", " ".join(lines)[:60])))
         column = _column(layout, box)
         others = [b for b in caption_boxes if b != box]
