@@ -92,6 +92,13 @@ class AgentContext:
         except FileNotFoundError:
             return None
 
+    def stored_object_text(self, sha256: str, suffix: str = ".json") -> str | None:
+        """A stored object as text (a table's cells), or None when it is not stored."""
+        try:
+            return self.paths.stored_object(sha256, suffix).read_text(encoding="utf-8")
+        except (FileNotFoundError, ValueError):
+            return None
+
     # -- writing -----------------------------------------------------------------
     def write_artifact(self, name: str, data: dict[str, Any]) -> Path:
         body = dumps_pretty(data).encode("utf-8")

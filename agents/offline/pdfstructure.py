@@ -61,6 +61,9 @@ class Found:
     notes: list[str] = field(default_factory=list)
 
 
+_NUMERIC = re.compile(r"[-+±~<>≈]?\s*[\d.,]+\s*[%MBKk]?(?:\s*\([\d.,%]+\))?[*†‡]*")
+
+
 def _union(boxes: list[Box]) -> Box:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
@@ -256,6 +259,8 @@ def _table(rows: list[list[Segment]], rules: list[Graphic]) -> FoundTable | None
         if below_first and under_second and 0 < under_second[0] <= 6:
             header_end = under_second[0]
     header = [" ".join(c for c in column if c) for column in zip(*cell_rows[:header_end], strict=True)]
+    if any(_NUMERIC.fullmatch(c) for c in header[1:] if c):  # "Total papers | 81.1M" is data, not a header
+        header, header_end = [""] * len(columns), 0
     body = [r for r in cell_rows[header_end:] if any(r)]
     return FoundTable(header, body) if body else None
 

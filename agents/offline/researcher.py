@@ -17,6 +17,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from agents.offline.corpus import Corpus, load_corpus, plan_questions
+from agents.offline.document_parts import PartPassage, document_passages, search_parts
 from agents.offline.keyphrases import key_phrases
 from agents.offline.retrieval import retriever_for
 from agents.offline.retry_repair import complete_retry
@@ -102,6 +103,34 @@ def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str)
     if question and question.get("id"):  # a question about one source answers a plan question
         claim["sub_question_id"] = str(question.get("answers") or question["id"])
     return claim
+
+
+#: Share of a sub-question's terms a caption or table row must hold to become a claim of its own.
+PART_SHARE = 0.6
+
+
+def _part_claims(parts: list[PartPassage], question: dict[str, Any], query: str, corpus: Corpus, local: str,
+                 used: set[str]) -> list[dict[str, Any]]:
+    """The table row or caption that answers the sub-question, as a claim naming its headers, table and page."""
+    out = []
+    for passage, score in search_parts(parts, search_text(question, query), limit=1):
+        doc = corpus.documents.get(passage.source_id)
+        labels = (doc.source.get("page_labels") if doc else None) or []
+        label = labels[passage.page - 1] if 0 < passage.page <= len(labels) else None
+        statement = passage.statement(label)
+        if score < PART_SHARE or statement.casefold() in used:
+            continue
+        used.add(statement.casefold())
+        facet = str(question.get("facet") or "finding")
+        claim: dict[str, Any] = {
+            "id": f"{local}-{'T' if passage.part == 'table' else 'F'}1", "statement": statement,
+            "confidence": round(min(0.85, 0.4 + 0.35 * score), 3), "priority": "medium",
+            "evidence": [passage.evidence()], "category": facet,
+            "tags": [facet, "extractive", "table" if passage.kind == "table-row" else "caption"]}
+        if question.get("id"):
+            claim["sub_question_id"] = str(question.get("answers") or question["id"])
+        out.append(claim)
+    return out
 
 
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
@@ -203,10 +232,12 @@ def _produce(context: AgentContext) -> dict[str, int]:
     claims: list[dict[str, Any]] = []
     gaps: list[dict[str, Any]] = []
     log = []
+    parts = document_passages(graph, context.stored_object_text)
     for question in _questions(context, graph):
         picks, read = select(corpus, question, context.task.query, depth, limit, used)
         local = _local(str(question.get("id") or "Q0"))
         claims += [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
+        claims += _part_claims(parts, question, context.task.query, corpus, local, used)
         if len(picks) < 2:
             gaps.append(_gap(question, len(picks), len(corpus.documents)))
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
