@@ -84,11 +84,17 @@ def _column(layout: PageLayout, caption: Box) -> tuple[float, float]:
 
 
 def _caption_block(layout: PageLayout, first: Segment) -> tuple[Box, list[str], int]:
-    """The caption's lines: the label line and the lines below it with the same left edge and spacing."""
-    lines = [first]
-    box = first.box
+    """The caption's lines: the label line (with the segments that follow it on that line) and the lines
+    below it with the same left edge and spacing; and how many lines that is."""
+    row = [first]
+    for seg in sorted(layout.segments, key=lambda s: s.box[0]):
+        if seg is not first and abs(seg.middle - first.middle) < 2 and 0 <= seg.box[0] - row[-1].box[2] + 1 < 13:
+            row.append(seg)
+    box = _union([s.box for s in row])
+    lines = 1
     height = max(first.height, 6.0)
     below = sorted((s for s in layout.segments if s.box[3] <= first.box[1] + 1), key=lambda s: -s.box[3])
+    taken: list[Segment] = []
     for seg in below:
         if box[1] - seg.box[3] > 0.9 * height:
             break
@@ -96,13 +102,12 @@ def _caption_block(layout: PageLayout, first: Segment) -> tuple[Box, list[str], 
                 and seg.box[2] <= box[2] + 40:
             if CAPTION_RE.match(seg.text):
                 break
-            lines.append(seg)
+            if not taken or abs(seg.middle - taken[-1].middle) >= 2:
+                lines += 1
+            taken.append(seg)
             box = _union([box, seg.box])
-    same_line = [s for s in layout.segments if s is not first and abs(s.middle - first.middle) < 2
-                 and s.box[0] >= first.box[2] - 1 and s.box[0] - first.box[2] < 12]
-    box = _union([box, *(s.box for s in same_line)])
-    ordered = sorted([*lines, *same_line], key=lambda s: (-round(s.middle), s.box[0]))
-    return box, [s.text for s in ordered], len(lines)
+    ordered = sorted([*row, *taken], key=lambda s: (-round(s.middle), s.box[0]))
+    return box, [s.text for s in ordered], lines
 
 
 def _figure_region(layout: PageLayout, caption: Box, column: tuple[float, float]) -> Box | None:

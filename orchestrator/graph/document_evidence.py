@@ -89,6 +89,18 @@ def table_pages(table: Any, caption: str | None) -> list[str]:
     return [caption or "", *table.lines()]
 
 
+def _short_in(snippet: str, text: str) -> dict[str, Any] | None:
+    """A short quote of a table ("No title | 20k") checked as a whole-word run of the cells it names."""
+    wanted = normalize_mapped(snippet).text.strip()
+    haystack = normalize_mapped(text)
+    at = f" {haystack.text} ".find(f" {wanted} ") if wanted else -1
+    if at < 0:
+        return None
+    start, end = haystack.span(at, at + len(wanted))
+    return {"verified": True, "score": 100.0, "matched_text": text[start:end], "page": None,
+            "reason": "found", "match": "exact"}
+
+
 def _table_verification(evidence: Item, item: Item, lookups: Lookups, deadline: Deadline) -> dict[str, Any]:
     data = lookups.table(str(item.get("data_sha256"))) if isinstance(item.get("data_sha256"), str) else None
     if data is None:
@@ -103,18 +115,27 @@ def _table_verification(evidence: Item, item: Item, lookups: Lookups, deadline: 
         if not 0 <= first <= last < len(pages) - 1:
             return _failed(f"rows {first}-{last} do not exist: {item.get('label')} has rows 0 (header) to "
                            f"{len(pages) - 2}", item)
-        found = verify_snippet(snippet, "\n".join(pages[first + 1:last + 2]), None, deadline=deadline).to_dict()
+        quoted = "\n".join(pages[first + 1:last + 2])
+        found = verify_snippet(snippet, quoted, None, deadline=deadline).to_dict()
+        if not found["verified"] and "too short" in found["reason"]:  # the rows say which cells: a value will do
+            found = _short_in(snippet, quoted) or {**found, "reason": "not found"}
         where = f"rows {first}-{last}" if first != last else f"row {first}"
     else:
         found = verify_snippet(snippet, "\f".join(pages), None, deadline=deadline).to_dict()
-        if not found["verified"]:  # a quote across rows
-            found = verify_snippet(snippet, "\n".join(pages), None, deadline=deadline).to_dict()
-            where = "the table"
-        else:
+        short = not found["verified"] and "too short" in found["reason"]
+        if short and " | " in snippet:  # whole cells of one row, however short
+            hits = [(n, hit) for n, page in enumerate(pages, start=1) if (hit := _short_in(snippet, page))]
+            found = {**hits[0][1], "page": hits[0][0]} if hits else {**found, "reason": "not found"}
+        where = "the table"
+        if found["verified"] and isinstance(found["page"], int):
             where = "its caption" if found["page"] == 1 else f"row {found['page'] - 2}"
-    reason = (f"found in {item.get('label') or item['id']} ({where})" if found["verified"]
-              else f"not found in the cells or caption of {item.get('label') or item['id']}")
-    return {**found, "page": item.get("page"), "reason": reason, "table": item["id"],
+        elif not short:  # a quote across rows
+            found = verify_snippet(snippet, "\n".join(pages), None, deadline=deadline).to_dict()
+    label = item.get("label") or item["id"]
+    reason = (f"found in {label} ({where})" if found["verified"]
+              else f"{found['reason']}, or quote whole cells of one row ('a | b') and name it in 'rows': [n, n]"
+              if "too short" in found["reason"] else f"not found in the cells or caption of {label}")
+    return {**_located(found), "page": item.get("page"), "reason": reason, "table": item["id"],
             "data_sha256": item.get("data_sha256")}
 
 
@@ -126,7 +147,12 @@ def _figure_verification(evidence: Item, item: Item, lookups: Lookups, deadline:
     found = verify_snippet(str(evidence.get("snippet", "")), "\f".join(captions), None, deadline=deadline).to_dict()
     label = item.get("label") or item["id"]
     reason = f"found in the caption of {label}" if found["verified"] else f"not found in the caption of {label}"
-    return {**found, "page": item.get("page"), "reason": reason, "figure": item["id"]}
+    return {**_located(found), "page": item.get("page"), "reason": reason, "figure": item["id"]}
+
+
+def _located(found: dict[str, Any]) -> dict[str, Any]:
+    """A match's offsets are in the table's or caption's text, not in the source's: they are not kept."""
+    return {k: v for k, v in found.items() if k not in ("char_start", "char_end")}
 
 
 def _failed(reason: str, item: Item) -> dict[str, Any]:

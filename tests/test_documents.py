@@ -1,0 +1,222 @@
+"""Papers as documents: sections, figures, tables and captions extracted, merged, checked and citable."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.offline.docstructure import Structure, caption_pages, extract_structure
+from agents.offline.document_parts import document_passages, search_parts
+from agents.offline.ingest import Document, ingest_file
+from orchestrator.model.layout import SessionPaths
+from tests.conftest import merge_pending, store_text, write_artifacts
+from tests.helpers.data import PAPERS
+
+ACL = PAPERS / "acl-2020-main-447_s2orc.pdf"
+TEXT_ONLY = PAPERS / "j-trauma-manag-outcomes-2010-4-1.pdf"
+
+
+@pytest.fixture(scope="module")
+def acl() -> tuple[Document, Structure]:
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    doc = ingest_file(ACL)
+    return doc, extract_structure(doc, ACL)
+
+
+def _by_label(items: list[dict[str, Any]], label: str) -> dict[str, Any]:
+    return next(i for i in items if i["label"] == label)
+
+
+def test_figures_have_their_page_region_and_rendered_image(acl: tuple[Document, Structure]) -> None:
+    doc, found = acl
+    assert [f["label"] for f in found.figures] == ["Figure 1", "Figure 2", "Figure 3", "Figure 4"]
+    assert [f["page"] for f in found.figures] == [1, 5, 7, 14]
+    for figure in found.figures:
+        data, suffix = found.objects[figure["image_sha256"]]
+        assert suffix == ".png" and data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 2000
+        x0, y0, x1, y1 = figure["bbox"]
+        assert 0 <= x0 < x1 <= 612 and 0 <= y0 < y1 <= 842
+
+
+def test_tables_have_their_cells_and_header(acl: tuple[Document, Structure]) -> None:
+    _, found = acl
+    assert len(found.tables) == 9
+    filters = _by_label(found.tables, "Table 2")
+    assert filters["page"] == 4 and filters["columns"] == ["Filter", "Number of papers"]
+    cells = json.loads(found.objects[filters["data_sha256"]][0])
+    assert cells["header"] == ["Filter", "Number of papers"]
+    assert ["No title", "20k"] in cells["rows"] and ["No authors", "0.3M"] in cells["rows"]
+    clustering = json.loads(found.objects[_by_label(found.tables, "Table 6")["data_sha256"]][0])
+    assert clustering["header"] == ["Evaluated task", "Title", "Authors"]
+    assert clustering["rows"][0] == ["Paper clustering", "0.93", "0.89"]
+
+
+def test_each_caption_describes_its_own_part_and_stands_on_its_page(acl: tuple[Document, Structure]) -> None:
+    doc, found = acl
+    parts = {p["id"]: p for p in found.figures + found.tables}
+    assert len(found.captions) == len(parts) == 13
+    for caption in found.captions:
+        part = parts[caption["describes"]]
+        assert caption["page"] == part["page"]
+        assert caption["text"].startswith(part["label"])  # "Table 1: A comparison of S2ORC ..."
+        assert doc.text[caption["char_start"]:caption["char_end"]] == caption["text"]
+        assert caption["text"] in doc.pages[caption["page"] - 1]
+
+
+def test_sections_come_from_the_headings(acl: tuple[Document, Structure]) -> None:
+    _, found = acl
+    titles = [s["title"] for s in found.sections]
+    assert titles[:3] == ["Abstract", "1 Introduction", "2 Constructing the corpus"]
+    assert "2.1 Processing PDFs" in titles
+    nested = next(s for s in found.sections if s["title"] == "2.1 Processing PDFs")
+    assert nested["number"] == "2.1" and nested["level"] == 2 and nested["page"] == 3
+    assert all(f.get("section_id", "").startswith("src-") for f in found.figures)
+
+
+def test_a_text_only_paper_is_never_laid_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.offline.pdflayout as layout
+
+    def refuse(path: Path) -> Any:
+        raise AssertionError("a paper without captions must not be opened a second time")
+
+    monkeypatch.setattr(layout, "open_pdf", refuse)
+    doc = ingest_file(TEXT_ONLY)
+    assert caption_pages(doc) == []
+    found = extract_structure(doc, TEXT_ONLY)
+    assert found.figures == found.tables == found.captions == [] and found.sections
+
+
+# --- merged and checked by the orchestrator ---------------------------------------------------------
+
+def _ingested(session: SessionPaths, doc: Document, found: Structure) -> dict[str, Any]:
+    assert store_text(session, doc.text) == doc.content_sha256
+    for sha, (data, suffix) in found.objects.items():
+        session.stored_object(sha, suffix).write_bytes(data)
+    files: dict[str, Any] = {"sources.json": {"sources": [dict(doc.source)]}}
+    for name in ("sections", "figures", "tables", "captions"):
+        files[f"{name}.json"] = {name: copy.deepcopy(getattr(found, name))}
+    return files
+
+
+@pytest.fixture()
+def session(tmp_path: Path, acl: tuple[Document, Structure]) -> SessionPaths:
+    from orchestrator.session.record import create_session
+
+    paths = create_session(tmp_path / "sessions", "What does S2ORC filter out?", "m")
+    write_artifacts(paths, "pdf-analyzer", _ingested(paths, *acl))
+    assert merge_pending(paths) == {"pdf-analyzer": "merged"}
+    return paths
+
+
+def _claim(snippet: str, locator: dict[str, Any], cid: str = "C1") -> dict[str, Any]:
+    return {"id": cid, "statement": "S2ORC removed 20k papers without a title.", "confidence": 0.8,
+            "priority": "medium", "evidence": [{"source_id": "pdf-analyzer:" + ACL_ID[0], "snippet": snippet,
+                                                "locator": locator}]}
+
+
+ACL_ID: list[str] = []
+
+
+def _verification(session: SessionPaths, claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    write_artifacts(session, "reader", {"claims.json": {"claims": claims}})
+    assert merge_pending(session) == {"reader": "merged"}
+    graph = json.loads(session.kg_json.read_text())
+    return [c["evidence"][0]["verification"] for c in sorted(graph["claims"], key=lambda c: c["id"])]
+
+
+def test_the_graph_holds_the_document_and_its_objects(session: SessionPaths, acl: tuple[Document, Structure]) -> None:
+    graph = json.loads(session.kg_json.read_text())
+    assert {k: len(graph[k]) for k in ("figures", "tables", "captions")} == {"figures": 4, "tables": 9,
+                                                                             "captions": 13}
+    caption = graph["captions"][0]
+    assert caption["describes"].startswith("pdf-analyzer:") and caption["describes_kind"] in ("figure", "table")
+    trig = session.kg_trig.read_text()
+    assert "cc:Caption" in trig and "cc:describes" in trig and "cc:Table" in trig
+
+
+def test_table_and_figure_evidence_verify_against_cells_and_captions(
+        session: SessionPaths, acl: tuple[Document, Structure]) -> None:
+    doc, found = acl
+    ACL_ID[:] = [doc.id]
+    table = "pdf-analyzer:" + _by_label(found.tables, "Table 2")["id"]
+    figure = "pdf-analyzer:" + _by_label(found.figures, "Figure 2")["id"]
+    claims = [
+        _claim("No title | 20k", {"page": 4, "table": table, "rows": [1, 1]}, "C1"),
+        _claim("No title | 25k", {"page": 4, "table": table}, "C2"),  # a changed value
+        _claim("No title | 20k", {"page": 5, "table": table}, "C3"),  # the table is on page 4
+        _claim("Distribution of papers by Microsoft Academic field of study", {"figure": figure}, "C4"),
+        _claim("Distribution of papers by Microsoft Academic field of citations", {"figure": figure}, "C5"),
+        _claim("Post-processing data quality filters for papers", {"table": table}, "C6"),  # its caption
+    ]
+    c1, c2, c3, c4, c5, c6 = _verification(session, claims)
+    assert c1["verified"] and c1["reason"] == "found in Table 2 (row 1)" and c1["page"] == 4
+    assert c1["data_sha256"] == _by_label(found.tables, "Table 2")["data_sha256"]
+    assert not c2["verified"] and "not found in the cells or caption of Table 2" in c2["reason"]
+    assert not c3["verified"] and "is on page 4, not on the cited page 5" in c3["reason"]
+    assert c4["verified"] and c4["page"] == 5 and "caption of Figure 2" in c4["reason"]
+    assert not c5["verified"]
+    assert c6["verified"] and "its caption" in c6["reason"]
+
+
+def test_a_caption_not_on_its_page_is_rejected_with_the_fix(tmp_path: Path, acl: tuple[Document, Structure]) -> None:
+    from orchestrator.session.record import create_session
+
+    paths = create_session(tmp_path / "sessions", "q", "m")
+    files = _ingested(paths, *acl)
+    files["captions.json"]["captions"][1]["page"] = 3  # Table 1's caption is on page 2
+    write_artifacts(paths, "pdf-analyzer", files)
+    assert merge_pending(paths) == {"pdf-analyzer": "rejected"}
+    retry = json.loads((paths.root / "pdf-analyzer.retry-instructions.json").read_text())
+    problem = retry["files"][0]["problems"][0]
+    assert problem["rule"] == "caption.not_found" and problem["pointer"] == "/captions/1/text"
+    assert "is not on page 3" in problem["message"] and "quote the caption verbatim from page 3" in problem["hint"]
+
+
+def test_a_missing_or_misnamed_stored_object_is_rejected(tmp_path: Path, acl: tuple[Document, Structure]) -> None:
+    from orchestrator.session.record import create_session
+
+    paths = create_session(tmp_path / "sessions", "q", "m")
+    files = _ingested(paths, *acl)
+    figure = files["figures.json"]["figures"][0]
+    paths.stored_object(figure["image_sha256"], ".png").unlink()
+    table = files["tables.json"]["tables"][0]
+    paths.stored_object(table["data_sha256"], ".json").write_text('{"header": "x", "rows": []}')
+    write_artifacts(paths, "pdf-analyzer", files)
+    assert merge_pending(paths) == {"pdf-analyzer": "rejected"}
+    retry = json.loads((paths.root / "pdf-analyzer.retry-instructions.json").read_text())
+    problems = {p["pointer"]: p for f in retry["files"] for p in f["problems"]}
+    assert "does not exist" in problems["/figures/0/image_sha256"]["message"]
+    assert "does not match its name" in problems["/tables/0/data_sha256"]["message"]
+    assert all(p["rule"] == "stored_object.invalid" for p in problems.values())
+
+
+def test_a_caption_describing_something_else_is_a_shacl_violation_saying_the_fix(
+        tmp_path: Path, acl: tuple[Document, Structure]) -> None:
+    from orchestrator.session.record import create_session
+
+    paths = create_session(tmp_path / "sessions", "q", "m")
+    files = _ingested(paths, *acl)
+    captions = files["captions.json"]["captions"]
+    captions[1]["describes"] = captions[0]["describes"]  # two captions for Figure 1, none for Table 1
+    write_artifacts(paths, "pdf-analyzer", files)
+    assert merge_pending(paths) == {"pdf-analyzer": "rejected"}
+    retry = json.loads((paths.root / "pdf-analyzer.retry-instructions.json").read_text())
+    messages = [v["message"] for v in retry["shacl_violations"]]
+    assert any("is described by more than one caption" in m for m in messages)
+
+
+def test_table_rows_and_captions_are_searchable_passages(session: SessionPaths) -> None:
+    graph = json.loads(session.kg_json.read_text())
+    passages = document_passages(graph, lambda sha: session.stored_object(sha, ".json").read_text())
+    assert {p.kind for p in passages} == {"caption", "table-row"}
+    (best, _), *_ = search_parts(passages, "How many papers have PubMed IDs?")
+    assert best.kind == "table-row" and best.label == "Table 3" and best.page == 5
+    assert best.text == "Papers w/ Pubmed IDs | 21.5M (26.5%)"
+    assert best.statement("4973") == "Table 3 (p. 4973), Papers w/ Pubmed IDs: 21.5M (26.5%)."
+    assert best.evidence()["locator"] == {"page": 5, "table": best.part_id, "rows": [best.row, best.row]}
+    assert search_parts(passages, "Who won the 2018 FIFA World Cup?") == []
