@@ -33,7 +33,7 @@ def _by_label(items: list[dict[str, Any]], label: str) -> dict[str, Any]:
 
 
 def test_figures_have_their_page_region_and_rendered_image(acl: tuple[Document, Structure]) -> None:
-    doc, found = acl
+    _, found = acl
     assert [f["label"] for f in found.figures] == ["Figure 1", "Figure 2", "Figure 3", "Figure 4"]
     assert [f["page"] for f in found.figures] == [1, 5, 7, 14]
     for figure in found.figures:
