@@ -220,3 +220,17 @@ def test_table_rows_and_captions_are_searchable_passages(session: SessionPaths) 
     assert best.statement("4973") == "Table 3 (p. 4973), Papers w/ Pubmed IDs: 21.5M (26.5%)."
     assert best.evidence()["locator"] == {"page": 5, "table": best.part_id, "rows": [best.row, best.row]}
     assert search_parts(passages, "Who won the 2018 FIFA World Cup?") == []
+
+
+def test_ask_answers_from_a_table_with_the_same_citation_checks(session: SessionPaths) -> None:
+    from agents.ask.offline import OfflineComposer
+    from orchestrator.answers.service import ask
+
+    answer = ask(session, "How many papers have DOIs?", OfflineComposer(), keep=False)
+    assert answer["found"] is True
+    assert "52.2M (64.3%)" in answer["answer"]
+    (citation,) = answer["citations"]
+    assert citation["node_id"].endswith("-tab3") and citation["match"] == "exact"
+    assert citation["source"]["page"] == 5 and citation["passage"] == "Table 3, Papers w/ DOIs: 52.2M (64.3%)."
+    none = ask(session, "Who won the 2018 FIFA World Cup?", OfflineComposer(), keep=False)
+    assert none["found"] is False

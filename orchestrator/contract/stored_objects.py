@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from orchestrator.contract.artifacts import ArtifactSet
 from orchestrator.contract.safe_read import UnsafeFile, read_agent_file
 from orchestrator.contract.sourcetexts import TextStore
 from orchestrator.model.inputs import InputFile
+from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem, pointer_join
 
-__all__ = ["MAX_IMAGE_BYTES", "MAX_TABLE_BYTES", "TableData", "parse_table", "stored_object_problems"]
+__all__ = ["MAX_IMAGE_BYTES", "MAX_TABLE_BYTES", "TableData", "object_reader", "parse_table",
+           "stored_object_problems"]
 
 MAX_IMAGE_BYTES = 16 * 1024 * 1024
 MAX_TABLE_BYTES = 2 * 1024 * 1024
@@ -109,3 +111,18 @@ def stored_object_problems(artifact_set: ArtifactSet, texts: TextStore) -> list[
                 + (_CELLS_HINT if suffix == ".json" else ""),
             ))
     return problems
+
+
+def object_reader(paths: SessionPaths) -> Callable[[str, str], bytes | None]:
+    """``read(sha256, suffix)``: a stored image or table's bytes, only when they match their name (else None)."""
+
+    def read(sha: str, suffix: str) -> bytes | None:
+        if not (len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
+            return None
+        try:
+            data = read_agent_file(paths.root, paths.stored_object(sha, suffix), MAX_IMAGE_BYTES)
+        except UnsafeFile:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == sha else None
+
+    return read

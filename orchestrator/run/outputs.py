@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +47,7 @@ def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, q
     other tools find it without reading the report.
     """
     from orchestrator.report.answer import direct_answer
+    from orchestrator.contract.stored_objects import object_reader
     from orchestrator.report.bibliography import to_bibtex, to_csl_json
     from orchestrator.report.html import to_html
     from orchestrator.report.layout import build_document
@@ -57,7 +57,7 @@ def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, q
     mission_data = {**mission.to_dict(), "source": str(mission.source)}
     document = build_document(graph, session=session, quality=quality, mission=mission_data,
                               outline=outline_of(graph, mission), ledger=read_ledger(paths.store_db),
-                              objects=stored_objects(paths))
+                              objects=object_reader(paths))
     formats = set(mission.output.formats)
     outputs: list[tuple[str, str]] = []
     if "markdown" in formats:
@@ -78,21 +78,6 @@ def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, q
 
     update_session(paths, record)
     return [name for name, _ in outputs]
-
-
-def stored_objects(paths: SessionPaths) -> Callable[[str, str], bytes | None]:
-    """Reads a cited figure's image or table's cells for the report: only a stored object that matches its name."""
-    from orchestrator.contract.safe_read import UnsafeFile, read_agent_file
-    from orchestrator.contract.stored_objects import MAX_IMAGE_BYTES
-
-    def read(sha: str, suffix: str) -> bytes | None:
-        try:
-            data = read_agent_file(paths.root, paths.stored_object(sha, suffix), MAX_IMAGE_BYTES)
-        except UnsafeFile:
-            return None
-        return data if hashlib.sha256(data).hexdigest() == sha else None
-
-    return read
 
 
 def cited_sources(graph: dict[str, Any]) -> list[dict[str, Any]]:
