@@ -46,8 +46,8 @@ def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, q
     The report's direct answer goes into session.json too (``answer``), where `run`, `batch` and
     other tools find it without reading the report.
     """
-    from orchestrator.report.answer import direct_answer
     from orchestrator.contract.stored_objects import object_reader
+    from orchestrator.report.answer import direct_answer
     from orchestrator.report.bibliography import to_bibtex, to_csl_json
     from orchestrator.report.html import to_html
     from orchestrator.report.layout import build_document
