@@ -8,6 +8,7 @@ library of a thousand records stays well within the per-agent artifact budget, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,12 @@ def _structure(context: AgentContext, doc: Document, parts: Structure, notes: li
         getattr(parts, name).extend(getattr(found, name))
 
 
-def _produce(context: AgentContext) -> tuple[int, int, int, int, int]:
+#: Describes the figures of an ingestion in place (agents/claude/figures.py), before they are written;
+#: returns what it could not describe, and why.
+Describe = Callable[[list[Document], Structure], list[str]]
+
+
+def _produce(context: AgentContext, describe: Describe | None = None) -> tuple[int, int, int, int, int]:
     result, read = _collect(context.task.inputs)
     items = []
     pages = 0
@@ -79,6 +85,8 @@ def _produce(context: AgentContext) -> tuple[int, int, int, int, int]:
         items.append(source_item(doc))
         pages += len(doc.pages)
         _structure(context, doc, parts, notes)
+    if describe is not None and parts.figures:
+        notes += [{"path": "", "reason": f"figure not described: {why}"} for why in describe(result.documents, parts)]
     if items:
         context.write_items("sources", "sources", items)
     for name in ("sections", "figures", "tables", "captions"):
@@ -98,11 +106,11 @@ def _produce(context: AgentContext) -> tuple[int, int, int, int, int]:
     return len(items), pages, len(skipped), len(parts.figures), len(parts.tables)
 
 
-def run(context: AgentContext) -> None:
+def run(context: AgentContext, describe: Describe | None = None) -> None:
     resubmitted = "Re-submitted the ingested sources with the named problems corrected or dropped."
-    if complete_retry(context, lambda: _produce(context), resubmitted):
+    if complete_retry(context, lambda: _produce(context, describe), resubmitted):
         return
-    documents, pages, skipped, figures, tables = _produce(context)
+    documents, pages, skipped, figures, tables = _produce(context, describe)
     inputs = context.task.inputs
     asked = len(inputs.get("input_dirs") or ()) + len(inputs.get("libraries") or ())
     summary = (
