@@ -86,6 +86,7 @@ def _column(layout: PageLayout, caption: Box) -> tuple[float, float]:
 def _caption_block(layout: PageLayout, first: Segment) -> tuple[Box, list[str], int]:
     """The caption's lines: the label line (with the segments that follow it on that line) and the lines
     below it with the same left edge and spacing; and how many lines that is."""
+    column = _column(layout, first.box)
     row = [first]
     for seg in sorted(layout.segments, key=lambda s: s.box[0]):
         if seg is not first and abs(seg.middle - first.middle) < 2 and 0 <= seg.box[0] - row[-1].box[2] + 1 < 13:
@@ -102,6 +103,9 @@ def _caption_block(layout: PageLayout, first: Segment) -> tuple[Box, list[str], 
                 and seg.box[2] <= box[2] + 40:
             if CAPTION_RE.match(seg.text):
                 break
+            if any(o is not seg and abs(o.middle - seg.middle) < 2 and _overlap(o.box[0], o.box[2], *column) > 0
+                   and o.box[0] > seg.box[2] for o in layout.segments):
+                break  # a line of several cells: the table under its caption begins
             if not taken or abs(seg.middle - taken[-1].middle) >= 2:
                 lines += 1
             taken.append(seg)
@@ -179,7 +183,7 @@ def _table_rows(layout: PageLayout, caption: Box, column: tuple[float, float], b
         top, bottom = max(s.box[3] for s in row), min(s.box[1] for s in row)
         height = max(top - bottom, 6.0)
         line = min(s.height for s in row)
-        if first_height and line > 1.25 * first_height:
+        if first_height and line > 1.33 * first_height:
             break  # a heading in a larger type: the table ended
         first_height = first_height or line
         gap = edge - top if below else bottom - edge
@@ -201,6 +205,18 @@ def _table_rows(layout: PageLayout, caption: Box, column: tuple[float, float], b
 
 def _many(rows: list[list[Segment]]) -> int:
     return sum(len(row) > 1 for row in rows)
+
+
+Rows = list[list[Segment]]
+
+
+def _tied(below: Rows, above: Rows, caption: Box) -> bool:
+    """Both sides hold a table at about the same distance: the layout alone cannot tell which is the caption's."""
+    if _many(below) < 2 or _many(above) < 2:
+        return False
+    gap_below = caption[1] - max(s.box[3] for s in below[0])
+    gap_above = min(s.box[1] for s in above[-1]) - caption[3]
+    return abs(gap_below - gap_above) <= 4
 
 
 def _nearer(below: list[list[Segment]], above: list[list[Segment]], caption: Box) -> list[list[Segment]]:
@@ -270,6 +286,44 @@ def _table(rows: list[list[Segment]], rules: list[Graphic]) -> FoundTable | None
     return FoundTable(header, body) if body else None
 
 
+def _table_column(layout: PageLayout, caption: Box, column: tuple[float, float],
+                  others: list[Box]) -> tuple[float, float]:
+    """A short caption in one column may head a table as wide as the text: then the rows cross the gutter,
+    with no line of running text among them."""
+    text = [s.box for s in layout.segments]
+    full = (min(b[0] for b in text) - 2, max(b[2] for b in text) + 2)
+    if column[1] - column[0] > 0.75 * (full[1] - full[0]):
+        return column
+    best = column
+    for below in (True, False):
+        wide = _table_rows(layout, caption, full, below, others)
+        width = full[1] - full[0]
+        crossing = [row for row in wide if len(row) > 1 and min(s.box[0] for s in row) < column[1] < max(
+            s.box[2] for s in row) and max(s.middle for s in row) - min(s.middle for s in row) < 2.5]
+        long = any(len(s.text.split()) >= 6 and s.width >= 0.3 * width for row in wide for s in row)
+        if len(crossing) >= 2 and len(crossing) >= 0.6 * len(wide) and not long:
+            best = full
+    return best
+
+
+def _sides(layout: PageLayout, tables: list[tuple[Found, tuple[float, float], list[Box]]]) -> list[Rows]:
+    """Each table caption's rows: the clear cases first; a caption with a table on both sides at the same
+    distance then takes the side whose rows no other caption took (two tables stacked in one column)."""
+    chosen: list[Rows | None] = []
+    runs = []
+    for item, column, others in tables:
+        below = _table_rows(layout, item.caption_box, column, True, others)
+        above = _table_rows(layout, item.caption_box, column, False, others)
+        runs.append((below, above))
+        chosen.append(None if _tied(below, above, item.caption_box) else _nearer(below, above, item.caption_box))
+    taken = {id(seg) for rows in chosen if rows for row in rows for seg in row}
+    for n, (below, above) in enumerate(runs):
+        if chosen[n] is None:
+            free = [side for side in (below, above) if not any(id(seg) in taken for row in side for seg in row)]
+            chosen[n] = free[0] if len(free) == 1 else _nearer(below, above, tables[n][0].caption_box)
+    return [rows or [] for rows in chosen]
+
+
 def find_objects(layout: PageLayout) -> list[Found]:
     """Each caption on the page with its figure's region or its table's region and cells."""
     firsts = [s for s in layout.segments if is_caption_line(s.text) and s.box[0] < layout.width * 0.75]
@@ -277,6 +331,7 @@ def find_objects(layout: PageLayout) -> list[Found]:
     caption_boxes = [box for _, box, _, _ in blocks]
     rules = [g for g in layout.graphics if g.is_rule()]
     found = []
+    tables = []
     for seg, box, lines, count in blocks:
         m = is_caption_line(seg.text)
         assert m is not None
@@ -290,14 +345,13 @@ def find_objects(layout: PageLayout) -> list[Found]:
         if kind == "figure":
             item.box = _figure_region(layout, box, column)
         else:
-            below = _table_rows(layout, box, column, True, others)
-            above = _table_rows(layout, box, column, False, others)
-            rows = _nearer(below, above, box)
-            table = _table(rows, rules) if rows else None
-            if table is not None:
-                item.table = table
-                item.box = _pad(_union([s.box for row in rows for s in row]), layout, 2.0)
+            tables.append((item, _table_column(layout, box, column, others), others))
         found.append(item)
+    for (item, _, _), rows in zip(tables, _sides(layout, tables), strict=True):
+        table = _table(rows, rules) if rows else None
+        if table is not None:
+            item.table = table
+            item.box = _pad(_union([s.box for row in rows for s in row]), layout, 2.0)
     return _without_mentions(found)
 
 
