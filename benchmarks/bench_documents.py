@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from agents.offline.docstructure import caption_pages, extract_structure  # noqa: E402
 from agents.offline.ingest import ingest_file  # noqa: E402
 from agents.offline.pdflayout import open_pdf, page_layout  # noqa: E402
-from agents.offline.pdfstructure import find_objects  # noqa: E402
 from agents.offline.pdfmeta import read_pdf  # noqa: E402
+from agents.offline.pdfstructure import find_objects  # noqa: E402
 
 PAPERS = ROOT / "tests" / "data" / "scientific-pdfs"
 LABELS = ROOT / "benchmarks" / "eval" / "document_labels.jsonl"
