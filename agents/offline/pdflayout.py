@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Box", "Graphic", "PageLayout", "Segment", "open_pdf", "page_layout", "render_region"]
+__all__ = ["Box", "Graphic", "PageLayout", "Segment", "open_pdf", "overlap", "pad", "page_layout", "render_region",
+           "union"]
 
 Box = tuple[float, float, float, float]
 #: A gap wider than this many character heights separates two segments (table cells) on one line.
@@ -75,6 +76,19 @@ class PageLayout:
 
 
 _KINDS = {2: "path", 3: "image", 4: "shading", 5: "form"}
+
+
+def union(boxes: list[Box]) -> Box:
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+def overlap(a0: float, a1: float, b0: float, b1: float) -> float:
+    return max(0.0, min(a1, b1) - max(a0, b0))
+
+
+def pad(box: Box, layout: PageLayout, by: float = 4.0) -> Box:
+    return (max(0.0, box[0] - by), max(0.0, box[1] - by),
+            min(layout.width, box[2] + by), min(layout.height, box[3] + by))
 
 
 def open_pdf(path: Path) -> Any:
