@@ -234,3 +234,52 @@ def test_ask_answers_from_a_table_with_the_same_citation_checks(session: Session
     assert citation["source"]["page"] == 5 and citation["passage"] == "Table 3, Papers w/ DOIs: 52.2M (64.3%)."
     none = ask(session, "Who won the 2018 FIFA World Cup?", OfflineComposer(), keep=False)
     assert none["found"] is False
+
+
+def test_a_table_row_answers_a_sub_question_with_its_headers_and_printed_page(
+        session: SessionPaths, acl: tuple[Document, Structure]) -> None:
+    from types import SimpleNamespace
+
+    from agents.offline.researcher import _part_claims
+
+    doc, _ = acl
+    graph = json.loads(session.kg_json.read_text())
+    passages = document_passages(graph, lambda sha: session.stored_object(sha, ".json").read_text())
+    source = next(s for s in graph["sources"])
+    corpus: Any = SimpleNamespace(documents={source["id"]: SimpleNamespace(source=source)})
+    question = {"id": "research-planner:Q1", "question": "How many papers have PubMed IDs?", "facet": "finding"}
+    used: set[str] = set()
+    (claim,) = _part_claims(passages, question, "S2ORC", corpus, "Q1", used)
+    assert claim["statement"] == "Table 3 (p. 4973), Papers w/ Pubmed IDs: 21.5M (26.5%)."
+    assert claim["evidence"][0]["locator"]["table"].endswith("-tab3") and "table" in claim["tags"]
+    assert _part_claims(passages, question, "S2ORC", corpus, "Q1", used) == []  # quoted once
+    off_topic = {"id": "research-planner:Q2", "question": "What is the boiling point of water?"}
+    assert _part_claims(passages, off_topic, "S2ORC", corpus, "Q2", set()) == []
+
+
+def test_the_report_shows_the_cited_figures_and_tables(session: SessionPaths, acl: tuple[Document, Structure]) -> None:
+    from orchestrator.contract.stored_objects import object_reader
+    from orchestrator.report.html import to_html
+    from orchestrator.report.layout import build_document
+    from orchestrator.report.markdown import to_markdown
+
+    doc, found = acl
+    ACL_ID[:] = [doc.id]
+    table = _by_label(found.tables, "Table 2")
+    figure = _by_label(found.figures, "Figure 2")
+    _verification(session, [
+        _claim("No title | 20k", {"page": 4, "table": "pdf-analyzer:" + table["id"], "rows": [1, 1]}, "C1"),
+        _claim("Distribution of papers by Microsoft Academic field of study",
+               {"figure": "pdf-analyzer:" + figure["id"]}, "C2")])
+    graph = json.loads(session.kg_json.read_text())
+    outline = {"title": "Filters", "sections": [{"heading": "Key Findings", "paragraphs": [
+        {"text": "Papers without a title were removed [@reader:C1]; fields are shown [@reader:C2]."}]}]}
+    document = build_document(graph, session={"id": "s", "query": "q"}, quality=None, mission=None,
+                              outline=outline, ledger=[], objects=object_reader(session))
+    markdown, html = to_markdown(document), to_html(document)
+    assert "## Figures and Tables" in markdown
+    assert f"![Figure 2](sources/{figure['image_sha256']}.png)" in markdown
+    assert "| Filter | Number of papers |" in markdown and "| No title | 20k |" in markdown
+    assert "Table 2: Post-processing data quality filters for papers" in markdown and "p. 4972" in markdown
+    assert html.count('<img src="data:image/png;base64,') == 1
+    assert '<tr class="cited"><td>No title</td><td>20k</td></tr>' in html
