@@ -242,7 +242,6 @@ def test_a_table_row_answers_a_sub_question_with_its_headers_and_printed_page(
 
     from agents.offline.researcher import _part_claims
 
-    doc, _ = acl
     graph = json.loads(session.kg_json.read_text())
     passages = document_passages(graph, lambda sha: session.stored_object(sha, ".json").read_text())
     source = next(s for s in graph["sources"])
