@@ -282,3 +282,45 @@ def test_the_report_shows_the_cited_figures_and_tables(session: SessionPaths, ac
     assert "Table 2: Post-processing data quality filters for papers" in markdown and "p. 4972" in markdown
     assert html.count('<img src="data:image/png;base64,') == 1
     assert '<tr class="cited"><td>No title</td><td>20k</td></tr>' in html
+
+
+FIGURE_PROBE = (
+    "<script>const img = document.querySelector('figure.document-part img');"
+    " const cited = document.querySelector('tr.cited');"
+    " document.title = 'figure:' + (img ? img.naturalWidth : -1) + ':' + (img ? Math.ceil("
+    "img.getBoundingClientRect().right) : -1) + ':' + (cited ? cited.textContent : '');</script>"
+)
+
+
+def test_the_cited_figure_shows_in_a_real_browser_on_a_phone_screen(
+        session: SessionPaths, acl: tuple[Document, Structure], tmp_path: Path) -> None:
+    import re
+
+    from orchestrator.contract.stored_objects import object_reader
+    from orchestrator.report.html import CSP, to_html
+    from orchestrator.report.layout import build_document
+    from tests.browser import run_chromium
+
+    doc, found = acl
+    ACL_ID[:] = [doc.id]
+    figure, table = _by_label(found.figures, "Figure 2"), _by_label(found.tables, "Table 2")
+    _verification(session, [
+        _claim("Distribution of papers by Microsoft Academic field of study",
+               {"figure": "pdf-analyzer:" + figure["id"]}, "C1"),
+        _claim("No title | 20k", {"table": "pdf-analyzer:" + table["id"], "rows": [1, 1]}, "C2")])
+    outline = {"sections": [{"heading": "Key Findings", "paragraphs": [{"text": "See [@reader:C1; @reader:C2]."}]}]}
+    page = to_html(build_document(json.loads(session.kg_json.read_text()), session={"id": "s", "query": "q"},
+                                  quality=None, mission=None, outline=outline, ledger=[],
+                                  objects=object_reader(session)))
+    assert "img-src data:" in CSP  # the page's policy lets the embedded image load, and nothing else
+    probe = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)  # a test copy: scripts run
+    probe = probe.replace("</head>", "<style>html { width: 390px; }</style></head>")
+    copy = tmp_path / "probe.html"
+    copy.write_text(probe.replace("</body>", FIGURE_PROBE + "</body>"), encoding="utf-8")
+    result = run_chromium(copy, tmp_path / "profile", "--dump-dom", "--window-size=390,800",
+                          "--virtual-time-budget=2000")
+    shown = re.search(r"<title>figure:(-?\d+):(-?\d+):([^<]*)</title>", result.stdout.decode("utf-8"))
+    assert shown, result.stderr.decode()[-2000:]
+    assert int(shown.group(1)) > 100  # the PNG decoded
+    assert 0 < int(shown.group(2)) <= 390  # and fits the phone screen
+    assert shown.group(3) == "No title20k"  # the cited row is marked
