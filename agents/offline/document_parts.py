@@ -61,6 +61,8 @@ class PartPassage:
         head, *rest = self.cells or (("", self.text),)
         values = "; ".join(f"{column}: {value}" if column else value for column, value in rest if value)
         name = f"{head[0]} {head[1]}".strip() if head[0] and not rest else head[1]
+        if not name:
+            return f"{where}: {values}."
         return f"{where}, {name}: {values}." if values else f"{where}: {name}."
 
     def search_text(self) -> str:

@@ -45,8 +45,8 @@ def _rows(segments: list[Segment]) -> list[list[Segment]]:
 def _is_prose(row: list[Segment], column: tuple[float, float]) -> bool:
     """A line of running text (one column's, or two columns' side by side), never a table row."""
     width = column[1] - column[0]
-    if len(row) == 1 and row[0].width > 0.7 * width and len(row[0].text.split()) >= 7:
-        return True
+    if len(row) == 1 and len(row[0].text.split()) >= 8 and row[0].width > 0.5 * width:
+        return True  # one long line of words (the column may be wider than the text: margins, notes)
     long = [s for s in row if len(s.text.split()) >= 6 and s.width >= 0.3 * width]
     return len(long) >= 2 and len(row) <= 3  # two columns of running text side by side
 

@@ -10,6 +10,7 @@ their co-occurrence in one claim. Sub-questions nothing answers become gaps.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -110,8 +111,12 @@ PART_SHARE = 0.6
 
 
 def _part_claims(parts: list[PartPassage], question: dict[str, Any], query: str, corpus: Corpus, local: str,
-                 used: set[str]) -> list[dict[str, Any]]:
-    """The table row or caption that answers the sub-question, as a claim naming its headers, table and page."""
+                 used: set[str], sentences: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The table row or caption that answers the sub-question, as a claim naming its headers, table and page.
+
+    A sentence of the text that already states a number for it ranks first: the row comes after it.
+    """
+    numeric = [float(c["confidence"]) for c in sentences if any(ch.isdigit() for ch in str(c["statement"]))]
     out = []
     for passage, score in search_parts(parts, search_text(question, query), limit=1):
         doc = corpus.documents.get(passage.source_id)
@@ -124,7 +129,8 @@ def _part_claims(parts: list[PartPassage], question: dict[str, Any], query: str,
         facet = str(question.get("facet") or "finding")
         claim: dict[str, Any] = {
             "id": f"{local}-{'T' if passage.part == 'table' else 'F'}1", "statement": statement,
-            "confidence": round(min(0.85, 0.4 + 0.35 * score), 3), "priority": "medium",
+            "confidence": round(min(0.85, 0.4 + 0.35 * score, *(c - 0.01 for c in numeric[:1])), 3),
+            "priority": "medium",
             "evidence": [passage.evidence()], "category": facet,
             "tags": [facet, "extractive", "table" if passage.kind == "table-row" else "caption"]}
         if question.get("id"):
@@ -236,8 +242,8 @@ def _produce(context: AgentContext) -> dict[str, int]:
     for question in _questions(context, graph):
         picks, read = select(corpus, question, context.task.query, depth, limit, used)
         local = _local(str(question.get("id") or "Q0"))
-        claims += [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
-        claims += _part_claims(parts, question, context.task.query, corpus, local, used)
+        found = [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
+        claims += found + _part_claims(parts, question, context.task.query, corpus, local, used, found)
         if len(picks) < 2:
             gaps.append(_gap(question, len(picks), len(corpus.documents)))
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
