@@ -64,7 +64,8 @@ def find_sections(doc: Document) -> list[dict[str, Any]]:
             numbered = _NUMBERED.match(text)
             heading: dict[str, Any] | None = None
             if numbered and not text.endswith((".", ",", ";")) and len(text.split()) <= 10 \
-                    and not re.search(r"\d", numbered.group(2)):
+                    and not re.search(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w.])", numbered.group(2)):
+                # "3 The S2ORC dataset" is a heading; "3 Results 45.2 12%" is a table row
                 top = int(numbered.group(1).split(".")[0])
                 if last_top <= top <= last_top + 1 or (top == last_top and "." in numbered.group(1)):
                     last_top = top
