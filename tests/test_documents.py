@@ -324,3 +324,22 @@ def test_the_cited_figure_shows_in_a_real_browser_on_a_phone_screen(
     assert int(shown.group(1)) > 100  # the PNG decoded
     assert 0 < int(shown.group(2)) <= 390  # and fits the phone screen
     assert shown.group(3) == "No title20k"  # the cited row is marked
+
+
+def test_captions_left_unchecked_by_the_time_budget_warn_instead_of_rejecting() -> None:
+    from orchestrator.graph.document_evidence import Lookups, caption_problems
+    from orchestrator.graph.evidence import Deadline
+
+    text = "Page one.\fFigure 1: A caption that stands on page two of the text."
+    contribution = {"agent": "a", "items": {
+        "sources": [{"id": "a:S1", "content_sha256": "x"}],
+        "captions": [{"id": "a:C1", "source_id": "a:S1", "page": 2, "describes": "a:F1",
+                      "text": "Figure 1: A caption that stands on page two of the text.",
+                      "provenance": {"file": "artifacts/a/captions.json", "pointer": "/captions/0"}}]}}
+    lookups = Lookups(contribution, lambda c, g: None, lambda sha: text, lambda sha: None, lambda owner: [])
+    assert caption_problems(contribution, lookups, Deadline()) == []
+    (late,) = caption_problems(contribution, lookups, Deadline.resumed(100.0))
+    assert late.severity == "warning" and late.rule == "caption.unchecked" and late.pointer == "/captions/0/text"
+    contribution["items"]["captions"][0]["page"] = 1
+    (wrong,) = caption_problems(contribution, lookups, Deadline())
+    assert wrong.is_error and wrong.rule == "caption.not_found" and "found on page 2" in wrong.message
