@@ -92,6 +92,13 @@ class AgentContext:
         except FileNotFoundError:
             return None
 
+    def stored_object_text(self, sha256: str, suffix: str = ".json") -> str | None:
+        """A stored object as text (a table's cells), or None when it is not stored."""
+        try:
+            return self.paths.stored_object(sha256, suffix).read_text(encoding="utf-8")
+        except (FileNotFoundError, ValueError):
+            return None
+
     # -- writing -----------------------------------------------------------------
     def write_artifact(self, name: str, data: dict[str, Any]) -> Path:
         body = dumps_pretty(data).encode("utf-8")
@@ -127,6 +134,14 @@ class AgentContext:
         data = text.encode("utf-8")
         sha = hashlib.sha256(data).hexdigest()
         target = self.paths.source_text(sha)
+        if not target.exists():
+            atomic_write_bytes(target, data, durable=False)
+        return sha
+
+    def store_object(self, data: bytes, suffix: str) -> str:
+        """A content-addressed object beside the texts (a figure's ``.png``, a table's ``.json``); its sha256."""
+        sha = hashlib.sha256(data).hexdigest()
+        target = self.paths.stored_object(sha, suffix)
         if not target.exists():
             atomic_write_bytes(target, data, durable=False)
         return sha

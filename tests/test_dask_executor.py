@@ -103,8 +103,17 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def test_stored_figure_images_and_table_cells_come_back_with_the_result(session: SessionPaths, docs: Path) -> None:
+    job, result = _worker_result(session, docs)
+    objects = {f"sources/{'a' * 64}.png": b"\x89PNG\r\n\x1a\n",
+               f"sources/{'b' * 64}.json": b'{"header": [], "rows": []}'}
+    land(session, job, AgentResult(**{**result.__dict__, "files": {**result.files, **objects}}))
+    assert all((session.root / rel).read_bytes() == data for rel, data in objects.items())
+
+
 @pytest.mark.parametrize("rel", ["../escape.json", "artifacts/other/x.json", "/etc/passwd", "session.json",
-                                 "artifacts/alpha", ".cconductor/failures/other-1.json"])
+                                 "artifacts/alpha", ".cconductor/failures/other-1.json", "sources/x.py",
+                                 "sources/deep/x.json"])
 def test_a_result_cannot_write_outside_the_agents_places(session: SessionPaths, docs: Path, rel: str) -> None:
     job, result = _worker_result(session, docs)
     bad = AgentResult(**{**result.__dict__, "files": {**result.files, rel: b"{}"}})

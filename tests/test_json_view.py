@@ -208,6 +208,7 @@ def test_lists_rendered_in_chunks_equal_the_whole_rendering() -> None:
                              "zed": DEFERRED}
     for index, name in enumerate(("sources", "claims", "entities", "relationships", "gaps", "contradictions")):
         graph[name] = [{"id": f"{name}-{i}", "n": i, "nested": {"x": [i, "y"]}} for i in range(index * CHUNK + 1)]
+    graph.update(sections=[], figures=[], tables=[], captions=[])  # a document structure: none here
     graph["stats"] = {"agents": 1}
     pieces = list(JsonFragments().pieces(graph, {"zed": record}) or [])
     longest = len(orjson.dumps(graph["contradictions"], option=orjson.OPT_INDENT_2))  # 5 chunks and one item

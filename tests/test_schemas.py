@@ -56,6 +56,7 @@ SOURCE = {
     "arxiv_id": "1706.03762",
     "local_path": "inputs/attention.pdf",
     "content_sha256": "ab" * 32,
+    "page_labels": ["5998", "5999"],
     "abstract": "The dominant sequence transduction models ...",
     "published": "2017-06-12",
     "accessed_at": NOW,
@@ -93,6 +94,15 @@ ARTIFACTS: dict[str, Any] = {
         "strategy": "survey first",
     },
     "key-findings.json": {"key_findings": [{"statement": "s", "claim_ids": ["C1"], "importance": "high"}]},
+    "sections.json": {"sections": [{"id": "SEC1", "source_id": "S1", "title": "2.1 Data", "number": "2.1",
+                                    "level": 2, "page": 3, "char_start": 4100}]},
+    "figures.json": {"figures": [{"id": "F1", "source_id": "S1", "label": "Figure 1", "page": 3,
+                                  "bbox": [72, 400.5, 290, 700], "image_sha256": "ab" * 32, "section_id": "SEC1",
+                                  "description": "A bar chart.", "description_by": {"model": "m"}}]},
+    "tables.json": {"tables": [{"id": "T1", "source_id": "S1", "label": "Table 1", "page": 4, "data_sha256": "cd" * 32,
+                                "columns": ["Model", "BLEU"], "row_count": 2}]},
+    "captions.json": {"captions": [{"id": "CAP1", "source_id": "S1", "text": "Table 1: BLEU scores.", "page": 4,
+                                    "describes": "T1", "char_start": 10, "char_end": 31}]},
     "confidence-scores.json": {
         "confidence_scores": [{"claim_id": "C1", "confidence": 0, "status": "single-source", "rationale": "r",
                                "supporting_source_ids": ["S1"]}]
@@ -250,7 +260,7 @@ def test_evidence_and_locator_shapes_match_the_data_model() -> None:
     assert (snippet["minLength"], snippet["maxLength"]) == (1, 2000)
     locator = _def("locator")["properties"]
     assert {k: v.get("minimum") for k, v in locator.items() if k != "extra"} == {
-        "page": 1, "section": None, "char_start": 0, "char_end": 0,
+        "page": 1, "section": None, "char_start": 0, "char_end": 0, "table": None, "rows": None, "figure": None,
     }
 
 

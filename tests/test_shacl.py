@@ -37,7 +37,7 @@ def test_turtle_parsed_by_pyoxigraph_is_the_graph_rdflib_parses(name: str) -> No
         {(str(o), o.datatype, o.language) for o in reference.objects() if isinstance(o, Literal)}
 
 
-PLAN, ACA, WEB = "planner", "academic-researcher", "web-researcher"
+PLAN, ACA, WEB, DOC = "planner", "academic-researcher", "web-researcher", "pdf-analyzer"
 MERGED = "2026-11-22T09:30:00Z"
 Session = dict[str, dict[str, Any]]
 
@@ -52,7 +52,9 @@ def _contribution(agent: str, **items: list[dict[str, Any]]) -> dict[str, Any]:
              "relationships": "relationships.json", "gaps": "gaps.json",
              "contradictions": "contradictions.json",
              "key_findings": "key-findings.json", "sub_questions": "plan.json",
-             "confidence_scores": "confidence-scores.json", "coverage": "coverage.json"}
+             "confidence_scores": "confidence-scores.json", "coverage": "coverage.json",
+             "sections": "sections.json", "figures": "figures.json", "tables": "tables.json",
+             "captions": "captions.json"}
     for key, values in items.items():
         for i, item in enumerate(values):
             item["provenance"] = _prov(agent, files[key], f"/{key}/{i}")
@@ -97,6 +99,18 @@ def session() -> Session:
             coverage=[{"id": f"{ACA}:CV1", "sub_question_id": f"{PLAN}:Q1", "status": "covered",
                        "claim_ids": [f"{ACA}:C1"]}],
         ),
+        DOC: _contribution(
+            DOC,
+            sections=[{"id": f"{DOC}:SEC1", "source_id": f"{ACA}:S1", "title": "3 Model Architecture", "page": 2}],
+            figures=[{"id": f"{DOC}:F1", "source_id": f"{ACA}:S1", "label": "Figure 1", "page": 3,
+                      "image_sha256": "d" * 64, "section_id": f"{DOC}:SEC1", "bbox": [10, 20, 300, 400]}],
+            tables=[{"id": f"{DOC}:T1", "source_id": f"{ACA}:S1", "label": "Table 1", "page": 6,
+                     "data_sha256": "f" * 64, "columns": ["Model", "BLEU"], "row_count": 2}],
+            captions=[{"id": f"{DOC}:CAP1", "source_id": f"{ACA}:S1", "page": 3, "describes": f"{DOC}:F1",
+                       "describes_kind": "figure", "text": "Figure 1: The Transformer - model architecture."},
+                      {"id": f"{DOC}:CAP2", "source_id": f"{ACA}:S1", "page": 6, "describes": f"{DOC}:T1",
+                       "describes_kind": "table", "text": "Table 1: BLEU scores."}],
+        ),
         WEB: _contribution(WEB, claims=[
             {"id": f"{WEB}:C1", "statement": "Transformers replaced RNNs.", "confidence": 0.7,
              "priority": "high",
@@ -115,6 +129,13 @@ def build(s: Session) -> tuple[RdfState, dict[str, AgentGraph]]:
     for g in graphs.values():
         state.replace_agent(g)
     return state, graphs
+
+
+def add_caption(s: Session, describes: str, kind: str) -> None:
+    """A third caption (captions.json /captions/2) describing ``describes``."""
+    s[DOC]["items"]["captions"].append({
+        "id": f"{DOC}:CAP3", "source_id": f"{ACA}:S1", "page": 4, "describes": describes, "describes_kind": kind,
+        "text": "Figure 2: Attention heads.", "provenance": _prov(DOC, "captions.json", "/captions/2")})
 
 
 def items(s: Session, agent: str, key: str, index: int = 0) -> dict[str, Any]:
@@ -319,6 +340,64 @@ CASES: list[tuple[str, Mutation, str, str, str, str, str, str, str, str]] = [
      "/coverage/0/status", "In", "error",
      f"Coverage entry '{ACA}:CV1' needs a status of covered, partial or missing, found 'done'",
      "'status'", "CoverageAssessmentShape-status"),
+    ("caption-describes-claim", lambda s: add_caption(s, f"{ACA}:C1", "claim"),
+     DOC, "captions.json", "/captions/2/describes", "Or", "error",
+     f"A caption must describe exactly one Figure or Table, and caption '{DOC}:CAP3' describes '{ACA}:C1'",
+     "'describes'", "CaptionShape-describes"),
+    ("caption-text", lambda s: items(s, DOC, "captions").update(text=" "), DOC, "captions.json",
+     "/captions/0/text", "Pattern", "error", f"Caption '{DOC}:CAP1' needs exactly one non-empty text", "'text'",
+     "CaptionShape-text"),
+    ("caption-source", lambda s: items(s, DOC, "captions").update(source_id=f"{ACA}:S9"), DOC, "captions.json",
+     "/captions/0/source_id", "Class", "error",
+     f"Caption '{DOC}:CAP1' must belong to exactly one source, found '{ACA}:S9'", "'source_id'",
+     "CaptionShape-source"),
+    ("caption-page", lambda s: items(s, DOC, "captions").update(page=0), DOC, "captions.json",
+     "/captions/0/page", "MinInclusive", "error", f"Caption '{DOC}:CAP1' needs one page counted from 1, found 0",
+     "'page'", "CaptionShape-page"),
+    ("figure-label", lambda s: items(s, DOC, "figures").pop("label"), DOC, "figures.json", "/figures/0",
+     "MinCount", "error", f"Figure '{DOC}:F1' needs exactly one non-empty label", "'label'", "FigureShape-label"),
+    ("figure-source", lambda s: items(s, DOC, "figures").update(source_id=f"{ACA}:C1"), DOC, "figures.json",
+     "/figures/0/source_id", "Class", "error",
+     f"Figure '{DOC}:F1' must belong to exactly one source, found '{ACA}:C1'", "'source_id'", "FigureShape-source"),
+    ("figure-page", lambda s: items(s, DOC, "figures").update(page=-2), DOC, "figures.json", "/figures/0/page",
+     "MinInclusive", "error", f"Figure '{DOC}:F1' needs one page counted from 1, found -2", "'page'",
+     "FigureShape-page"),
+    ("figure-image", lambda s: items(s, DOC, "figures").update(image_sha256="beef"), DOC, "figures.json",
+     "/figures/0/image_sha256", "Pattern", "error",
+     f"Figure '{DOC}:F1' has image_sha256 'beef', which is not 64 lowercase hex digits", "'image_sha256'",
+     "FigureShape-image"),
+    ("figure-two-captions", lambda s: add_caption(s, f"{DOC}:F1", "figure"),
+     DOC, "figures.json", "/figures/0", "MaxCount", "error",
+     f"Figure '{DOC}:F1' is described by more than one caption", "'describes'", "FigureShape-oneCaption"),
+    ("figure-no-caption", lambda s: s[DOC]["items"]["captions"].pop(0),
+     DOC, "figures.json", "/figures/0", "MinCount", "warning", f"Figure '{DOC}:F1' has no caption",
+     "captions.json", "FigureShape-captioned"),
+    ("table-label", lambda s: items(s, DOC, "tables").update(label=""), DOC, "tables.json", "/tables/0/label",
+     "Pattern", "error", f"Table '{DOC}:T1' needs exactly one non-empty label", "'label'", "TableShape-label"),
+    ("table-source", lambda s: items(s, DOC, "tables").update(source_id=f"{DOC}:F1"), DOC, "tables.json",
+     "/tables/0/source_id", "Class", "error",
+     f"Table '{DOC}:T1' must belong to exactly one source, found '{DOC}:F1'", "'source_id'", "TableShape-source"),
+    ("table-page", lambda s: items(s, DOC, "tables").pop("page"), DOC, "tables.json", "/tables/0", "MinCount",
+     "error", f"Table '{DOC}:T1' needs one page counted from 1, found (none)", "'page'", "TableShape-page"),
+    ("table-data", lambda s: items(s, DOC, "tables").update(data_sha256="F" * 64), DOC, "tables.json",
+     "/tables/0/data_sha256", "Pattern", "error",
+     f"Table '{DOC}:T1' has data_sha256 '{'F' * 64}', which is not 64 lowercase hex digits", "'data_sha256'",
+     "TableShape-data"),
+    ("table-two-captions", lambda s: add_caption(s, f"{DOC}:T1", "table"),
+     DOC, "tables.json", "/tables/0", "MaxCount", "error",
+     f"Table '{DOC}:T1' is described by more than one caption", "'describes'", "TableShape-oneCaption"),
+    ("table-no-caption", lambda s: s[DOC]["items"]["captions"].pop(1),
+     DOC, "tables.json", "/tables/0", "MinCount", "warning", f"Table '{DOC}:T1' has no caption",
+     "captions.json", "TableShape-captioned"),
+    ("section-title", lambda s: items(s, DOC, "sections").update(title=" "), DOC, "sections.json",
+     "/sections/0/title", "Pattern", "error", f"Section '{DOC}:SEC1' needs exactly one non-empty title", "'title'",
+     "SectionShape-title"),
+    ("section-source", lambda s: items(s, DOC, "sections").pop("source_id"), DOC, "sections.json", "/sections/0",
+     "MinCount", "error", f"Section '{DOC}:SEC1' must belong to exactly one source, found (none)", "'source_id'",
+     "SectionShape-source"),
+    ("section-page", lambda s: items(s, DOC, "sections").update(page="2"), DOC, "sections.json",
+     "/sections/0/page", "Datatype", "error", f"Section '{DOC}:SEC1' needs one page counted from 1, found '2'",
+     "'page'", "SectionShape-page"),
     ("coverage-claims", lambda s: items(s, ACA, "coverage")["claim_ids"].insert(0, f"{ACA}:C9"), ACA,
      "coverage.json", "/coverage/0/claim_ids/0", "Class", "error",
      f"Coverage entry '{ACA}:CV1' refers to '{ACA}:C9', which is not a known claim",
@@ -369,7 +448,7 @@ def test_shapes_follow_the_conventions() -> None:
         assert sep and what.strip() and how.strip(), node
     assert not list(g.subjects(SH.sparql, None)) and not list(g.subjects(SH.select, None))
     for path in g.objects(None, SH.path):  # the only blank-node paths are alternative paths
-        assert isinstance(path, URIRef) or (path, SH.alternativePath, None) in g
+        assert isinstance(path, URIRef) or (path, SH.alternativePath, None) in g or (path, SH.inversePath, None) in g
 
 
 def test_ontology_declares_every_term_the_converter_uses() -> None:

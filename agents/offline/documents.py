@@ -28,6 +28,7 @@ _SOURCE_KEYS = (
     "abstract",
     "published",
     "content_sha256",
+    "page_labels",
     "extra",
 )
 

@@ -8,9 +8,11 @@ library of a thousand records stays well within the per-agent artifact budget, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.offline.docstructure import Structure, extract_structure, find_sections
 from agents.offline.ingest import Document, IngestResult, ingest_dirs, read_library
 from agents.offline.retry_repair import complete_retry
 from agents.runtime import AgentContext
@@ -49,18 +51,47 @@ def _collect(inputs: dict[str, Any]) -> tuple[IngestResult, list[str]]:
     return result, read
 
 
-def _produce(context: AgentContext) -> tuple[int, int, int]:
+def _structure(context: AgentContext, doc: Document, parts: Structure, notes: list[dict[str, str]]) -> None:
+    """Add the document's sections, figures, tables and captions; a failure costs them, never the document."""
+    path = doc.source.get("local_path")
+    pdf = Path(path) if isinstance(path, str) and path.lower().endswith(".pdf") else None
+    try:
+        found = extract_structure(doc, pdf)
+    except Exception as exc:  # a PDF pdfium cannot lay out still has its text
+        notes.append({"path": str(path), "reason": f"figures and tables not extracted ({type(exc).__name__}: {exc})"})
+        found = Structure(sections=find_sections(doc))
+    for sha, (data, suffix) in found.objects.items():
+        if context.store_object(data, suffix) != sha:
+            raise RuntimeError(f"stored object of {doc.id} does not hash to {sha}")
+    for name in ("sections", "figures", "tables", "captions"):
+        getattr(parts, name).extend(getattr(found, name))
+
+
+#: Describes the figures of an ingestion in place (agents/claude/figures.py), before they are written;
+#: returns what it could not describe, and why.
+Describe = Callable[[list[Document], Structure], list[str]]
+
+
+def _produce(context: AgentContext, describe: Describe | None = None) -> tuple[int, int, int, int, int]:
     result, read = _collect(context.task.inputs)
     items = []
     pages = 0
+    parts = Structure()
+    notes: list[dict[str, str]] = []
     for doc in result.documents:
         sha = context.store_source_text(doc.text)
         if sha != doc.content_sha256:  # cannot happen unless Document.text changes; never cite a wrong text
             raise RuntimeError(f"stored text of {doc.id} hashes to {sha}, not {doc.content_sha256}")
         items.append(source_item(doc))
         pages += len(doc.pages)
+        _structure(context, doc, parts, notes)
+    if describe is not None and parts.figures:
+        notes += [{"path": "", "reason": f"figure not described: {why}"} for why in describe(result.documents, parts)]
     if items:
         context.write_items("sources", "sources", items)
+    for name in ("sections", "figures", "tables", "captions"):
+        if getattr(parts, name):
+            context.write_items(name, name, getattr(parts, name))
     skipped = [
         {"path": str(s.path), **({"line": s.line} if s.line is not None else {}), "reason": s.reason}
         for s in result.skipped
@@ -69,20 +100,22 @@ def _produce(context: AgentContext) -> tuple[int, int, int]:
         "manifest",
         "skipped",
         skipped[:MANIFEST_SKIPPED],
-        extra={"inputs": read, "documents": len(items), "pages": pages, "skipped_total": len(skipped)},
+        extra={"inputs": read, "documents": len(items), "pages": pages, "skipped_total": len(skipped),
+               "figure_count": len(parts.figures), "table_count": len(parts.tables), "structure_notes": notes},
     )
-    return len(items), pages, len(skipped)
+    return len(items), pages, len(skipped), len(parts.figures), len(parts.tables)
 
 
-def run(context: AgentContext) -> None:
+def run(context: AgentContext, describe: Describe | None = None) -> None:
     resubmitted = "Re-submitted the ingested sources with the named problems corrected or dropped."
-    if complete_retry(context, lambda: _produce(context), resubmitted):
+    if complete_retry(context, lambda: _produce(context, describe), resubmitted):
         return
-    documents, pages, skipped = _produce(context)
+    documents, pages, skipped, figures, tables = _produce(context, describe)
     inputs = context.task.inputs
     asked = len(inputs.get("input_dirs") or ()) + len(inputs.get("libraries") or ())
     summary = (
-        f"Ingested {documents} document(s) ({pages} page(s)) from {asked} input location(s) into the source "
+        f"Ingested {documents} document(s) ({pages} page(s), {figures} figure(s), {tables} table(s)) from {asked} "
+        "input location(s) into the source "
         f"store; skipped {skipped} file(s) or record(s) (see manifest.json)."
     )
     status = "completed" if documents or not asked else "failed"

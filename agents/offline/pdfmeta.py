@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.offline.citemeta import publication_fields
+from agents.offline.pagelabels import printed_labels
 from agents.offline.pdf_authorship import (
     ABSTRACT_RE,
     MARKERS,
@@ -265,6 +266,11 @@ def read_pdf(path: Path) -> tuple[dict[str, Any], list[str]]:
                 meta = {str(k): str(v) for k, v in (reader.metadata or {}).items()}
             except Exception:
                 meta = {}
+            try:
+                root: Any = reader.trailer["/Root"]
+                pdf_labels = list(reader.page_labels) if "/PageLabels" in root else None
+            except Exception:  # a damaged label tree costs the labels, never the document
+                pdf_labels = None
         except UnreadablePdf:
             raise
         except Exception as exc:  # pypdf raises many types for damaged or encrypted files
@@ -274,4 +280,5 @@ def read_pdf(path: Path) -> tuple[dict[str, Any], list[str]]:
         raise UnreadablePdf("no extractable text (scanned PDF?)")
     fields = pdf_bibliography(sized_lines, pages, meta)
     fields["title"] = fields["title"] or path.stem.replace("_", " ")
+    fields["page_labels"] = printed_labels(pages, pdf_labels)
     return fields, list(pages)

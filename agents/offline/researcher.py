@@ -10,6 +10,7 @@ their co-occurrence in one claim. Sub-questions nothing answers become gaps.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from agents.offline.corpus import Corpus, load_corpus, plan_questions
+from agents.offline.document_parts import PartPassage, document_passages, search_parts
 from agents.offline.keyphrases import key_phrases
 from agents.offline.retrieval import retriever_for
 from agents.offline.retry_repair import complete_retry
@@ -102,6 +104,39 @@ def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str)
     if question and question.get("id"):  # a question about one source answers a plan question
         claim["sub_question_id"] = str(question.get("answers") or question["id"])
     return claim
+
+
+#: Share of a sub-question's terms a caption or table row must hold to become a claim of its own.
+PART_SHARE = 0.6
+
+
+def _part_claims(parts: list[PartPassage], question: dict[str, Any], query: str, corpus: Corpus, local: str,
+                 used: set[str], sentences: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The table row or caption that answers the sub-question, as a claim naming its headers, table and page.
+
+    A sentence of the text that already states a number for it ranks first: the row comes after it.
+    """
+    numeric = [float(c["confidence"]) for c in sentences if any(ch.isdigit() for ch in str(c["statement"]))]
+    out = []
+    for passage, score in search_parts(parts, search_text(question, query), limit=1):
+        doc = corpus.documents.get(passage.source_id)
+        labels = (doc.source.get("page_labels") if doc else None) or []
+        label = labels[passage.page - 1] if 0 < passage.page <= len(labels) else None
+        statement = passage.statement(label)
+        if score < PART_SHARE or statement.casefold() in used:
+            continue
+        used.add(statement.casefold())
+        facet = str(question.get("facet") or "finding")
+        claim: dict[str, Any] = {
+            "id": f"{local}-{'T' if passage.part == 'table' else 'F'}1", "statement": statement,
+            "confidence": round(min(0.85, 0.4 + 0.35 * score, *(c - 0.01 for c in numeric[:1])), 3),
+            "priority": "medium",
+            "evidence": [passage.evidence()], "category": facet,
+            "tags": [facet, "extractive", "table" if passage.kind == "table-row" else "caption"]}
+        if question.get("id"):
+            claim["sub_question_id"] = str(question.get("answers") or question["id"])
+        out.append(claim)
+    return out
 
 
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
@@ -203,10 +238,12 @@ def _produce(context: AgentContext) -> dict[str, int]:
     claims: list[dict[str, Any]] = []
     gaps: list[dict[str, Any]] = []
     log = []
+    parts = document_passages(graph, context.stored_object_text)
     for question in _questions(context, graph):
         picks, read = select(corpus, question, context.task.query, depth, limit, used)
         local = _local(str(question.get("id") or "Q0"))
-        claims += [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
+        found = [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
+        claims += found + _part_claims(parts, question, context.task.query, corpus, local, used, found)
         if len(picks) < 2:
             gaps.append(_gap(question, len(picks), len(corpus.documents)))
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})

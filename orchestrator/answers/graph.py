@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.answers.model import NodeKind, Passage
+from orchestrator.answers.parts import Objects, part_nodes
 from orchestrator.graph.contradictions import contradictions_touching
 from orchestrator.model.errors import SessionDamaged, UsageError
 from orchestrator.model.layout import SessionPaths
@@ -57,7 +58,8 @@ class NodeIndex:
     contradictions: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def build(cls, graph: dict[str, Any]) -> NodeIndex:
+    def build(cls, graph: dict[str, Any], objects: Objects | None = None) -> NodeIndex:
+        """``objects(sha256, suffix)`` reads stored table cells: tables and figures become citable nodes."""
         index = cls(str(graph.get("session") or ""))
         for source in _items(graph, "sources"):
             for alias in (source["id"], *(a for a in source.get("aliases") or () if isinstance(a, str))):
@@ -67,6 +69,9 @@ class NodeIndex:
             for item in _items(graph, kind):
                 store[item["id"]] = item
                 index.canonical[item["id"]] = item["id"]
+        for node in part_nodes(graph, objects):  # tables and figures: cited and checked as claims are
+            index.claims.setdefault(node["id"], node)
+            index.canonical.setdefault(node["id"], node["id"])
         for entity in index.entities.values():
             for alias in entity.get("merged_ids") or ():
                 if isinstance(alias, str):
@@ -119,7 +124,10 @@ class NodeIndex:
             source_id = str(evidence.get("source_id") or "")
             source = self.sources.get(source_id) or {}
             page = check.get("page") if isinstance(check.get("page"), int) else None
-            found.append(Passage(source_id, str(source.get("title") or source_id), page, text))
+            title = str(source.get("title") or source_id)
+            if isinstance(evidence.get("note"), str) and evidence["note"].startswith("described by"):
+                title += f" ({evidence['note']})"  # a vision model's description of a figure
+            found.append(Passage(source_id, title, page, text))
         return found
 
     def verified_claims(self, claim_ids: Any) -> list[str]:

@@ -11,6 +11,7 @@ from orchestrator.answers.retrieve import Retriever
 from orchestrator.answers.sparql import DEFAULT_ENGINE, Engine
 from orchestrator.answers.store import save_answer
 from orchestrator.answers.validate import Validator
+from orchestrator.contract.stored_objects import object_reader
 from orchestrator.model.errors import UsageError
 from orchestrator.model.layout import SessionPaths
 
@@ -20,7 +21,7 @@ def ask(paths: SessionPaths, question: str, composer: Composer, *, engine: Engin
     """The grounded answer document; the backend is called only when the graph holds something relevant."""
     if not question.strip():
         raise UsageError('the question is empty: ask something, e.g. cconductor ask latest "What limits X?"')
-    index = NodeIndex.build(load_graph(paths))
+    index = NodeIndex.build(load_graph(paths), object_reader(paths))
     retrieved = Retriever(paths, index, engine).retrieve(question)
     draft = composer.compose(retrieved) if retrieved.found else None
     checked = Validator(index).check(draft.text) if draft else []

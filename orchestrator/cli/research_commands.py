@@ -151,6 +151,8 @@ def _mode(quiet: bool, as_json: bool) -> str:
     help="Fuzzy-match score (0-100) for a snippet to count as found.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan and an estimated cost range, then stop.")
+@click.option("--describe-figures", is_flag=True,
+              help="With Claude: describe each figure of the PDFs with a vision model (priced, cached per image).")
 @click.option("--quiet", is_flag=True, help="Print only the answer and the result.")
 @view_option
 @executor_options
@@ -173,6 +175,7 @@ def run(
     agent_dirs: tuple[Path, ...],
     evidence_threshold: float,
     dry_run: bool,
+    describe_figures: bool,
     quiet: bool,
     with_view: bool,
     executor_spec: str | None, caps: tuple[str, ...],
@@ -195,11 +198,14 @@ def run(
     loaded = load_mission(mission or default_mission(documents=bool(input_dirs), library=bool(libraries)))
     if chosen == "offline" and backend == "auto" and not as_json and not quiet:
         click.echo("No ANTHROPIC_API_KEY set: using the offline backend (local documents, no network).")
+    if describe_figures and chosen != "anthropic":
+        raise UsageError("--describe-figures needs a vision model: set ANTHROPIC_API_KEY or pass --backend anthropic")
     if dry_run:
         from orchestrator.run.definitions import load_definitions
-        from orchestrator.run.estimate import estimate_run
+        from orchestrator.run.estimate import estimate_run, pdf_count
 
-        estimate = estimate_run(loaded, load_definitions(agent_dirs), chosen)
+        estimate = estimate_run(loaded, load_definitions(agent_dirs), chosen,
+                                figures_of=pdf_count(input_dirs) if describe_figures else None)
         if as_json:
             emit_json(estimate.to_dict())
         else:
@@ -221,6 +227,7 @@ def run(
         budget_usd=budget_usd,
         max_iterations=max_iterations,
         max_invocations=max_invocations,
+        describe_figures=describe_figures,
     )
     paths = create_session(
         ctx.sessions_dir, query, loaded.name, {"mission_source": str(loaded.source), **options.to_dict()}

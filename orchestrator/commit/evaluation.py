@@ -14,6 +14,7 @@ from typing import Any
 
 from orchestrator.commit import locks
 from orchestrator.commit.ahead import Prechecked, Speculation
+from orchestrator.commit.document_checks import document_problems, stored_problems
 from orchestrator.commit.judge import Assessed, Judge, Pending, attempt_for
 from orchestrator.commit.outcomes import Outcome, Staged
 from orchestrator.contract.artifacts import ArtifactSet, folder_fingerprint, read_artifact_set
@@ -109,6 +110,7 @@ class Evaluation:
         Reads the graph state but changes nothing (a helper runs it against an empty graph).
         """
         problems = source_text_problems(artifact_set, self.texts, prechecked.texts)
+        problems += stored_problems(artifact_set, self.texts)
         result = build_contribution(
             name, artifact_set.files, self.state.excluding(name),
             attempt=attempt, merged_at=merged_at, artifact_sha256=artifact_set.sha256,
@@ -124,6 +126,7 @@ class Evaluation:
             checked_before=prechecked.verification(self.texts, self.evidence_threshold),
             deadline=prechecked.deadline(),
         )
+        problems += document_problems(result.contribution, self.state, self.texts)
         problems += self._check_citations(name, artifact_set, result.contribution)
         if errors(problems):
             return Outcome(name, "rejected", attempt, problems), artifact_set, None

@@ -39,6 +39,7 @@ ARTIFACT_SCHEMAS = frozenset(
     {
         "completion", "sources", "entities", "claims", "relationships", "gaps", "plan",
         "key-findings", "confidence-scores", "coverage", "contradictions", "report-outline",
+        "sections", "figures", "tables", "captions",
     }
 )
 

@@ -79,10 +79,17 @@ class TextStore:
             return None
         return self.check(sha)[1]
 
-    def _read(self, sha: str) -> tuple[str | None, str | None, bool, FileKey | None]:
+    def stored(self, sha: str, suffix: str) -> tuple[str | None, str | None]:
+        """A stored UTF-8 object besides a source text (a table's cells: ``.json``): (text, None) or (None, reason)."""
+        if not _is_sha256(sha):
+            return None, f"{sha!r} is not a sha256 (64 lowercase hex digits)"
+        text, reason, _, _ = self._read(sha, suffix)
+        return text, reason
+
+    def _read(self, sha: str, suffix: str = ".txt") -> tuple[str | None, str | None, bool, FileKey | None]:
         """(text, reason, settled, key): unsettled reasons may change when a writer finishes."""
-        path = self.paths.source_text(sha)
-        shown = f"sources/{sha}.txt"
+        path = self.paths.stored_object(sha, suffix)
+        shown = f"sources/{sha}{suffix}"
         try:
             info = os.lstat(path)
         except FileNotFoundError:
@@ -90,9 +97,10 @@ class TextStore:
         except OSError as exc:
             return None, f"cannot read {shown}: {exc.strerror or exc}", True, None
         key = _key_of(info)
-        cached = self._cache.get(sha)
+        slot = sha if suffix == ".txt" else sha + suffix
+        cached = self._cache.get(slot)
         if cached and cached[0] == key:
-            self._cache.move_to_end(sha)
+            self._cache.move_to_end(slot)
             return cached[1], None, True, key
         try:
             data = read_agent_file(self.paths.root, path, MAX_SOURCE_TEXT_BYTES, shown=shown)
@@ -111,7 +119,7 @@ class TextStore:
         if _file_key(path) != key:  # replaced while it was read: the bytes may belong to no single key
             return None, f"{shown} changed while it was read", False, key
         text = data.decode("utf-8", "replace")
-        self._remember(sha, key, text)
+        self._remember(slot, key, text)
         return text, None, True, key
 
     def _remember(self, sha: str, key: FileKey, text: str) -> None:

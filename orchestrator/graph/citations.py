@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from orchestrator.model.problems import Problem, pointer_join
 
@@ -136,19 +137,56 @@ def _check_ref(ref: str, marker: str, resolve: Callable[[str], str | None],
     )]
 
 
+def printed_page(source: Mapping[str, Any], page: int) -> str:
+    """The number printed on PDF page ``page`` of ``source`` (its ``page_labels``), else the page itself."""
+    labels = source.get("page_labels")
+    if isinstance(labels, list) and 1 <= page <= len(labels) and isinstance(labels[page - 1], str):
+        return labels[page - 1]
+    return str(page)
+
+
+def pdf_document(source: Mapping[str, Any]) -> str | None:
+    """Where the source's PDF opens (a local file or its PDF URL), for links to a page; None for other documents."""
+    path = source.get("local_path")
+    if isinstance(path, str) and path.lower().endswith(".pdf") and path.startswith("/"):
+        return "file://" + quote(path)
+    for key in ("pdf_url", "url"):
+        url = source.get(key)
+        if isinstance(url, str) and re.match(r"^https?://\S+$", url) and (
+                key == "pdf_url" or url.lower().split("?")[0].endswith(".pdf")):
+            return url.split("#")[0]
+    return None
+
+
 @dataclass(frozen=True)
 class Ref:
-    """One numbered source in a citation, with the pages the cited snippets are on."""
+    """One numbered source in a citation, with the pages the cited snippets are on.
+
+    ``pages`` count the stored text's (PDF) pages; ``printed`` are the numbers printed on those
+    pages (the source's ``page_labels``), which is what a reader looks for: the label shows them.
+    """
 
     number: int
     source_id: str
     pages: tuple[int, ...] = ()
+    printed: tuple[str, ...] = ()
+    document: str | None = None  # the PDF a page link opens (``#page=N`` is appended), when there is one
+
+    def page_texts(self) -> tuple[str, ...]:
+        return self.printed if len(self.printed) == len(self.pages) else tuple(map(str, self.pages))
+
+    def page_prefix(self) -> str:
+        return "p." if len(self.pages) == 1 else "pp."
+
+    def page_links(self) -> tuple[tuple[str, str | None], ...]:
+        """Each cited page as (text shown, link to that PDF page or None)."""
+        return tuple((text, f"{self.document}#page={page}" if self.document else None)
+                     for text, page in zip(self.page_texts(), self.pages, strict=True))
 
     def label(self) -> str:
         if not self.pages:
             return str(self.number)
-        prefix = "p." if len(self.pages) == 1 else "pp."
-        return f"{self.number}, {prefix} {', '.join(map(str, self.pages))}"
+        return f"{self.number}, {self.page_prefix()} {', '.join(self.page_texts())}"
 
 
 @dataclass(frozen=True)
@@ -205,14 +243,23 @@ class Citer:
                 number = self.numbers.setdefault(source["id"], len(self.numbers) + 1)
                 page = evidence_page(evidence)
                 pages.setdefault(source["id"], set()).update([page] if page else [])
-                entries.append(CitedEvidence(claim_id, Ref(number, source["id"], (page,) if page else ()),
+                entries.append(CitedEvidence(claim_id, self._ref(number, source["id"], (page,) if page else ()),
                                              evidence, source))
             self.cited.setdefault(claim_id, entries)
         if not cited:
             return None
-        refs = sorted((Ref(self.numbers[s], s, tuple(sorted(p))) for s, p in pages.items()),
+        refs = sorted((self._ref(self.numbers[s], s, tuple(sorted(p))) for s, p in pages.items()),
                       key=lambda ref: ref.number)
         return Citation(tuple(cited), tuple(refs))
+
+    def _ref(self, number: int, source_id: str, pages: tuple[int, ...]) -> Ref:
+        source = self.sources.get(source_id) or {}
+        return Ref(number, source_id, pages, tuple(printed_page(source, p) for p in pages), pdf_document(source))
+
+    def printed_pages(self) -> bool:
+        """Whether a cited page is shown by its printed number rather than its PDF page (the report says so once)."""
+        return any(ref.printed != tuple(map(str, ref.pages))
+                   for entries in self.cited.values() for ref in (e.ref for e in entries))
 
     def bibliography(self) -> list[tuple[int, dict[str, Any]]]:
         by_id = {s["id"]: s for s in self.sources.values()}

@@ -265,6 +265,9 @@ def bind_evidence(
     checked = 0
     for claim in contribution["items"]["claims"]:
         for evidence in claim.get("evidence", []):
+            locator = evidence.get("locator")
+            if isinstance(locator, dict) and ("table" in locator or "figure" in locator):
+                continue  # checked against the table's cells or the figure's caption (graph/document_evidence.py)
             source = own_sources.get(evidence.get("source_id", "")) or source_of(evidence.get("source_id", ""))
             sha = source.get("content_sha256") if source else None
             page = (evidence.get("locator") or {}).get("page")

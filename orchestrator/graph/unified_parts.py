@@ -19,13 +19,14 @@ from typing import Any
 import orjson
 
 from orchestrator.graph.contradictions import ConflictCache, detect, unresolved
-from orchestrator.model.kinds import COLLECTIONS
+from orchestrator.model.kinds import COLLECTIONS, DOCUMENT_COLLECTIONS
 
 __all__ = ["DEFERRED", "SCHEMA_VERSION", "UNIFIED", "AgentPart", "Recheck", "all_items", "assemble",
            "assessments_by_claim", "build_part", "fingerprint", "namespace_entry", "record_key"]
 
 SCHEMA_VERSION = 1
-UNIFIED = ("sources", "claims", "entities", "relationships", "gaps", "contradictions")
+UNIFIED = ("sources", "claims", "entities", "relationships", "gaps", "contradictions",
+           "sections", "figures", "tables", "captions")
 ABSENT = ("absent",)  # a cited source id that no agent has
 #: In place of an agent's namespace in a view assembled with ``namespaces=False``.
 DEFERRED = ("deferred namespace",)
@@ -78,7 +79,8 @@ def fingerprint(record: Mapping[str, Any], part: AgentPart) -> str | None:
 
 
 #: The collections read from every agent at each build (claims and relationships come from the parts).
-GATHERED = ("sources", "entities", "confidence_scores", "gaps", "contradictions")
+GATHERED = ("sources", "entities", "confidence_scores", "gaps", "contradictions",
+            "sections", "figures", "tables", "captions")
 
 
 def all_items(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -88,7 +90,7 @@ def all_items(records: Mapping[str, Mapping[str, Any]]) -> dict[str, list[dict[s
     for agent in sorted(records):
         items = records[agent]["contribution"]["items"]
         for name, gathered in lists:
-            gathered += items[name]
+            gathered += items.get(name, ())  # a record from before a collection existed has none
     return found
 
 
@@ -138,7 +140,7 @@ def build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_sou
     """The agent's namespace, unified claims and relationships, with what they read from other agents."""
     items = record["contribution"]["items"]
     part = AgentPart(key or (None,), [], [])
-    part.counts = {c: len(items[c]) for c in COLLECTIONS if items[c]}
+    part.counts = {c: len(items[c]) for c in COLLECTIONS if items.get(c)}
     if recheck is not None:
         recheck = _recording(recheck, part.texts_used)
     for claim in items["claims"]:
@@ -214,6 +216,7 @@ def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Agent
                  contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts,
                                                       by_id=by_id, groups=[parts[a].by_id for a in agents],
                                                       prints=[(a, fingerprint(records[a], parts[a])) for a in agents]))
+    graph.update({name: gathered[name] for name in DOCUMENT_COLLECTIONS})
     graph["stats"] = _stats(graph, [parts[a] for a in agents], agents)
     return graph
 

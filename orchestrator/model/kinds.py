@@ -44,8 +44,26 @@ class Kind:
 
 KINDS: tuple[Kind, ...] = (
     Kind("sources", "source", "sources.json", "Source", "title"),
+    # A document's structure (docs/data-model.md#documents): before claims, whose evidence may cite a table or figure.
+    Kind("sections", "section", "sections.json", "Section", "title", (
+        Reference("source_id", ("sources",)),
+    )),
+    Kind("figures", "figure", "figures.json", "Figure", "label", (
+        Reference("source_id", ("sources",)),
+        Reference("section_id", ("sections",)),
+    )),
+    Kind("tables", "table", "tables.json", "Table", "label", (
+        Reference("source_id", ("sources",)),
+        Reference("section_id", ("sections",)),
+    )),
+    Kind("captions", "caption", "captions.json", "Caption", "text", (
+        Reference("source_id", ("sources",)),
+        Reference("describes", ("figures", "tables")),
+    )),
     Kind("claims", "claim", "claims.json", "Claim", "statement", (
         Reference("evidence/*/source_id", ("sources",)),
+        Reference("evidence/*/locator/table", ("tables",)),
+        Reference("evidence/*/locator/figure", ("figures",)),
         Reference("entity_ids/*", ("entities",)),
         Reference("sub_question_id", ("sub_questions",), strict=False),
     )),
@@ -81,6 +99,9 @@ EVIDENCE_PREVIEW_FIELD = "snippet"
 
 BY_COLLECTION: dict[str, Kind] = {k.collection: k for k in KINDS}
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
+
+#: The collections that describe a document's structure (sections, figures, tables, captions).
+DOCUMENT_COLLECTIONS: tuple[str, ...] = ("sections", "figures", "tables", "captions")
 
 #: collection key -> node kind, in the table's order (the order of merges and views).
 COLLECTIONS: dict[str, str] = {k.collection: k.name for k in KINDS}

@@ -26,6 +26,7 @@ RESERVED_KEYS = frozenset(
         "schema_version", "session", "generated_at", "commit_seq", "stats",
         "entities", "claims", "sources", "relationships", "gaps", "contradictions",
         "agents", "meta", "provenance", "quality", "report",
+        "sections", "figures", "tables", "captions",
     }
 )
 
@@ -147,6 +148,10 @@ class SessionPaths:
 
     def source_text(self, sha256: str) -> Path:
         return self.sources / f"{sha256}.txt"
+
+    def stored_object(self, sha256: str, suffix: str) -> Path:
+        """A content-addressed file beside the texts: a figure's image (``.png``), a table's cells (``.json``)."""
+        return self.sources / f"{sha256}{suffix}"
 
     def rel(self, path: Path) -> str:
         """Path relative to the session folder, with forward slashes, for messages."""

@@ -135,6 +135,10 @@ class _Converter:
                 values = value if many and isinstance(value, list) else [value]
                 if target == "node" and item.get(f"{(rest or (head,))[-1]}_kind") in ("entity", "claim"):
                     target = str(item[f"{(rest or (head,))[-1]}_kind"])  # resolved by the merge: never re-guessed
+                elif "|" in target:  # one of several kinds: the merge recorded which (else the first)
+                    options = target.split("|")
+                    resolved = item.get(f"{(rest or (head,))[-1]}_kind")
+                    target = resolved if resolved in options else options[0]
                 for v in values:
                     iri = self.ref(target, v)
                     if iri is not None:

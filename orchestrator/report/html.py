@@ -7,11 +7,13 @@ mailed or archived as is. Every string from agents or sources goes through
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.graph.citations import Ref
 from orchestrator.report.layout import build_document
 from orchestrator.report.model import (
     Block,
@@ -19,6 +21,7 @@ from orchestrator.report.model import (
     Cite,
     Document,
     Emph,
+    Figure,
     Line,
     Link,
     Missing,
@@ -71,6 +74,10 @@ ol.references { padding-left: 2.6rem; }
 ol.references li { padding-left: .3rem; }
 ol.references li::marker { content: "[" counter(list-item) "]  "; color: var(--muted); }
 ol.references li:target { background: #fff8c5; }
+figure.document-part { margin: 1rem 0 1.6rem; }
+figure.document-part img { max-width: 100%; height: auto; border: 1px solid var(--rule, #ddd); }
+figure.document-part figcaption { font-size: .9rem; color: var(--muted); margin-top: .4rem; }
+tr.cited td { background: #fff8c5; }
 """
 
 
@@ -93,14 +100,39 @@ def inline(line: Line) -> str:
             safe = re.match(r"^https?://\S+$", part.url)
             out.append(f'<a href="{esc(part.url)}">{esc(part.text)}</a>' if safe else esc(part.text))
         elif isinstance(part, Cite):
-            refs = "; ".join(
-                f'<a href="#ref-{r.number}">{r.number}</a>' + esc(r.label()[len(str(r.number)):])
-                for r in part.citation.refs
-            )
+            refs = "; ".join(_ref(r) for r in part.citation.refs)
             out.append(f'<span class="cite">[{refs}]</span>')
         elif isinstance(part, Missing):
             out.append(f'<span class="missing">[citation needed: {esc(part.ref)}]</span>')
     return "".join(out)
+
+
+def _ref(ref: Ref) -> str:
+    """``1, p. 4971``: the number links to the reference, each printed page to its page of the PDF."""
+    out = f'<a href="#ref-{ref.number}">{ref.number}</a>'
+    if not ref.pages:
+        return out
+    pages = [f'<a class="page" href="{esc(href)}">{esc(text)}</a>' if href else esc(text)
+             for text, href in ref.page_links()]
+    return out + f", {ref.page_prefix()} " + ", ".join(pages)
+
+
+def _figure(item: Figure) -> str:
+    """A figure with its image embedded (the page stays self-contained), or a table with its cited rows marked."""
+    body = ""
+    if item.image:
+        data = base64.b64encode(item.image).decode("ascii")
+        media = "image/jpeg" if item.image.startswith(b"\xff\xd8") else "image/png"
+        body = f'<img src="data:{media};base64,{data}" alt="{esc(item.label)}">'
+    if item.header or item.rows:
+        head = "".join(f"<th>{esc(h)}</th>" for h in item.header)
+        rows = "".join(
+            ('<tr class="cited">' if n in item.cited_rows else "<tr>")
+            + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>"
+            for n, row in enumerate(item.rows, start=1))
+        body += ('<div class="table-wrap"><table>' + (f"<thead><tr>{head}</tr></thead>" if head else "")
+                 + f"<tbody>{rows}</tbody></table></div>")
+    return f'<figure class="document-part">{body}<figcaption>{inline(item.caption)}</figcaption></figure>'
 
 
 def block(item: Block) -> str:
@@ -113,6 +145,8 @@ def block(item: Block) -> str:
         head = "".join(f"<th>{esc(h)}</th>" for h in item.header)
         rows = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>" for row in item.rows)
         return f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
+    if isinstance(item, Figure):
+        return _figure(item)
     entries = "".join(f'<li id="ref-{n}" value="{n}">{inline(line)}</li>' for n, line in item.entries)
     return f'<ol class="references">{entries}</ol>'
 

@@ -16,6 +16,7 @@ from orchestrator.graph.quality import score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.clock import commit_time, iso_timestamp
 from orchestrator.report.context import Context
+from orchestrator.report.figures import Objects, figures_section
 from orchestrator.report.headings import kind_of, normalize_heading
 from orchestrator.report.model import Block, Document, Line, Para, Section, text_line
 from orchestrator.report.sections import build_section
@@ -92,10 +93,12 @@ def build_document(
     outline: Mapping[str, Any] | None,
     ledger: list[dict[str, Any]] | None,
     outline_agent: str = "synthesis-agent",
+    objects: Objects | None = None,
 ) -> Document:
     """The report's content. ``quality`` is ``quality.json`` (computed here when None);
     ``outline`` is the synthesis agent's ``report_outline`` (bare claim refs resolve in
-    ``outline_agent``'s namespace first); ``mission`` is the mission in its schema form.
+    ``outline_agent``'s namespace first); ``mission`` is the mission in its schema form;
+    ``objects(sha256, suffix)`` reads the stored images and table cells the cited figures and tables show.
     """
     criteria = (mission or {}).get("success_criteria") or {}
     if quality is None:
@@ -128,6 +131,10 @@ def build_document(
     for section, texts in sorted(deferred, key=lambda item: item[0].kind != "evidence"):
         section.blocks.extend(Para(ctx.line(t)) for t in texts)
         section.blocks.extend(build_section(section.kind, section.heading, ctx))
+    parts = figures_section(ctx, objects)  # after every other section: it shows what they cite
+    if parts is not None:
+        at = next((i for i, s in enumerate(built) if s.kind in ("evidence", "bibliography")), len(built))
+        built.insert(at, parts)
     title = " ".join(str(body.get("title") or session.get("query") or "Research report").split())
     passed = quality.get("passed")
     titles = {number: " ".join(str(source.get("title") or source["id"]).split())

@@ -18,6 +18,7 @@ from orchestrator.report.model import (
     Cite,
     Document,
     Emph,
+    Figure,
     Line,
     Link,
     Missing,
@@ -94,7 +95,27 @@ def block(item: Block) -> str:
         rule = "|" + "|".join("---" for _ in item.header) + "|"
         rows = ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in item.rows]
         return "\n".join([head, rule, *rows])
+    if isinstance(item, Figure):
+        return _figure(item)
     return "\n\n".join(f'<a id="ref-{n}"></a>[{n}] {inline(line).strip()}' for n, line in item.entries)
+
+
+def _figure(item: Figure) -> str:
+    """A figure as an image beside the report (its stored PNG), a table as a Markdown table; then the caption."""
+    parts = []
+    if item.image_path:
+        parts.append(f"![{escape(item.label)}]({item.image_path})")
+    if item.header or item.rows:
+        width = max([len(item.header), *(len(r) for r in item.rows)])
+        header = list(item.header) + [""] * (width - len(item.header))
+        lines = ["| " + " | ".join(escape(h) or " " for h in header) + " |",
+                 "|" + "|".join("---" for _ in header) + "|"]
+        for row in item.rows:
+            cells = list(row) + [""] * (width - len(row))
+            lines.append("| " + " | ".join(escape(c) or " " for c in cells) + " |")
+        parts.append("\n".join(lines))
+    parts.append(_paragraph(item.caption))
+    return "\n\n".join(parts)
 
 
 def to_markdown(document: Document) -> str:

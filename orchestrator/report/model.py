@@ -113,7 +113,24 @@ class References:
     entries: tuple[tuple[int, Line], ...]
 
 
-Block = Para | Bullets | Table | References
+@dataclass(frozen=True)
+class Figure:
+    """A cited figure (its image) or table (its cells) with its caption, source and page.
+
+    ``image`` is the stored PNG (embedded by the HTML page) and ``image_path`` where it stands
+    beside the Markdown report; a table has ``header`` and ``rows``, its cited rows (1-based) marked.
+    """
+
+    label: str
+    caption: Line
+    image: bytes | None = None
+    image_path: str | None = None
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    cited_rows: frozenset[int] = frozenset()
+
+
+Block = Para | Bullets | Table | References | Figure
 
 
 @dataclass

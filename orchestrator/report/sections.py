@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.graph.citations import Citation, claim_resolver
+from orchestrator.graph.citations import Citation, Ref, claim_resolver
 from orchestrator.graph.quality import effective_confidence, plan_sub_questions, same_ref
 from orchestrator.report.bibliography import reference_parts
 from orchestrator.report.context import PRIORITY_RANK, Context, agent_names, local_id
@@ -168,7 +168,7 @@ def _evidence(heading: str, ctx: Context) -> list[Block]:
             snippet = " ".join(str(entry.evidence.get("snippet", "")).split())
             if len(snippet) > SNIPPET_CHARS:
                 snippet = snippet[: SNIPPET_CHARS - 1] + "…"
-            page = f", p. {entry.ref.pages[0]}" if entry.ref.pages else ", page not given"
+            page = _pdf_page(entry.ref)
             score = (entry.evidence.get("verification") or {}).get("score")
             match = f"; match {score}%" if isinstance(score, int | float) else ""
             title = " ".join(str(entry.source.get("title", "")).split())
@@ -293,6 +293,20 @@ def _methodology(heading: str, ctx: Context) -> list[Block]:
     return blocks
 
 
+def _pdf_page(ref: Ref) -> str:
+    """Where the snippet stands: the PDF page when the citation shows another (printed) number."""
+    if not ref.pages:
+        return ", page not given"
+    printed = ref.page_texts()[0]
+    return f", p. {printed}" if printed == str(ref.pages[0]) else f", p. {printed} (PDF page {ref.pages[0]})"
+
+
+#: Said once, under the references, when a citation shows a page's printed number.
+PRINTED_PAGES_NOTE = ("Page numbers in citations are the numbers printed on the pages of the cited document "
+                      "(its PDF page is given with each quoted snippet; in the HTML report each page number "
+                      "opens that page of the PDF).")
+
+
 def _bibliography(heading: str, ctx: Context) -> list[Block]:
     entries = []
     for number, source in ctx.citer.bibliography():
@@ -307,7 +321,10 @@ def _bibliography(heading: str, ctx: Context) -> list[Block]:
             line.append(parts["location"])
         line.append(Emph(f" [{parts['kind']}]"))
         entries.append((number, text_line(*line)))
-    return [References(tuple(entries))] if entries else [para("No source is cited.")]
+    if not entries:
+        return [para("No source is cited.")]
+    blocks: list[Block] = [References(tuple(entries))]
+    return blocks + ([para(PRINTED_PAGES_NOTE)] if ctx.citer.printed_pages() else [])
 
 
 _BUILDERS = {

@@ -26,6 +26,8 @@ class RunOptions:
     budget_usd: float | None = None
     max_iterations: int | None = None
     max_invocations: int | None = None
+    #: With Claude: describe each figure with a vision model at ingestion (opt-in; priced in costs.jsonl).
+    describe_figures: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -112,6 +112,7 @@ def build_task(
             "depth": instance["iteration"],
             "budget_usd": budget_usd,
             "budget_usd_remaining": round(max(0.0, budget_usd - spent_usd), 6),
+            "describe_figures": options.describe_figures,
         },
         "heartbeat_path": str(heartbeat_path(paths, agent)),
         "created_at": created_at,

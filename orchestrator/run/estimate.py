@@ -6,7 +6,9 @@ the same price table the cost ledger uses; the mission's budget caps what can be
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from orchestrator.run.definitions import AgentDefinition
@@ -21,6 +23,21 @@ ASSUMPTIONS: dict[str, tuple[int, int, int, int, int]] = {
     "synthesis": (1, 3, 20_000, 4_000, 0),
 }
 SUB_QUESTIONS = (4, 6)
+#: --describe-figures: figures per PDF (low, high) and the tokens of one description call (an image of
+#: ~1,000 x 700 pixels is ~1,000 input tokens; caption and nearby text ~600; the answer ~250).
+FIGURES_PER_PDF = (2, 8)
+FIGURE_CALL = (1_700, 300)
+
+
+def pdf_count(folders: Sequence[Path]) -> int:
+    """The PDFs under the input folders (or given as files): what figure descriptions are estimated from."""
+    count = 0
+    for folder in folders:
+        if folder.is_file():
+            count += folder.suffix.lower() == ".pdf"
+        elif folder.is_dir():
+            count += sum(1 for p in folder.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file())
+    return count
 
 
 @dataclass(frozen=True)
@@ -33,7 +50,9 @@ class Estimate:
         return {"low_usd": self.low_usd, "high_usd": self.high_usd, "plan": self.lines}
 
 
-def estimate_run(mission: Mission, definitions: dict[str, AgentDefinition], backend: str) -> Estimate:
+def estimate_run(mission: Mission, definitions: dict[str, AgentDefinition], backend: str,
+                 figures_of: int | None = None) -> Estimate:
+    """``figures_of``: with --describe-figures, the number of PDFs whose figures a vision model describes."""
     lines = [f"mission {mission.name}: {mission.objective}", f"backend: {backend}"]
     limits = mission.constraints
     if backend != "anthropic":
@@ -63,6 +82,16 @@ def estimate_run(mission: Mission, definitions: dict[str, AgentDefinition], back
             low, high = low + cost_lo, high + cost_hi
             lines.append(f"  {phase:<11} {name:<22} {model:<20} {instances_lo}-{instances_hi} run(s), "
                          f"${cost_lo:.2f}-${cost_hi:.2f}")
+    if figures_of is not None:
+        describer = next(iter(mission.phases.ingestion), "pdf-analyzer")
+        tier = definitions[describer].model_tier if describer in definitions else "cheap"
+        model = prices.model_for(tier, describer)
+        per_figure = prices.cost(model, input_tokens=FIGURE_CALL[0], output_tokens=FIGURE_CALL[1])
+        count_lo, count_hi = FIGURES_PER_PDF[0] * figures_of, FIGURES_PER_PDF[1] * figures_of
+        low, high = low + count_lo * per_figure, high + count_hi * per_figure
+        lines.append(f"  {'figures':<11} {describer:<22} {model:<20} {count_lo}-{count_hi} description(s) of "
+                     f"{figures_of} PDF(s), ${count_lo * per_figure:.2f}-${count_hi * per_figure:.2f} "
+                     "(cached per image: a figure described before costs nothing)")
     capped = min(high, limits.budget_usd)
     lines.append(f"estimated cost: ${low:.2f} - ${capped:.2f}"
                  + (f" (uncapped ${high:.2f}; the run stops at its ${limits.budget_usd:.2f} budget)"

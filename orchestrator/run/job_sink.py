@@ -19,6 +19,9 @@ from orchestrator.run.executor import Job, JobResult
 from orchestrator.run.jobs import AgentResult
 from orchestrator.session.atomic import atomic_write_bytes
 
+#: What an agent stores in sources/: texts, figure images and table cells (docs/data-model.md#documents).
+STORED_SUFFIXES = (".txt", ".png", ".json")
+
 
 class UnsafeResultPath(ValueError):
     """A returned file would land outside the places an agent may write."""
@@ -30,7 +33,7 @@ def _destination(paths: SessionPaths, agent: str, rel: str) -> Path:
         raise UnsafeResultPath(f"{agent}: returned file {rel!r} is not a relative path inside the session")
     allowed = (
         (parts[:2] == ("artifacts", agent) and len(parts) > 2)
-        or (parts[0] == "sources" and len(parts) == 2 and parts[1].endswith(".txt"))
+        or (parts[0] == "sources" and len(parts) == 2 and parts[1].endswith(STORED_SUFFIXES))
         or (parts[:2] == (STATE_DIR_NAME, "failures") and len(parts) == 3 and parts[2].startswith(f"{agent}-"))
     )
     if not allowed:

@@ -54,9 +54,10 @@ def _collect(job: AgentJob, scratch: Path, blobs_given: Mapping[str, bytes]) -> 
                 files[path.relative_to(scratch).as_posix()] = path.read_bytes()
     sources = scratch / "sources"
     if sources.is_dir():
-        for path in sorted(sources.glob("*.txt")):
+        for path in sorted(sources.iterdir()):  # new texts, figure images and table cells
             rel = f"sources/{path.name}"
-            if rel not in job.inputs and path.is_file() and not path.is_symlink():
+            if path.suffix in (".txt", ".png", ".json") and rel not in job.inputs and path.is_file() \
+                    and not path.is_symlink():
                 files[rel] = path.read_bytes()
     failure = scratch / STATE_DIR_NAME / "failures" / f"{job.agent}-{job.attempt}.json"
     if failure.is_file():

@@ -64,7 +64,7 @@ class AgentResult:
     exit_code: int | None
     duration_seconds: float
     message: str
-    #: session-relative path -> bytes: artifacts/<agent>/**, new sources/*.txt, the failure record
+    #: session-relative path -> bytes: artifacts/<agent>/**, new sources/*.txt|png|json, the failure record
     files: dict[str, bytes]
     #: session-relative path -> bytes the agent appended (events.jsonl, costs.jsonl)
     appends: dict[str, bytes]
@@ -170,7 +170,7 @@ def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str
             inputs[path.relative_to(session_root).as_posix()] = blobs.add_bytes(path.read_bytes())
     sources = session_root / "sources"
     if sources.is_dir():
-        for text in sorted(sources.glob("*.txt")):
+        for text in sorted([*sources.glob("*.txt"), *sources.glob("*.json")]):  # texts and table cells
             inputs[f"sources/{text.name}"] = blobs.add_file(text)
     argv = tuple(PYTHON if a == sys.executable else _in_scratch(a, root) for a in job.argv)
     env = {k: _in_scratch(v, root) for k, v in job.env.items() if k not in LOCAL_ENV}

@@ -45,6 +45,7 @@ def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, q
     The report's direct answer goes into session.json too (``answer``), where `run`, `batch` and
     other tools find it without reading the report.
     """
+    from orchestrator.contract.stored_objects import object_reader
     from orchestrator.report.answer import direct_answer
     from orchestrator.report.bibliography import to_bibtex, to_csl_json
     from orchestrator.report.html import to_html
@@ -54,7 +55,8 @@ def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, q
     session = load_session(paths)
     mission_data = {**mission.to_dict(), "source": str(mission.source)}
     document = build_document(graph, session=session, quality=quality, mission=mission_data,
-                              outline=outline_of(graph, mission), ledger=read_ledger(paths.store_db))
+                              outline=outline_of(graph, mission), ledger=read_ledger(paths.store_db),
+                              objects=object_reader(paths))
     formats = set(mission.output.formats)
     outputs: list[tuple[str, str]] = []
     if "markdown" in formats:
