@@ -90,7 +90,7 @@ def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str)
     facet = str((question or {}).get("facet") or "finding")
     claim: dict[str, Any] = {
         "id": f"{local}-C{number}",
-        "statement": sentence.flat,
+        "statement": sentence.statement,
         "confidence": round(0.4 + 0.45 * min(1.0, pick.score / 1.4), 3),  # keeps the retrieval order
         "priority": "high" if number == 1 else "medium" if number <= 3 else "low",
         "evidence": [

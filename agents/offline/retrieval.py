@@ -24,6 +24,7 @@ import numpy as np
 import orjson
 
 from agents.offline.corpus import Corpus
+from agents.offline.doccache import code_key, load_entry, load_matrix, save_entry, save_matrix
 from agents.offline.expansion import (
     analyze,
     find_abbreviations,
@@ -33,27 +34,27 @@ from agents.offline.expansion import (
     terms_of,
 )
 from agents.offline.qtype import QuestionType, classify, fit
-from agents.offline.sections import detect_sections
 from agents.offline.selection import Answer, dedupe, is_broad, spread
-from agents.offline.sentences import Sentence, informative, line_key
-from agents.offline.text import sentence_spans, tokens
+from agents.offline.semantic import embedder, normalise_rows
+from agents.offline.sentences import Sentence
+from agents.offline.units import document_units, quotable
 
-__all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe"]
+__all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
 MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
 MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
+POOL = 400  # candidates taken from the top of each ranking
+RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
+SEMANTIC_WEIGHT = float(os.environ.get("CCONDUCTOR_SEMANTIC_WEIGHT", "0.3"))  # of the fused rank in a score
+#: Cosine of static embeddings (window vs question), calibrated on in-scope and out-of-scope questions
+#: (benchmarks/bench_retrieval.py): the best window of an answerable question scored 0.40 or more, of an
+#: out-of-scope one 0.33 or less (one outlier: 0.43).
+MIN_SIMILARITY = 0.3  # a question whose best window is below it is off-corpus, whatever words match
+SEMANTIC_SIMILARITY = 0.45  # at or above it (and near the best), a window answers in other words ...
+SEMANTIC_BAND = 0.12  # ... within this of the question's best window ...
+SEMANTIC_MIN_COVERAGE = 0.2  # ... with some of the question's terms around it
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
-_SKIP = frozenset({"references", "backmatter"})
-
-
-def quotable(text: str) -> bool:
-    """A sentence worth quoting (:func:`corpus.informative`); one may open with a number ("64 known ...")."""
-    flat = text.lstrip()
-    if flat[:1].isdigit():
-        number = re.match(r"[\d.,]+", flat)
-        flat = "Many" + flat[number.end() if number else 0 :]
-    return informative(flat)
 
 
 def _bm25_postings(windows: list[list[str]]) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
@@ -77,46 +78,71 @@ class _Unit:
     section: str
     quotable: bool
     doc: int
+    kind: str = "sentence"
 
 
-def _units(corpus: Corpus) -> list[_Unit]:
-    """Every sentence outside reference lists, back matter and running headers, in reading order."""
-    units: list[_Unit] = []
-    for number, (sid, doc) in enumerate(sorted(corpus.documents.items())):
+#: What decides a document's analysis: a change to any of these modules is a new cache entry.
+_ANALYSIS_CODE = ("units", "sentences", "sections", "text", "expansion", "semantic", "corpus")
+
+
+def _analysis(corpus: Corpus, sid: str) -> tuple[list[list[Any]], list[list[str]], np.ndarray | None]:
+    """A document's units (as rows), their index terms and embeddings: from the user cache when its
+    text was analysed before, else computed and stored there."""
+    doc = corpus.documents[sid]
+    model = embedder()
+    key = hashlib.sha256(f"{doc.content_sha256}:{code_key(*_ANALYSIS_CODE)}".encode()).hexdigest()
+    entry = load_entry("units", key, lambda v: isinstance(v, dict) and isinstance(v.get("units"), list))
+    if entry is None:
         info = corpus.info(sid)
-        sections = detect_sections(doc.pages)
-        for page_no, page in enumerate(doc.pages, start=1):
-            for a, b in sentence_spans(page):
-                section = sections.at(page_no, a)
-                refs = info.references and info.references[0] <= (page_no, a) < info.references[1]
-                text = page[a:b]
-                if section in _SKIP or refs or len(tokens(text)) < 3:
-                    continue
-                boiler = any(line_key(line) in info.boilerplate for line in text.split("\n"))
-                units.append(_Unit(Sentence(sid, page_no, a, b, text), section, not boiler and quotable(text), number))
-    return units
+        units = document_units(doc, info.boilerplate, info.references)
+        rows = [[u.page, u.start, u.end, u.section, u.quotable, u.kind, u.context] for u in units]
+        texts = [_indexed(doc, row) for row in rows]
+        entry = {"units": rows, "terms": [analyze(t) for t in texts]}
+        save_entry("units", key, entry)
+    else:
+        texts = []
+    vectors = None
+    if model is not None:
+        vectors = load_matrix("units", f"{key}-{model.name}", len(entry["units"]))
+        if vectors is None:
+            vectors = model.embed(texts or [_indexed(doc, row) for row in entry["units"]])
+            save_matrix("units", f"{key}-{model.name}", vectors)
+    return entry["units"], entry["terms"], vectors
+
+
+def _indexed(doc: Any, row: list[Any]) -> str:
+    """What is indexed for a unit: its context (lead-in, table header) and its own words."""
+    page, start, end, *_, context = row
+    return f"{context} {doc.pages[page - 1][start:end]}".strip()
 
 
 class Retriever:
-    """Sentence units of a corpus and their BM25 window index (built once per corpus)."""
+    """Candidate units of a corpus, their BM25 window index and their embeddings (built once per corpus)."""
 
-    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None) -> None:
+    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None,
+                 vectors: np.ndarray | None = None) -> None:
         """Build the index, or restore it from :meth:`state` (the same corpus texts)."""
         self.corpus = corpus
         postings = None
+        pages = {sid: doc.pages for sid, doc in corpus.documents.items()}
         if state is None:
-            self.units = _units(corpus)
-            self.terms = [analyze(u.sentence.text) for u in self.units]
+            self.units, self.terms, parts = [], [], []
+            for number, sid in enumerate(sorted(corpus.documents)):
+                rows, terms, doc_vectors = _analysis(corpus, sid)
+                self.units += [self._unit(sid, row, pages[sid], number) for row in rows]
+                self.terms += [list(t) for t in terms]
+                parts.append(doc_vectors)
+            usable = [p for p in parts if p is not None]
+            self.vectors = np.vstack(usable) if usable and len(usable) == len(parts) else None
             self.abbreviations = find_abbreviations(d.text for d in corpus.documents.values())
         else:
-            pages = {sid: doc.pages for sid, doc in corpus.documents.items()}
-            self.units = [_Unit(Sentence(sid, page, a, b, pages[sid][page - 1][a:b]), section, bool(ok), doc)
-                          for sid, page, a, b, section, ok, doc in state["units"]]
+            self.units = [self._unit(sid, row, pages[sid], doc) for sid, doc, row in state["units"]]
             self.terms = [list(t) for t in state["terms"]]
             self.abbreviations = dict(state["abbreviations"])
             found = state["postings"]
             postings = (dict(found["vocab"]), np.asarray(found["data"], dtype=float),
                         np.asarray(found["indices"], dtype=np.int64), np.asarray(found["indptr"], dtype=np.int64))
+            self.vectors = vectors if vectors is not None and len(vectors) == len(self.units) else None
         windows = []
         for i, unit in enumerate(self.units):
             window = list(self.terms[i])
@@ -133,14 +159,35 @@ class Retriever:
         self.vocab = sorted(df)
         self._scores: dict[str, np.ndarray] = {}
         self.anchors = self._anchor_counts()
+        self.window_vectors = self._window_vectors()
 
-    _VERSION = 3
+    @staticmethod
+    def _unit(sid: str, row: list[Any], pages: tuple[str, ...], doc: int) -> _Unit:
+        page, start, end, section, ok, kind, context = row
+        return _Unit(Sentence(sid, page, start, end, pages[page - 1][start:end], context), section, bool(ok), doc,
+                     kind)
+
+    def _window_vectors(self) -> np.ndarray | None:
+        """A unit's vector with its neighbours' at half weight: the sentence that answers often leaves its
+        subject to the previous one."""
+        if self.vectors is None or not len(self.vectors):
+            return None
+        mixed = self.vectors.copy()
+        same_prev = np.array([i > 0 and self.units[i - 1].doc == u.doc for i, u in enumerate(self.units)])
+        same_next = np.array([i + 1 < len(self.units) and self.units[i + 1].doc == u.doc
+                              for i, u in enumerate(self.units)])
+        mixed[1:] += 0.5 * self.vectors[:-1] * same_prev[1:, None]
+        mixed[:-1] += 0.5 * self.vectors[1:] * same_next[:-1, None]
+        return normalise_rows(mixed)
+
+    _VERSION = 4
 
     def state(self) -> dict[str, Any]:
         """What :meth:`__init__` needs to restore this index without rebuilding it (JSON-serialisable)."""
         vocab, data, indices, indptr = self._postings
-        return {"units": [[u.sentence.source_id, u.sentence.page, u.sentence.start, u.sentence.end, u.section,
-                           u.quotable, u.doc] for u in self.units],
+        return {"units": [[u.sentence.source_id, u.doc, [u.sentence.page, u.sentence.start, u.sentence.end,
+                                                         u.section, u.quotable, u.kind, u.sentence.context]]
+                          for u in self.units],
                 "terms": self.terms, "abbreviations": self.abbreviations,
                 "postings": {"vocab": vocab, "data": data.tolist(), "indices": indices.tolist(),
                              "indptr": indptr.tolist()}}
@@ -148,23 +195,32 @@ class Retriever:
     @classmethod
     def cached(cls, corpus: Corpus, folder: Path | None) -> Retriever:
         """Build once per set of texts: the researcher processes of one session share the index,
-        stored as JSON (not a pickle: a session folder may come from elsewhere)."""
+        stored as JSON (not a pickle: a session folder may come from elsewhere) and the embeddings
+        as ``.npy``."""
         if folder is None:
             return cls(corpus)
-        key = hashlib.sha256(repr((cls._VERSION, sorted((sid, d.source.get("content_sha256"))
-                                                           for sid, d in corpus.documents.items()))).encode())
+        model = embedder()
+        key = hashlib.sha256(repr((cls._VERSION, code_key(*_ANALYSIS_CODE), model.name if model else "",
+                                   sorted((sid, d.source.get("content_sha256"))
+                                          for sid, d in corpus.documents.items()))).encode())
         path = folder / f"retriever-{key.hexdigest()[:20]}.json"
+        matrix = path.with_suffix(".npy")
         try:
-            return cls(corpus, orjson.loads(path.read_bytes()))
+            vectors = np.load(matrix, allow_pickle=False) if model is not None else None
+            return cls(corpus, orjson.loads(path.read_bytes()), vectors)
         except Exception:  # missing or damaged: rebuild
             pass
         retriever = cls(corpus)
         folder.mkdir(parents=True, exist_ok=True)
+        if retriever.vectors is not None:
+            tmp_matrix = matrix.with_name(f".{matrix.stem}.{os.getpid()}.tmp.npy")
+            np.save(tmp_matrix, retriever.vectors, allow_pickle=False)
+            os.replace(tmp_matrix, matrix)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(orjson.dumps(retriever.state()))
         os.replace(tmp, path)  # concurrent builders write identical files; the last rename wins
-        for stale in folder.glob("retriever-*.json"):  # indexes of earlier graph states
-            if stale != path:
+        for stale in [*folder.glob("retriever-*.json"), *folder.glob("retriever-*.npy")]:  # earlier graph states
+            if stale not in (path, matrix):
                 stale.unlink(missing_ok=True)
         return retriever
 
@@ -222,23 +278,11 @@ class Retriever:
         return max(known) if known else self.max_idf  # a word no paper uses: the question is off-corpus
 
     # -- ranking ------------------------------------------------------------------------------
-    def search(self, question: str, limit: int = 8, context: str = "", only: set[str] | None = None,
-               exclude: set[str] | None = None, min_coverage: float = MIN_COVERAGE) -> list[Answer]:
-        """The best quotable sentences for ``question``, near-duplicates removed, best first.
-
-        ``context`` (the research query, for a sub-question) adds its terms at half weight;
-        ``exclude`` holds normalised sentences already quoted elsewhere.
-        """
-        if not self.units:
-            return []
-        kind = classify(question)
-        anchors = self.anchors_of(question)
-        about = {sid for sid, counts in self.anchors.items() if any(counts[a] >= 3 for a in anchors)}
-        if anchors and about:  # a question that names something is answered by the papers about it
-            only = about if only is None else only & about
+    def lexical_scores(self, question: str, context: str = "") -> tuple[np.ndarray, list[tuple[str, set[str]]],
+                                                                        dict[str, float]]:
+        """BM25 of every window for the expanded question (with feedback), its term groups and weights."""
         groups = self.expand(question)
         weights = {stem: self._weight(stem, alts) for stem, alts in groups}
-        total = sum(weights.values()) or 1.0
         score = np.zeros(len(self.units))
         for stem, alts in groups:
             score += weights[stem] * self._term_scores(stem)
@@ -247,22 +291,68 @@ class Retriever:
         for stem in analyze(context):
             if stem not in weights:
                 score += 0.3 * self.idf.get(stem, 0.0) * self._term_scores(stem)
-        score = self._feedback(score, weights)
+        return self._feedback(score, weights), groups, weights
+
+    def semantic_scores(self, question: str) -> np.ndarray | None:
+        """Cosine of every window's embedding with the question's, or None without the model."""
+        model = embedder()
+        if model is None or self.window_vectors is None:
+            return None
+        query = model.embed([question])[0]
+        return np.asarray(self.window_vectors @ query, dtype=float)
+
+    def search(self, question: str, limit: int = 8, context: str = "", only: set[str] | None = None,
+               exclude: set[str] | None = None, min_coverage: float = MIN_COVERAGE,
+               mode: str = "fused") -> list[Answer]:
+        """The best quotable units for ``question``, near-duplicates removed, best first.
+
+        Two rankings are fused by reciprocal rank: BM25 over the expanded question (the question's
+        own words, the papers' abbreviations, lay terms) and the cosine of static embeddings (the
+        reader's words for the same thing). A unit is a candidate when its window covers most of the
+        question's weighted terms, or when its meaning stands out from the rest of the corpus
+        (:data:`SEMANTIC_Z`) and it shares some of the question's terms; nothing passes for a question
+        the corpus does not address. ``context`` (the research query, for a sub-question) adds its
+        terms at low weight; ``exclude`` holds normalised sentences already quoted elsewhere;
+        ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
+        """
+        if not self.units:
+            return []
+        kind = classify(question)
+        anchors = self.anchors_of(question)
+        about = {sid for sid, counts in self.anchors.items() if any(counts[a] >= 3 for a in anchors)}
+        if anchors and about:  # a question that names something is answered by the papers about it
+            only = about if only is None else only & about
+        score, groups, weights = self.lexical_scores(question, context)
+        total = sum(weights.values()) or 1.0
+        sim = None if mode == "lexical" else self.semantic_scores(question)
+        if mode == "semantic" and sim is not None:
+            score = np.zeros(len(self.units))
         best = float(score.max()) or 1.0
-        ranked = np.argsort(-score, kind="stable")[:400]
+        pool = [int(i) for i in np.argsort(-score, kind="stable")[:POOL] if score[i] > 0]
+        lex_rank = {i: r for r, i in enumerate(pool)}
+        sem_rank: dict[int, int] = {}
+        if sim is not None:
+            sem_rank = {int(i): r for r, i in enumerate(np.argsort(-sim, kind="stable")[:POOL])}
+        top = float(sim.max()) if sim is not None else 0.0
         candidates: list[tuple[float, Answer]] = []
-        for i in ranked:
-            unit = self.units[int(i)]
-            if not unit.quotable or score[i] <= 0 or (only is not None and unit.sentence.source_id not in only):
+        for i in dict.fromkeys([*pool, *sem_rank]):
+            unit = self.units[i]
+            if not unit.quotable or (only is not None and unit.sentence.source_id not in only):
                 continue
             own, window = set(self.terms[i]), self.window_sets[i]
             cover_w = sum(w for s, alts in groups if (s in window or alts & window) for w in [weights[s]]) / total
-            if cover_w < min_coverage:
-                continue
             cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
-            if cover_s < MIN_OWN_COVERAGE:
-                continue  # its neighbours are on topic, the sentence itself says nothing of the question
+            lexical_ok = mode != "semantic" and cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE \
+                and (sim is None or top >= MIN_SIMILARITY)
+            semantic_ok = sim is not None and sim[i] >= max(SEMANTIC_SIMILARITY, top - SEMANTIC_BAND) \
+                and cover_w >= SEMANTIC_MIN_COVERAGE
+            if not (lexical_ok or semantic_ok):
+                continue  # neither its words nor its meaning answer the question
+            fused = 1.0 / (RRF_K + lex_rank.get(i, POOL)) + (1.0 / (RRF_K + sem_rank.get(i, POOL)) if sim is not None
+                                                            else 0.0)
             base = 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w
+            if sim is not None:
+                base = (1 - SEMANTIC_WEIGHT) * base + SEMANTIC_WEIGHT * RRF_K * fused / 2
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))

@@ -100,14 +100,22 @@ def line_key(line: str) -> str:
 
 @dataclass(frozen=True)
 class Sentence:
-    """A verbatim sentence of one page: ``page_text[start:end] == text``."""
+    """A verbatim sentence of one page: ``page_text[start:end] == text``; ``context`` is the lead-in or
+    table header a list item or table row needs to be understood (shown, never quoted)."""
 
     source_id: str
     page: int
     start: int
     end: int
     text: str
+    context: str = ""
 
     @property
     def flat(self) -> str:
         return normalize_ws(self.text)
+
+    @property
+    def statement(self) -> str:
+        """What a claim says: the quote, after its context when it has one ("Fleet: … 260 drones")."""
+        context = normalize_ws(self.context).rstrip(" :")
+        return f"{context}: \u2026 {self.flat}" if context else self.flat
