@@ -27,11 +27,16 @@ QUESTION_FILLER = frozenset(wordlist("""
     report reported describe describes main kind kinds type according get got make made give gives given
     say says said tell show shown shows known exactly paper papers study studies article articles doe does
     affect affects affected impact impacts influence influences relate relates interact interacts
+    latest recent current currently newest figure figures
 """))
 
 
+_BRITISH = re.compile(r"(?<=[a-z]{3})(is|ys)(e|ed|es|ing|ation|ations|er|ers)$")
+
+
 def stem_words(words: Iterable[str]) -> list[str]:
-    return list(_STEMMER.stemWords(list(words)))
+    """Snowball stems, British -ise/-yse spellings first made -ize/-yze ("realised" finds "realized")."""
+    return list(_STEMMER.stemWords([_BRITISH.sub(lambda m: m.group(1)[0] + "z" + m.group(2), w) for w in words]))
 
 
 _TERM_RE = re.compile(r"[^\W_]*[^\W\d_][^\W_]*|\d+(?:\.\d+)?")
@@ -84,7 +89,13 @@ LAY_TERMS: dict[str, tuple[str, ...]] = {
     "increase": ("rise", "elevate", "higher"), "improve": ("enhance", "increase"), "better": ("outperform", "improve"),
     "worse": ("underperform", "lower"), "cause": ("induce", "lead"), "stop": ("cease", "lapse", "end"),
     "exercise": ("physical", "activity"), "lab": ("laboratory",),
-    "staff": ("personnel", "workforce"),
+    "staff": ("personnel", "workforce", "employee"), "worker": ("employee", "staff", "personnel"),
+    "money": ("revenue", "income", "sales", "profit", "earnings"), "earn": ("revenue", "income", "profit"),
+    "sales": ("revenue",), "turnover": ("revenue", "sales"), "profit": ("income", "earnings"),
+    "firm": ("company", "business"), "business": ("company", "segment", "division"),
+    "unit": ("business", "division", "segment", "subsidiary"), "spin": ("separation", "spinoff", "divest"),
+    "price": ("cost", "fee", "charge"), "fee": ("price", "charge", "cost"),
+    "boss": ("ceo", "chief", "executive"), "head": ("chief", "director", "executive"),
 }
 _LAY_STEMS: dict[str, set[str]] = {}
 for _word, _targets in LAY_TERMS.items():

@@ -38,6 +38,7 @@ from agents.offline.selection import Answer, dedupe, is_broad, spread
 from agents.offline.semantic import embedder, normalise_rows
 from agents.offline.sentences import Sentence
 from agents.offline.units import document_units, quotable
+from agents.offline.vintage import asks_for_current, parse_date, vintages
 
 __all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
@@ -45,6 +46,8 @@ MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's 
 MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
 POOL = 400  # candidates taken from the top of each ranking
 RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
+OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
+RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
 SEMANTIC_WEIGHT = float(os.environ.get("CCONDUCTOR_SEMANTIC_WEIGHT", "0.3"))  # of the fused rank in a score
 #: Cosine of static embeddings (window vs question), calibrated on in-scope and out-of-scope questions
 #: (benchmarks/bench_retrieval.py): the best window of an answerable question scored 0.40 or more, of an
@@ -53,6 +56,7 @@ MIN_SIMILARITY = 0.3  # a question whose best window is below it is off-corpus, 
 SEMANTIC_SIMILARITY = 0.45  # at or above it (and near the best), a window answers in other words ...
 SEMANTIC_BAND = 0.12  # ... within this of the question's best window ...
 SEMANTIC_MIN_COVERAGE = 0.2  # ... with some of the question's terms around it
+_PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
 
@@ -160,6 +164,7 @@ class Retriever:
         self._scores: dict[str, np.ndarray] = {}
         self.anchors = self._anchor_counts()
         self.window_vectors = self._window_vectors()
+        self.vintages = vintages({sid: doc.source for sid, doc in corpus.documents.items()})
 
     @staticmethod
     def _unit(sid: str, row: list[Any], pages: tuple[str, ...], doc: int) -> _Unit:
@@ -334,6 +339,8 @@ class Retriever:
         if sim is not None:
             sem_rank = {int(i): r for r, i in enumerate(np.argsort(-sim, kind="stable")[:POOL])}
         top = float(sim.max()) if sim is not None else 0.0
+        periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
+        current = asks_for_current(question)
         candidates: list[tuple[float, Answer]] = []
         for i in dict.fromkeys([*pool, *sem_rank]):
             unit = self.units[i]
@@ -354,12 +361,42 @@ class Retriever:
             if sim is not None:
                 base = (1 - SEMANTIC_WEIGHT) * base + SEMANTIC_WEIGHT * RRF_K * fused / 2
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
+            if self._outdated_for(unit, periods):
+                value *= OUTDATED  # an archived copy or an older version: history, not the value in force
+            elif current:
+                value *= 1.0 - RECENCY * self._age(unit)  # "latest", or no period named: the newer statement
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
         answers = [a for _, a in candidates]
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
+
+    def _outdated_for(self, unit: _Unit, periods: set[str]) -> bool:
+        """A unit of a superseded or archived document, unless the question asks about its period."""
+        vintage = self.vintages.get(unit.sentence.source_id)
+        if vintage is None or not vintage.outdated:
+            return False
+        if not periods:
+            return True
+        title = str(self.corpus.documents[unit.sentence.source_id].source.get("title", ""))
+        said = f"{unit.sentence.context} {unit.sentence.text} {title}".casefold()
+        return not any(p in said for p in periods)
+
+    def _age(self, unit: _Unit) -> float:
+        """How old a unit's statement is among the corpus's dated documents: 0 (newest) to 1 (oldest).
+
+        A date the unit itself states ("As of September 30, 2025") counts before its document's date."""
+        dates = [v.date for v in self.vintages.values() if v.date is not None]
+        if len(dates) < 2:
+            return 0.0
+        vintage = self.vintages.get(unit.sentence.source_id)
+        when = parse_date(unit.sentence.text) or (vintage.date if vintage else None)
+        if when is None:
+            return 0.5
+        low, high = min(dates), max(dates)
+        span = (high - low).days or 1
+        return min(1.0, max(0.0, (high - when).days / span))
 
     def _feedback(self, score: np.ndarray, weights: dict[str, float]) -> np.ndarray:
         """Pseudo-relevance feedback: terms frequent in the 5 best windows and rare elsewhere, at low weight."""

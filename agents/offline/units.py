@@ -131,15 +131,15 @@ class _Page:
                                 else _number_sentence(text))
         start = a
         shown = [c for c in context if c.end <= a]
-        if ok and shown and (len(normalize_ws(text)) < MIN_QUOTE_CHARS or len(text.split()) < MIN_QUOTE_WORDS
-                             or kind == "row"):
+        if ok and shown and (len(normalize_ws(text)) < MIN_QUOTE_CHARS or len(text.split()) < MIN_QUOTE_WORDS):
             first = shown[0]
             if a - first.start <= MAX_CONTEXT_GAP and all(
                     _row_like(x.text) or x in shown for x in _lines(self.page, first.start, a)):
                 start = first.start  # header (or lead-in) and row are quoted together
                 shown = []
         quote = normalize_ws(self.page[start:b])
-        if len(quote) < MIN_QUOTE_CHARS or len(quote.split()) < MIN_QUOTE_WORDS:
+        if len(quote) < MIN_QUOTE_CHARS or len(quote.split()) < MIN_QUOTE_WORDS or (
+                kind == "sentence" and _heading(quote)):
             ok = False
         label = " ".join(normalize_ws(c.text) for c in shown)
         self.units.append(Unit(self.page_no, start, b, section, ok, kind, label))
@@ -150,15 +150,15 @@ class _Page:
             return
         rows = [line for line in lines if _row_like(line.text)]
         if len(rows) >= 2 and len(rows) >= 0.6 * len(lines):  # a table (or part of one): a unit per line
+            data = False
             for line in lines:
-                if _row_like(line.text):
-                    if not self.header:
-                        self.header = [line] if _fewer_numbers(line.text) else []
-                        if self.header:
-                            continue
-                    self.add(line.start, line.end, "row", self._context())
+                if not _row_like(line.text):
+                    self.header, data = [line], False  # a caption or heading inside the table block
+                elif not data and _fewer_numbers(line.text):
+                    self.header = [*self.header[-1:], line]  # the header row, after its caption
                 else:
-                    self.header = [line]  # a caption or header line inside the table block
+                    data = True
+                    self.add(line.start, line.end, "row", self._context())
             return
         text = self.page[lines[0].start : lines[-1].end]
         if self._items(lines):
@@ -194,6 +194,11 @@ class _Page:
 
     def _context(self) -> list[_Line]:
         return ([self.lead] if self.lead else []) + self.header
+
+
+def _heading(text: str) -> bool:
+    """A title or heading line ("Q3 2025 Business Update"): short, no verb-like ending, no value marker."""
+    return len(text.split()) <= 8 and not text.endswith((".", "!", "?")) and ":" not in text and "|" not in text
 
 
 def _fewer_numbers(line: str) -> bool:
