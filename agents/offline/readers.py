@@ -219,7 +219,7 @@ def _dated(fields: dict[str, Any], value: str) -> bool:
     if date is not None:
         fields["published"], fields["year"] = date.isoformat(), date.year
         return True
-    year = re.search(r"\b(?:19|20)\d{2}\b", value)
+    year = re.search(r"\b\d{4}\b", value)
     if year:
         fields["year"] = int(year.group())
     return year is not None

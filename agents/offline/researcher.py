@@ -207,7 +207,7 @@ def _produce(context: AgentContext) -> dict[str, int]:
         picks, read = select(corpus, question, context.task.query, depth, limit, used)
         local = _local(str(question.get("id") or "Q0"))
         claims += [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
-        if len(picks) < 2:
+        if len(picks) < 2 and not question.get("source_ids"):  # a paper that is about something else is no gap
             gaps.append(_gap(question, len(picks), len(corpus.documents)))
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
     entities, relationships = _entities(claims, corpus)

@@ -46,6 +46,7 @@ MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's 
 MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
 POOL = 400  # candidates taken from the top of each ranking
 RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
+RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
 SEMANTIC_WEIGHT = float(os.environ.get("CCONDUCTOR_SEMANTIC_WEIGHT", "0.3"))  # of the fused rank in a score
@@ -367,10 +368,26 @@ class Retriever:
                 value *= 1.0 - RECENCY * self._age(unit)  # "latest", or no period named: the newer statement
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
+        if kind.yes_no and candidates:
+            candidates = self._with_results(candidates)
         answers = [a for _, a in candidates]
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
+
+    def _with_results(self, candidates: list[tuple[float, Answer]]) -> list[tuple[float, Answer]]:
+        """A yes/no question is answered by what the best-matching study found: its results sentences
+        join the candidates just below the best one (in reading order), whatever words they use."""
+        best_value, best = candidates[0]
+        have = {(a.sentence.source_id, a.sentence.page, a.sentence.start) for _, a in candidates}
+        extra: list[tuple[float, Answer]] = []
+        for unit in self.units:
+            s = unit.sentence
+            if s.source_id == best.sentence.source_id and unit.section == "results" and unit.quotable and \
+                    (s.source_id, s.page, s.start) not in have:
+                value = best_value * (0.97 - 0.01 * len(extra))
+                extra.append((value, Answer(s, round(value, 6), best.coverage, unit.section)))
+        return sorted([*candidates, *extra[:RESULTS_ADDED]], key=lambda c: -c[0])
 
     def _outdated_for(self, unit: _Unit, periods: set[str]) -> bool:
         """A unit of a superseded or archived document, unless the question asks about its period."""

@@ -36,6 +36,16 @@ MAX_CONTEXT_GAP = 600  # a row is quoted with its header only when they are this
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022\u25aa\u25e6\u2013]|\d{1,2}[.)]|[a-z][.)])\s+")
 _NUMBER = re.compile(r"(?<![\w.])[-+$\u20ac\u00a3(]?\d[\d,.]*%?\)?")
 _WORD = re.compile(r"[^\W\d_]{3,}")
+_RUN_IN_KINDS = {
+    "introduction": ("background", "objective", "objectives", "aim", "aims", "purpose", "introduction", "context",
+                     "background and objectives", "summary of background data", "rationale", "hypothesis"),
+    "methods": ("methods", "method", "materials and methods", "design", "setting", "participants", "patients",
+                "interventions", "study design", "measurements", "main outcome measures", "case description"),
+    "results": ("results", "findings", "result"),
+    "conclusion": ("conclusion", "conclusions", "interpretation", "discussion"),
+}
+_RUN_IN = re.compile(r"(?i)^\s*(" + "|".join(sorted({w for ws in _RUN_IN_KINDS.values() for w in ws}, key=len,
+                                                     reverse=True)) + r")\s*:")
 _LABELLED = re.compile(r"^[^:|]{2,60}:\s+\S")
 
 
@@ -116,6 +126,7 @@ class _Page:
     def __init__(self, page_no: int, page: str, section_at: object, skip: object) -> None:
         self.page_no, self.page = page_no, page
         self.section_at, self.skip = section_at, skip
+        self.label = ""  # the run-in label of a structured abstract in force ("RESULTS:")
         self.lead: _Line | None = None  # "... as follows:" / "Key figures:"
         self.header: list[_Line] = []  # caption and header row of the table being read
         self.units: list[Unit] = []
@@ -125,6 +136,11 @@ class _Page:
     def add(self, a: int, b: int, kind: str, context: list[_Line]) -> None:
         section = self.section_at(self.page_no, a)  # type: ignore[operator]
         text = self.page[a:b]
+        run_in = _RUN_IN.match(text)
+        if run_in:
+            self.label = next(kind for kind, words in _RUN_IN_KINDS.items() if run_in.group(1).casefold() in words)
+        if self.label and section in ("abstract", "front"):
+            section = self.label  # "RESULTS: ..." of a structured abstract is its results
         if section in SKIPPED_SECTIONS or self.skip(self.page_no, a, text) or len(tokens(text)) < 2:  # type: ignore[operator]
             return
         ok = quotable(text) or (statement_line(text) if kind != "sentence" or "\n" not in text.strip()
