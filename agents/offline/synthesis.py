@@ -9,6 +9,7 @@ fact-checkers' assessed confidence when there is one, else the researcher's own.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +19,9 @@ from rapidfuzz import fuzz
 from agents.offline.corpus import plan_questions
 from agents.offline.retry_repair import complete_retry
 from agents.offline.sentences import terms
+from agents.offline.stance import MIXED, NO, UNCLEAR, YES, decide, is_yes_no
 from agents.offline.text import normalize_ws
+from agents.offline.vintage import Vintage, asks_for_current, vintages
 from agents.runtime import AgentContext
 from orchestrator.session.atomic import dumps_pretty
 
@@ -42,6 +45,11 @@ _KINDS = (
     ("conclusion", ("conclusion", "discussion", "outlook")),
     ("introduction", ("introduction", "background", "overview", "context", "scope")),
 )
+
+
+#: How a yes/no question's answer opens, by the decision on its quoted evidence (agents/offline/stance.py).
+_DECISION = {YES: "Yes.", NO: "No.", MIXED: "The evidence is mixed.",
+             UNCLEAR: "The quoted evidence does not settle it either way."}
 
 
 def kind_of(heading: str) -> str:
@@ -121,10 +129,12 @@ class Synthesis:
         return findings
 
     def gaps(self) -> list[Item]:
+        """Sub-questions still open, each once: one a researcher already reported as a gap is not repeated."""
         gaps = []
         questions = {q["id"]: q for q in self.questions}
+        reported = {str(g.get("sub_question_id")) for g in self.graph.get("gaps") or () if isinstance(g, dict)}
         for entry in self.coverage:
-            if entry["status"] == "covered":
+            if entry["status"] == "covered" or entry["sub_question_id"] in reported:
                 continue
             question = questions[entry["sub_question_id"]]
             text = str(question.get("question"))
@@ -202,29 +212,78 @@ class Synthesis:
         return out
 
     def _answer(self, heading: str) -> list[str]:
-        cited = self.cite(self.answer_claims(), limit=5, fresh=True)
-        if cited:
-            return [cited]
-        return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question; "
-                "the gaps below say what was searched for."]
+        """The direct answer first: for a yes/no question its decision, then the quoted evidence; a value from
+        an archived or superseded document after the current one, and said to be outdated."""
+        claims = self.answer_claims()
+        vintage = vintages(self.sources)
+
+        def outdated(claim: Item) -> bool:
+            found = vintage.get(_source_of(claim))
+            return bool(found and found.outdated)
+
+        current = [c for c in claims if not outdated(c)]
+        older = [c for c in claims if outdated(c)]
+        if asks_for_current(self.query):  # the same figure stated by an older document is history too
+            current, earlier = self._newest_first(current, vintage)
+            older = earlier + older
+        cited = self.cite(current, limit=5, fresh=True)
+        if not cited and not older:
+            return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question."]
+        lead = ""
+        if is_yes_no(self.query) and current:
+            decision = decide(self.query, [c["statement"] for c in current])
+            lead = _DECISION[decision]
+        out = [f"{lead} {cited}".strip()] if cited else []
+        for claim in older[:2]:
+            quote = self.cite([claim], limit=1, fresh=True)
+            if not quote:
+                continue
+            found = vintage[_source_of(claim)]
+            source = self.sources.get(_source_of(claim), {})
+            newer = self.sources.get(found.superseded_by or "", {})
+            when = f", dated {found.date.isoformat()}" if found.date else ""
+            why = (f"superseded by \u201c{newer.get('title')}\u201d" if newer else "an archived copy"
+                   if found.archived else "a newer document states the figure above")
+            out.append(f"Outdated, not the current value (\u201c{source.get('title', '')}\u201d{when}, {why}): "
+                       + quote)
+        return out
+
+    def _newest_first(self, claims: list[Item], vintage: dict[str, Vintage]) -> tuple[list[Item], list[Item]]:
+        """Split off claims that state the same kind of figure as a claim of a newer document."""
+        def date(claim: Item) -> dt.date | None:
+            found = vintage.get(_source_of(claim))
+            return found.date if found else None
+
+        keep: list[Item] = []
+        earlier: list[Item] = []
+        for claim in claims:
+            figure = terms(claim["statement"])
+            newer = [k for k in claims if k is not claim and date(k) and date(claim) and date(k) > date(claim)  # type: ignore[operator]
+                     and _has_number(k["statement"]) and _has_number(claim["statement"])
+                     and len(figure & terms(k["statement"])) >= 2]
+            (earlier if newer else keep).append(claim)
+        return keep, earlier
 
     def _summary(self, heading: str) -> list[str]:
         sources = {_source_of(c) for c in self.verified}
-        overview = (f"This report answers \u201c{self.query}\u201d from {len(self.sources)} ingested source(s), "
-                    f"quoting {len(sources)} of them; {self.covered()} of {len(self.coverage)} sub-question(s) are "
-                    "covered by verified evidence.")
+        overview = (f"From {len(self.sources)} ingested source(s), this report quotes {len(sources)}; "
+                    f"{self.covered()} of {len(self.coverage)} sub-question(s) are covered by verified evidence.")
         return [overview]  # the Answer above quotes the best sentences; Key Findings the rest
 
     def _introduction(self, heading: str) -> list[str]:
-        listed = "; ".join(f"{q['id'].rpartition(':')[2]}: {q.get('question')}" for q in self.questions)
-        intro = f"This report addresses the question \u201c{self.query}\u201d."
-        if listed:
-            intro += f" It is organised around {len(self.questions)} sub-questions ({listed})."
-        return [intro]
+        parts = [str(q.get("question")) for q in self.questions[1:]]
+        if not parts:
+            return []  # a simple question: the title says it, the answer follows
+        return [f"The question has {len(parts)} part(s), answered in turn below: " + "; ".join(parts)]
 
     def _findings(self, heading: str) -> list[str]:
-        cited = [(q, self.cite(self.by_question[q["id"]], PER_QUESTION, fresh=True)) for q in self.questions]
-        return [f"{q.get('question')} {text}" for q, text in cited if text]
+        """Further evidence per sub-question; the query itself is never repeated (it is the title)."""
+        out = []
+        for number, question in enumerate(self.questions):
+            text = self.cite(self.by_question[question["id"]], PER_QUESTION, fresh=True)
+            if text:
+                out.append(text if number == 0 else f"On \u201c{question.get('question')}\u201d: {text}")
+        return out
 
     def _evidence(self, heading: str) -> list[str]:
         by_source: dict[str, list[Item]] = {}
@@ -241,8 +300,10 @@ class Synthesis:
 
     def _gaps(self, heading: str) -> list[str]:
         questions = {q["id"]: q for q in self.questions}
-        out = [f"{'No verified' if e['status'] == 'missing' else 'Only partial'} evidence was found for: "
-               f"{questions[e['sub_question_id']].get('question')}"
+        first = self.questions[0]["id"] if self.questions else ""
+        out = [(f"{'No verified' if e['status'] == 'missing' else 'Only partial'} evidence was found for "
+                + ("the question itself." if e["sub_question_id"] == first
+                   else f"the part \u201c{questions[e['sub_question_id']].get('question')}\u201d."))
                for e in self.coverage if e["status"] != "covered"]
         claims = {c["id"]: c for c in self.verified}
         for item in self.graph.get("contradictions") or ():
@@ -282,6 +343,10 @@ class Synthesis:
         wanted = terms(heading)
         matching = [c for c in self.verified if wanted & terms(c["statement"])]
         return [self.cite(matching or self.verified, fresh=True)]
+
+
+def _has_number(text: str) -> bool:
+    return re.search(r"\d", text) is not None
 
 
 def _source_of(claim: Item) -> str:
