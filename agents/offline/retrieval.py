@@ -38,7 +38,7 @@ from agents.offline.selection import Answer, dedupe, is_broad, spread
 from agents.offline.semantic import embedder, normalise_rows
 from agents.offline.sentences import Sentence
 from agents.offline.units import document_units, quotable
-from agents.offline.vintage import asks_for_current, parse_date, vintages
+from agents.offline.vintage import asks_for_current, names_current, parse_date, period_end, vintages
 
 __all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
@@ -342,6 +342,7 @@ class Retriever:
         top = float(sim.max()) if sim is not None else 0.0
         periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
         current = asks_for_current(question)
+        explicit = current and names_current(question)
         candidates: list[tuple[float, Answer]] = []
         for i in dict.fromkeys([*pool, *sem_rank]):
             unit = self.units[i]
@@ -365,7 +366,8 @@ class Retriever:
             if self._outdated_for(unit, periods):
                 value *= OUTDATED  # an archived copy or an older version: history, not the value in force
             elif current:
-                value *= 1.0 - RECENCY * self._age(unit)  # "latest", or no period named: the newer statement
+                # "latest", or no period named: the newer statement
+                value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self._age(unit)
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
         if kind.yes_no and candidates:
@@ -408,7 +410,7 @@ class Retriever:
         if len(dates) < 2:
             return 0.0
         vintage = self.vintages.get(unit.sentence.source_id)
-        when = parse_date(unit.sentence.text) or (vintage.date if vintage else None)
+        when = parse_date(unit.sentence.text) or period_end(unit.sentence.text) or (vintage.date if vintage else None)
         if when is None:
             return 0.5
         low, high = min(dates), max(dates)

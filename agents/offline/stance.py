@@ -63,21 +63,20 @@ def _signals(sentence: str) -> tuple[int, int, int]:
 
 def decide(question: str, sentences: Iterable[str]) -> str:
     """``yes``, ``no``, ``mixed`` (signals both ways) or ``unclear`` (no signal) for a yes/no question."""
-    positive = negative = 0.0
+    positive = negative = 0.0  # each sentence votes once, the first ones (the best matches) a little more
     hedge = 0
-    for weight, sentence in zip((1.5, 1.2, 1.0, 1.0, 1.0), sentences, strict=False):
+    for weight, sentence in zip((1.5, 1.2, 1.0, 1.0, 1.0, 1.0), sentences, strict=False):
         p, n, h = _signals(sentence)
         if n:  # a sentence reporting no effect says "no" however many numbers it also gives
-            negative += weight * n
-            positive += weight * 0.3 * p
-        else:
-            positive += weight * min(p, 3)
+            negative += weight
+        elif p:
+            positive += weight
         hedge += h
     if positive == 0 and negative == 0:
         return UNCLEAR
-    if hedge >= 2 and abs(positive - negative) < 2:
+    if hedge >= 2 and abs(positive - negative) < 1.5:
         return MIXED
-    if negative >= 0.8 * positive and positive >= 0.8 * negative:
+    if min(positive, negative) >= 0.6 * max(positive, negative):
         return MIXED
     answer = YES if positive > negative else NO
     if _QUESTION_NEGATIVE.search(question):  # "Is X unnecessary?" answered by "X improved Y" is "no"

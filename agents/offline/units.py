@@ -143,7 +143,8 @@ class _Page:
             section = self.label  # "RESULTS: ..." of a structured abstract is its results
         if section in SKIPPED_SECTIONS or self.skip(self.page_no, a, text) or len(tokens(text)) < 2:  # type: ignore[operator]
             return
-        ok = quotable(text) or (statement_line(text) if kind != "sentence" or "\n" not in text.strip()
+        said = " ".join([*(c.text for c in context), text]) if kind != "sentence" else text
+        ok = quotable(text) or (statement_line(said) if kind != "sentence" or "\n" not in text.strip()
                                 else _number_sentence(text))
         start = a
         shown = [c for c in context if c.end <= a]
@@ -166,14 +167,14 @@ class _Page:
             return
         rows = [line for line in lines if _row_like(line.text)]
         if len(rows) >= 2 and len(rows) >= 0.6 * len(lines):  # a table (or part of one): a unit per line
-            data = False
+            seen = False
             for line in lines:
                 if not _row_like(line.text):
-                    self.header, data = [line], False  # a caption or heading inside the table block
-                elif not data and _fewer_numbers(line.text):
-                    self.header = [*self.header[-1:], line]  # the header row, after its caption
+                    self.header, seen = [line], False  # a caption or heading inside the table block
+                elif not seen and _fewer_numbers(line.text):
+                    self.header, seen = [*self.header[-1:], line], True  # the header row, after its caption
                 else:
-                    data = True
+                    seen = True
                     self.add(line.start, line.end, "row", self._context())
             return
         text = self.page[lines[0].start : lines[-1].end]
@@ -220,7 +221,7 @@ def _heading(text: str) -> bool:
 def _fewer_numbers(line: str) -> bool:
     """A header row: cells of words (or years) rather than measured values."""
     numbers = [n for n in _NUMBER.findall(line) if not re.fullmatch(r"\(?(?:19|20)\d\d\)?", n)]
-    return len(numbers) <= 1
+    return not numbers
 
 
 def _number_sentence(text: str) -> bool:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-__all__ = ["Vintage", "asks_for_current", "names_period", "parse_date", "stated_date", "vintages"]
+__all__ = ["Vintage", "asks_for_current", "names_current", "names_period", "parse_date", "period_end", "stated_date",
+           "vintages"]
 
 _MONTHS = {m: n for n, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                        "september", "october", "november", "december"), start=1)}
@@ -131,6 +132,24 @@ def vintages(sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Vintage]:
 def names_period(question: str) -> bool:
     """The question names a period ("in 2023", "Q3 2024", "in March"): older documents may answer it."""
     return _PERIOD.search(question) is not None
+
+
+def names_current(question: str) -> bool:
+    """The question says it wants the newest value ("latest", "most recent", "current", "as of")."""
+    return _CURRENT.search(question) is not None
+
+
+_QUARTER = re.compile(r"(?i)\b(?:q([1-4])|(first|second|third|fourth) quarter)(?: of)?\s*((?:19|20)\d\d)\b")
+
+
+def period_end(text: str) -> dt.date | None:
+    """The end of the latest quarter a text names ("Q3 2024", "third quarter of 2025"), or None."""
+    ends = []
+    for m in _QUARTER.finditer(text):
+        quarter = int(m.group(1)) if m.group(1) else ("first", "second", "third", "fourth").index(
+            m.group(2).casefold()) + 1
+        ends.append(dt.date(int(m.group(3)), 3 * quarter, 28))
+    return max(ends) if ends else None
 
 
 def asks_for_current(question: str) -> bool:
