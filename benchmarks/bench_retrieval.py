@@ -46,6 +46,18 @@ def _flat(text: str) -> str:
     return " ".join(text.replace("\u2019", "'").split()).casefold()
 
 
+def _same(unit: str, evidence: str, answer: str = "") -> bool:
+    """The unit is the evidence sentence (or holds it, or is most of it: cut differently, same words), or
+    states the answer itself (a short answer phrase, verbatim)."""
+    a, b = _flat(unit), _flat(evidence)
+    if answer and len(answer.split()) <= 4 and _flat(answer) in a:
+        return True
+    if a in b or b in a:
+        return True
+    words_a, words_b = set(a.split()), set(b.split())
+    return len(words_a & words_b) >= 0.6 * len(words_b)
+
+
 def _corpus(folder: Path) -> tuple[Retriever, dict[str, str], float]:
     started = time.perf_counter()
     docs = ingest_dirs([folder]).documents
@@ -105,6 +117,25 @@ def main() -> None:
                   f"{results}/30, decision agrees with the experts {agree}/30 "
                   f"({', '.join(f'{e}->{g} {n}' for (e, g), n in sorted(matrix.items()))}); "
                   f"out-of-scope {declined}/{len(off)} declined")
+        blind = _lines(EVAL / "blind" / "paraphrased.jsonl")
+        blind_off = _lines(EVAL / "blind" / "paraphrased-out-of-scope.jsonl")
+        for parity in ("odd", "even"):
+            picked = [q for q in blind if (int(q["id"][1:]) % 2 == 1) == (parity == "odd")]
+            hits: dict[str, list[int]] = {}
+            for q in picked:
+                found = papers.search(q["question"], limit=args.k, mode=mode)
+                ok = any(paper_names[a.sentence.source_id] == q["paper"] and _same(a.sentence.flat, q["evidence"], q["answer"])
+                         for a in found)
+                hits.setdefault(q["kind"], [0, 0])[0] += ok
+                hits[q["kind"]][1] += 1
+                if args.verbose and not ok and parity == "odd":
+                    print(f"  {mode} blind miss {q['id']} {q['question']}")
+            off_picked = [q for q in blind_off if (int(q["id"][1:]) % 2 == 1) == (parity == "odd")]
+            declined = sum(not papers.search(q["question"], limit=args.k, mode=mode) for q in off_picked)
+            total = sum(h for h, _ in hits.values())
+            print(f"{'':>8} blind paraphrases, {parity} ids: evidence sentence in the top {args.k} {total}/{len(picked)} "
+                  f"({', '.join(f'{k} {h}/{n}' for k, (h, n) in sorted(hits.items()))}); out-of-scope "
+                  f"{declined}/{len(off_picked)} declined")
         right = outdated = 0
         company_qs = _lines(ROOT / "tests" / "data" / "company-questions.jsonl")
         for q in company_qs:

@@ -101,4 +101,4 @@ def test_yes_no_decisions_follow_the_evidence() -> None:
     assert decide("Is X associated with Y?", ["X was significantly associated with Y (p<0.01)."]) == YES
     assert decide("Does X reduce Y?", ["There was no significant difference in Y between the groups."]) == NO
     assert decide("Does X reduce Y?", ["Y was significantly reduced in men.",
-                                       "No significant difference was found in women."]) == MIXED
+                                       "Y was not significantly reduced in women."]) == MIXED

@@ -46,17 +46,20 @@ MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's 
 MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
 POOL = 400  # candidates taken from the top of each ranking
 RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
+RRF_SEMANTIC = 1.0  # weight of the semantic ranking in the fusion (the lexical one weighs 1)
 RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
+STRUCTURED_PENALTY = 0.08
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
-SEMANTIC_WEIGHT = float(os.environ.get("CCONDUCTOR_SEMANTIC_WEIGHT", "0.3"))  # of the fused rank in a score
+SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
 #: Cosine of static embeddings (window vs question), calibrated on in-scope and out-of-scope questions
 #: (benchmarks/bench_retrieval.py): the best window of an answerable question scored 0.40 or more, of an
 #: out-of-scope one 0.33 or less (one outlier: 0.43).
 MIN_SIMILARITY = 0.3  # a question whose best window is below it is off-corpus, whatever words match
-SEMANTIC_SIMILARITY = 0.45  # at or above it (and near the best), a window answers in other words ...
-SEMANTIC_BAND = 0.12  # ... within this of the question's best window ...
-SEMANTIC_MIN_COVERAGE = 0.2  # ... with some of the question's terms around it
+SEMANTIC_SIMILARITY = 0.38  # when the best window is at or above it, a window answers in other words ...
+SEMANTIC_BAND = 0.2  # ... within this of the question's best window ...
+SEMANTIC_TOP = POOL  # ... among the question's closest windows ...
+SEMANTIC_MIN_COVERAGE = 0.1  # ... with some of the question's terms around it
 _PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
@@ -353,16 +356,18 @@ class Retriever:
             cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
             lexical_ok = mode != "semantic" and cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE \
                 and (sim is None or top >= MIN_SIMILARITY)
-            semantic_ok = sim is not None and sim[i] >= max(SEMANTIC_SIMILARITY, top - SEMANTIC_BAND) \
-                and cover_w >= SEMANTIC_MIN_COVERAGE
+            semantic_ok = sim is not None and top >= SEMANTIC_SIMILARITY and sem_rank.get(i, POOL) < SEMANTIC_TOP \
+                and sim[i] >= top - SEMANTIC_BAND and cover_w >= SEMANTIC_MIN_COVERAGE
             if not (lexical_ok or semantic_ok):
                 continue  # neither its words nor its meaning answer the question
-            fused = 1.0 / (RRF_K + lex_rank.get(i, POOL)) + (1.0 / (RRF_K + sem_rank.get(i, POOL)) if sim is not None
-                                                            else 0.0)
+            fused = (1.0 / (RRF_K + lex_rank.get(i, POOL)) + (
+                RRF_SEMANTIC / (RRF_K + sem_rank.get(i, POOL)) if sim is not None else 0.0)) / (1 + RRF_SEMANTIC)
             base = 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w
             if sim is not None:
-                base = (1 - SEMANTIC_WEIGHT) * base + SEMANTIC_WEIGHT * RRF_K * fused / 2
+                base = (1 - SEMANTIC_WEIGHT) * base + SEMANTIC_WEIGHT * RRF_K * fused
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
+            if unit.kind != "sentence" and not kind.numeric:
+                value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
             if self._outdated_for(unit, periods):
                 value *= OUTDATED  # an archived copy or an older version: history, not the value in force
             elif current:

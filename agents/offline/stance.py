@@ -28,6 +28,9 @@ _NEGATIVE = [re.compile(p, re.I) for p in (
     r"\bsimilar (?:in|between|to|across)\b", r"\bcomparable\b", r"\bunchanged\b", r"\bnot (?:associated|related|"
     r"correlated|detected|found|observed|useful|necessary|required)\b", r"\bneither\b", r"\bnone of\b",
     r"\bp\s*[>=≥]\s*0?\.0*[5-9]", r"\bns\b", r"\binsignificant\b", r"\bno longer\b",
+    r"\bno\b[^.;]{0,80}\b(?:was|were|could be|has been|have been) (?:detected|found|observed|identified|seen)\b",
+    r"\bnot (?:greatly|significantly|substantially|materially) (?:affected|changed|different|improved|reduced)\b",
+    r"\b(?:did|does|do) not differ\b", r"\bno (?:additional|added|further) (?:benefit|value|cancers?|findings?)\b",
 )]
 _POSITIVE = [re.compile(p, re.I) for p in (
     r"(?<!not )(?<!no )\bsignificant(?:ly)?\b", r"\bp\s*[<≤]\s*0?\.0*[0-5]\d*", r"\b(?:was|were|is|are) "
@@ -43,6 +46,14 @@ _HEDGE = re.compile(r"(?i)\b(?:may|might|possibly|potentially|trend(?:ed)? towar
                     r"did not reach|approached significance)\b")
 _QUESTION_NEGATIVE = re.compile(r"(?i)\b(?:not|no|never|un(?:necessary|safe|related|useful)|without|"
                                 r"lack of|fail(?:s|ed)? to)\b")
+
+
+def _terms(text: str) -> set[str]:
+    return {w[:6] for w in re.findall(r"[a-z][a-z-]{3,}", text.casefold())} - _COMMON
+
+
+_COMMON = frozenset({"with", "that", "this", "there", "their", "than", "from", "have", "does", "were", "which",
+                     "patients", "study", "group", "groups", "results", "between", "after", "before", "during"})
 
 
 def is_yes_no(question: str) -> bool:
@@ -63,10 +74,12 @@ def _signals(sentence: str) -> tuple[int, int, int]:
 
 def decide(question: str, sentences: Iterable[str]) -> str:
     """``yes``, ``no``, ``mixed`` (signals both ways) or ``unclear`` (no signal) for a yes/no question."""
-    positive = negative = 0.0  # each sentence votes once, the first ones (the best matches) a little more
+    positive = negative = 0.0  # each sentence votes once: the first ones and those about the question more
     hedge = 0
+    asked = _terms(question)
     for weight, sentence in zip((1.5, 1.2, 1.0, 1.0, 1.0, 1.0), sentences, strict=False):
         p, n, h = _signals(sentence)
+        weight *= 0.5 + (len(asked & _terms(sentence)) / len(asked) if asked else 0.5)
         if n:  # a sentence reporting no effect says "no" however many numbers it also gives
             negative += weight
         elif p:
@@ -76,7 +89,7 @@ def decide(question: str, sentences: Iterable[str]) -> str:
         return UNCLEAR
     if hedge >= 2 and abs(positive - negative) < 1.5:
         return MIXED
-    if min(positive, negative) >= 0.6 * max(positive, negative):
+    if min(positive, negative) >= 0.75 * max(positive, negative):
         return MIXED
     answer = YES if positive > negative else NO
     if _QUESTION_NEGATIVE.search(question):  # "Is X unnecessary?" answered by "X improved Y" is "no"

@@ -46,6 +46,7 @@ _RUN_IN_KINDS = {
 }
 _RUN_IN = re.compile(r"(?i)^\s*(" + "|".join(sorted({w for ws in _RUN_IN_KINDS.values() for w in ws}, key=len,
                                                      reverse=True)) + r")\s*:")
+_INDEX_LINE = re.compile(r"(?i)^(?:key ?words|index terms|abbreviations|subject areas?|mesh terms)\b")
 _LABELLED = re.compile(r"^[^:|]{2,60}:\s+\S")
 
 
@@ -78,7 +79,7 @@ def statement_line(text: str) -> bool:
     flat = normalize_ws(_BULLET.sub("", text))
     if not 8 <= len(flat) <= 450 or len(_WORD.findall(flat)) < 1:
         return False
-    if _CAPTION_RE.match(flat) or _BOILERPLATE_RE.search(flat) or reference_like(flat):
+    if _CAPTION_RE.match(flat) or _BOILERPLATE_RE.search(flat) or reference_like(flat) or _INDEX_LINE.match(flat):
         return False
     has_value = bool(_NUMBER.search(flat)) or re.search(r"\w:\s+\S", flat) is not None or "|" in flat
     if not has_value:  # a plain list item: it must say something
