@@ -124,8 +124,8 @@ def main() -> None:
             hits: dict[str, list[int]] = {}
             for q in picked:
                 found = papers.search(q["question"], limit=args.k, mode=mode)
-                ok = any(paper_names[a.sentence.source_id] == q["paper"] and _same(a.sentence.flat, q["evidence"], q["answer"])
-                         for a in found)
+                ok = any(paper_names[a.sentence.source_id] == q["paper"]
+                         and _same(a.sentence.flat, q["evidence"], q["answer"]) for a in found)
                 hits.setdefault(q["kind"], [0, 0])[0] += ok
                 hits[q["kind"]][1] += 1
                 if args.verbose and not ok and parity == "odd":
@@ -133,7 +133,7 @@ def main() -> None:
             off_picked = [q for q in blind_off if (int(q["id"][1:]) % 2 == 1) == (parity == "odd")]
             declined = sum(not papers.search(q["question"], limit=args.k, mode=mode) for q in off_picked)
             total = sum(h for h, _ in hits.values())
-            print(f"{'':>8} blind paraphrases, {parity} ids: evidence sentence in the top {args.k} {total}/{len(picked)} "
+            print(f"{'':>8} blind paraphrases, {parity} ids: evidence in the top {args.k} {total}/{len(picked)} "
                   f"({', '.join(f'{k} {h}/{n}' for k, (h, n) in sorted(hits.items()))}); out-of-scope "
                   f"{declined}/{len(off_picked)} declined")
         right = outdated = 0
