@@ -24,7 +24,7 @@ from agents.offline.sentences import Sentence, stem
 from agents.offline.text import normalize_ws, sentence_spans, wordlist
 from agents.runtime import AgentContext
 
-__all__ = ["Pick", "fix_claim", "run", "select"]
+__all__ = ["Pick", "claim_record", "fix_claim", "run", "select"]
 
 Items = list[dict[str, Any]]
 
@@ -85,7 +85,7 @@ def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, lim
     return picks, len(answers)
 
 
-def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str) -> dict[str, Any]:
+def claim_record(pick: Pick, question: dict[str, Any] | None, number: int, local: str) -> dict[str, Any]:
     sentence = pick.sentence
     facet = str((question or {}).get("facet") or "finding")
     claim: dict[str, Any] = {
@@ -206,7 +206,7 @@ def _produce(context: AgentContext) -> dict[str, int]:
     for question in _questions(context, graph):
         picks, read = select(corpus, question, context.task.query, depth, limit, used)
         local = _local(str(question.get("id") or "Q0"))
-        claims += [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
+        claims += [claim_record(p, question, n, local) for n, p in enumerate(picks, start=1)]
         if len(picks) < 2 and not question.get("source_ids"):  # a paper that is about something else is no gap
             gaps.append(_gap(question, len(picks), len(corpus.documents)))
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
