@@ -4,19 +4,22 @@ A question rarely uses the paper's words: "kidney failure" for "renal insufficie
 "end-stage renal disease", "rehab" for "rehabilitation". Three generic mechanisms bridge that gap
 without knowing the questions: abbreviations the documents define ("end-stage renal disease
 (ESRD)"), a small map of lay words to the technical vocabulary papers use, and stems of the
-corpus vocabulary that start with a query stem. Pseudo-relevance feedback lives in retrieval.
+corpus vocabulary that start with a query stem; and pseudo-relevance feedback from the best windows.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
+import numpy as np
 import Stemmer
 
 from agents.offline.text import STOPWORDS, wordlist
 
-__all__ = ["LAY_TERMS", "QUESTION_FILLER", "analyze", "find_abbreviations", "lay_expansions", "question_terms",
+__all__ = ["LAY_TERMS", "QUESTION_FILLER", "analyze", "feedback", "find_abbreviations", "lay_expansions",
+           "question_terms",
            "stem_words", "terms_of"]
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -162,3 +165,18 @@ def question_terms(question: str) -> list[str]:
     """A question's content words (no stopwords, no question filler), as written."""
     return [w for w in terms_of(question) if w not in STOPWORDS and w not in QUESTION_FILLER
             and (len(w) > 1 or w.isdigit())]
+
+
+def feedback(score: np.ndarray, weights: dict[str, float], windows: list[set[str]], idf: dict[str, float],
+             term_scores: Callable[[str], np.ndarray]) -> np.ndarray:
+    """Pseudo-relevance feedback: terms frequent in the 5 best windows and rare elsewhere, at low weight."""
+    top = [int(i) for i in np.argsort(-score, kind="stable")[:5] if score[i] > 0]
+    if not top:
+        return score
+    counts: Counter[str] = Counter(t for i in top for t in windows[i])
+    extra = sorted(((c * idf[t], t) for t, c in counts.items()
+                    if t not in weights and c >= 2 and not t.isdigit()), reverse=True)[:6]
+    mean = sum(weights.values()) / max(1, len(weights))
+    for value, term in extra:
+        score = score + 0.15 * mean * term_scores(term) * min(1.0, value / (5 * mean or 1.0))
+    return score

@@ -1,12 +1,11 @@
-"""Answer retrieval: BM25 (bm25s, Snowball stems) over sentence windows, with expansion and answer typing.
+"""Answer retrieval: BM25 and static embeddings over candidate units, fused, with expansion and answer typing.
 
-Every sentence of every paper outside its reference list and back matter is a unit; it is indexed
-with its neighbours (a three-sentence window), because the sentence that answers often leaves its
-subject to the previous one. A query is expanded from the corpus (defined abbreviations, lay terms,
-word families) and by pseudo-relevance feedback, and each query term is weighted. A sentence's score
-mixes the window's BM25, how much of the question the sentence and its window cover, its section
-and the answer kind the question wants (:mod:`agents.offline.qtype`). Only sentences whose window
-covers most of the question are returned, so an out-of-scope question gets nothing to cite.
+Units (sentences, list items, table rows: :mod:`agents.offline.units`) are indexed with their
+neighbours, because the sentence that answers often leaves its subject to the previous one. The
+query is expanded from the corpus (abbreviations, lay terms, word families, pseudo-relevance
+feedback); the BM25 and embedding rankings are fused by reciprocal rank, then adjusted for the
+section, the answer kind asked for (:mod:`agents.offline.qtype`) and how current the document is
+(:mod:`agents.offline.vintage`). A question nothing answers gets nothing to cite.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import math
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +22,23 @@ import numpy as np
 import orjson
 
 from agents.offline.corpus import Corpus
-from agents.offline.doccache import code_key, load_entry, load_matrix, save_entry, save_matrix
+from agents.offline.doccache import code_key
 from agents.offline.expansion import (
     analyze,
+    feedback,
     find_abbreviations,
     lay_expansions,
     question_terms,
     stem_words,
     terms_of,
 )
+from agents.offline.index import ANALYSIS_CODE, IndexedUnit, bm25_postings, document_analysis, window_vectors
 from agents.offline.qtype import QuestionType, classify, fit
-from agents.offline.selection import Answer, dedupe, is_broad, spread
-from agents.offline.semantic import embedder, normalise_rows
+from agents.offline.selection import Answer, dedupe, is_broad, spread, with_results
+from agents.offline.semantic import embedder
 from agents.offline.sentences import Sentence
-from agents.offline.units import document_units, quotable
-from agents.offline.vintage import asks_for_current, names_current, parse_date, period_end, vintages
+from agents.offline.units import quotable
+from agents.offline.vintage import Currency, asks_for_current, names_current, vintages
 
 __all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
@@ -65,65 +65,6 @@ _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, 
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
 
 
-def _bm25_postings(windows: list[list[str]]) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
-    """Index the windows with bm25s and keep its score matrix (term -> window scores, CSC arrays).
-
-    Only the arrays are kept, so the cached index loads in researcher processes without
-    importing bm25s and scipy (half a second each).
-    """
-    import bm25s
-
-    bm25 = bm25s.BM25()
-    bm25.index(windows or [[""]], show_progress=False)
-    scores = bm25.scores
-    return (dict(bm25.vocab_dict), np.asarray(scores["data"], dtype=float), np.asarray(scores["indices"]),
-            np.asarray(scores["indptr"]))
-
-
-@dataclass(frozen=True)
-class _Unit:
-    sentence: Sentence
-    section: str
-    quotable: bool
-    doc: int
-    kind: str = "sentence"
-
-
-#: What decides a document's analysis: a change to any of these modules is a new cache entry.
-_ANALYSIS_CODE = ("units", "sentences", "sections", "text", "expansion", "semantic", "corpus")
-
-
-def _analysis(corpus: Corpus, sid: str) -> tuple[list[list[Any]], list[list[str]], np.ndarray | None]:
-    """A document's units (as rows), their index terms and embeddings: from the user cache when its
-    text was analysed before, else computed and stored there."""
-    doc = corpus.documents[sid]
-    model = embedder()
-    key = hashlib.sha256(f"{doc.content_sha256}:{code_key(*_ANALYSIS_CODE)}".encode()).hexdigest()
-    entry = load_entry("units", key, lambda v: isinstance(v, dict) and isinstance(v.get("units"), list))
-    if entry is None:
-        info = corpus.info(sid)
-        units = document_units(doc, info.boilerplate, info.references)
-        rows = [[u.page, u.start, u.end, u.section, u.quotable, u.kind, u.context] for u in units]
-        texts = [_indexed(doc, row) for row in rows]
-        entry = {"units": rows, "terms": [analyze(t) for t in texts]}
-        save_entry("units", key, entry)
-    else:
-        texts = []
-    vectors = None
-    if model is not None:
-        vectors = load_matrix("units", f"{key}-{model.name}", len(entry["units"]))
-        if vectors is None:
-            vectors = model.embed(texts or [_indexed(doc, row) for row in entry["units"]])
-            save_matrix("units", f"{key}-{model.name}", vectors)
-    return entry["units"], entry["terms"], vectors
-
-
-def _indexed(doc: Any, row: list[Any]) -> str:
-    """What is indexed for a unit: its context (lead-in, table header) and its own words."""
-    page, start, end, *_, context = row
-    return f"{context} {doc.pages[page - 1][start:end]}".strip()
-
-
 class Retriever:
     """Candidate units of a corpus, their BM25 window index and their embeddings (built once per corpus)."""
 
@@ -136,7 +77,7 @@ class Retriever:
         if state is None:
             self.units, self.terms, parts = [], [], []
             for number, sid in enumerate(sorted(corpus.documents)):
-                rows, terms, doc_vectors = _analysis(corpus, sid)
+                rows, terms, doc_vectors = document_analysis(corpus, sid)
                 self.units += [self._unit(sid, row, pages[sid], number) for row in rows]
                 self.terms += [list(t) for t in terms]
                 parts.append(doc_vectors)
@@ -159,7 +100,7 @@ class Retriever:
                     window += self.terms[j]
             windows.append(window)
         self.window_sets = [set(w) for w in windows]
-        self._postings = postings or _bm25_postings(windows)
+        self._postings = postings or bm25_postings(windows)
         df: Counter[str] = Counter(t for w in self.window_sets for t in w)
         n = max(1, len(windows))
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
@@ -167,27 +108,15 @@ class Retriever:
         self.vocab = sorted(df)
         self._scores: dict[str, np.ndarray] = {}
         self.anchors = self._anchor_counts()
-        self.window_vectors = self._window_vectors()
-        self.vintages = vintages({sid: doc.source for sid, doc in corpus.documents.items()})
+        self.window_vectors = window_vectors(self.vectors, [u.doc for u in self.units])
+        self.currency = Currency(vintages({sid: doc.source for sid, doc in corpus.documents.items()}),
+                                 {sid: str(doc.source.get("title", "")) for sid, doc in corpus.documents.items()})
 
     @staticmethod
-    def _unit(sid: str, row: list[Any], pages: tuple[str, ...], doc: int) -> _Unit:
+    def _unit(sid: str, row: list[Any], pages: tuple[str, ...], doc: int) -> IndexedUnit:
         page, start, end, section, ok, kind, context = row
-        return _Unit(Sentence(sid, page, start, end, pages[page - 1][start:end], context), section, bool(ok), doc,
+        return IndexedUnit(Sentence(sid, page, start, end, pages[page - 1][start:end], context), section, bool(ok), doc,
                      kind)
-
-    def _window_vectors(self) -> np.ndarray | None:
-        """A unit's vector with its neighbours' at half weight: the sentence that answers often leaves its
-        subject to the previous one."""
-        if self.vectors is None or not len(self.vectors):
-            return None
-        mixed = self.vectors.copy()
-        same_prev = np.array([i > 0 and self.units[i - 1].doc == u.doc for i, u in enumerate(self.units)])
-        same_next = np.array([i + 1 < len(self.units) and self.units[i + 1].doc == u.doc
-                              for i, u in enumerate(self.units)])
-        mixed[1:] += 0.5 * self.vectors[:-1] * same_prev[1:, None]
-        mixed[:-1] += 0.5 * self.vectors[1:] * same_next[:-1, None]
-        return normalise_rows(mixed)
 
     _VERSION = 4
 
@@ -209,7 +138,7 @@ class Retriever:
         if folder is None:
             return cls(corpus)
         model = embedder()
-        key = hashlib.sha256(repr((cls._VERSION, code_key(*_ANALYSIS_CODE), model.name if model else "",
+        key = hashlib.sha256(repr((cls._VERSION, code_key(*ANALYSIS_CODE), model.name if model else "",
                                    sorted((sid, d.source.get("content_sha256"))
                                           for sid, d in corpus.documents.items()))).encode())
         path = folder / f"retriever-{key.hexdigest()[:20]}.json"
@@ -300,7 +229,7 @@ class Retriever:
         for stem in analyze(context):
             if stem not in weights:
                 score += 0.3 * self.idf.get(stem, 0.0) * self._term_scores(stem)
-        return self._feedback(score, weights), groups, weights
+        return feedback(score, weights, self.window_sets, self.idf, self._term_scores), groups, weights
 
     def semantic_scores(self, question: str) -> np.ndarray | None:
         """Cosine of every window's embedding with the question's, or None without the model."""
@@ -368,72 +297,20 @@ class Retriever:
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
             if unit.kind != "sentence" and not kind.numeric:
                 value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
-            if self._outdated_for(unit, periods):
+            if self.currency.outdated_for(unit.sentence, periods):
                 value *= OUTDATED  # an archived copy or an older version: history, not the value in force
             elif current:
                 # "latest", or no period named: the newer statement
-                value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self._age(unit)
+                value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self.currency.age(unit.sentence)
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
         if kind.yes_no and candidates:
-            candidates = self._with_results(candidates)
+            candidates = with_results(candidates, [(u.sentence, u.section, u.quotable) for u in self.units],
+                                      RESULTS_ADDED)
         answers = [a for _, a in candidates]
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
-
-    def _with_results(self, candidates: list[tuple[float, Answer]]) -> list[tuple[float, Answer]]:
-        """A yes/no question is answered by what the best-matching study found: its results sentences
-        join the candidates just below the best one (in reading order), whatever words they use."""
-        best_value, best = candidates[0]
-        have = {(a.sentence.source_id, a.sentence.page, a.sentence.start) for _, a in candidates}
-        extra: list[tuple[float, Answer]] = []
-        for unit in self.units:
-            s = unit.sentence
-            if s.source_id == best.sentence.source_id and unit.section == "results" and unit.quotable and \
-                    (s.source_id, s.page, s.start) not in have:
-                value = best_value * (0.97 - 0.01 * len(extra))
-                extra.append((value, Answer(s, round(value, 6), best.coverage, unit.section)))
-        return sorted([*candidates, *extra[:RESULTS_ADDED]], key=lambda c: -c[0])
-
-    def _outdated_for(self, unit: _Unit, periods: set[str]) -> bool:
-        """A unit of a superseded or archived document, unless the question asks about its period."""
-        vintage = self.vintages.get(unit.sentence.source_id)
-        if vintage is None or not vintage.outdated:
-            return False
-        if not periods:
-            return True
-        title = str(self.corpus.documents[unit.sentence.source_id].source.get("title", ""))
-        said = f"{unit.sentence.context} {unit.sentence.text} {title}".casefold()
-        return not any(p in said for p in periods)
-
-    def _age(self, unit: _Unit) -> float:
-        """How old a unit's statement is among the corpus's dated documents: 0 (newest) to 1 (oldest).
-
-        A date the unit itself states ("As of September 30, 2025") counts before its document's date."""
-        dates = [v.date for v in self.vintages.values() if v.date is not None]
-        if len(dates) < 2:
-            return 0.0
-        vintage = self.vintages.get(unit.sentence.source_id)
-        when = parse_date(unit.sentence.text) or period_end(unit.sentence.text) or (vintage.date if vintage else None)
-        if when is None:
-            return 0.5
-        low, high = min(dates), max(dates)
-        span = (high - low).days or 1
-        return min(1.0, max(0.0, (high - when).days / span))
-
-    def _feedback(self, score: np.ndarray, weights: dict[str, float]) -> np.ndarray:
-        """Pseudo-relevance feedback: terms frequent in the 5 best windows and rare elsewhere, at low weight."""
-        top = [int(i) for i in np.argsort(-score, kind="stable")[:5] if score[i] > 0]
-        if not top:
-            return score
-        counts: Counter[str] = Counter(t for i in top for t in self.window_sets[i])
-        extra = sorted(((c * self.idf[t], t) for t, c in counts.items()
-                        if t not in weights and c >= 2 and not t.isdigit()), reverse=True)[:6]
-        mean = sum(weights.values()) / max(1, len(weights))
-        for value, term in extra:
-            score = score + 0.15 * mean * self._term_scores(term) * min(1.0, value / (5 * mean or 1.0))
-        return score
 
     def kind(self, question: str) -> QuestionType:
         return classify(question)

@@ -9,19 +9,18 @@ fact-checkers' assessed confidence when there is one, else the researcher's own.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable
 from typing import Any
 
 from rapidfuzz import fuzz
 
+from agents.offline.answer_lead import decision_lead, outdated_label, split_current
 from agents.offline.corpus import plan_questions
 from agents.offline.retry_repair import complete_retry
 from agents.offline.sentences import terms
-from agents.offline.stance import MIXED, NO, UNCLEAR, YES, decide, is_yes_no
 from agents.offline.text import normalize_ws
-from agents.offline.vintage import Vintage, asks_for_current, vintages
+from agents.offline.vintage import vintages
 from agents.runtime import AgentContext
 from orchestrator.session.atomic import dumps_pretty
 
@@ -45,11 +44,6 @@ _KINDS = (
     ("conclusion", ("conclusion", "discussion", "outlook")),
     ("introduction", ("introduction", "background", "overview", "context", "scope")),
 )
-
-
-#: How a yes/no question's answer opens, by the decision on its quoted evidence (agents/offline/stance.py).
-_DECISION = {YES: "Yes.", NO: "No.", MIXED: "The evidence is mixed.",
-             UNCLEAR: "The quoted evidence does not settle it either way."}
 
 
 def kind_of(heading: str) -> str:
@@ -213,56 +207,19 @@ class Synthesis:
 
     def _answer(self, heading: str) -> list[str]:
         """The direct answer first: for a yes/no question its decision, then the quoted evidence; a value from
-        an archived or superseded document after the current one, and said to be outdated."""
-        claims = self.answer_claims()
+        an archived, superseded or older document after the current one, and said to be outdated."""
         vintage = vintages(self.sources)
-
-        def outdated(claim: Item) -> bool:
-            found = vintage.get(_source_of(claim))
-            return bool(found and found.outdated)
-
-        current = [c for c in claims if not outdated(c)]
-        older = [c for c in claims if outdated(c)]
-        if asks_for_current(self.query):  # the same figure stated by an older document is history too
-            current, earlier = self._newest_first(current, vintage)
-            older = earlier + older
+        current, older = split_current(self.answer_claims(), vintage, self.query, _source_of)
         cited = self.cite(current, limit=5, fresh=True)
         if not cited and not older:
             return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question."]
-        lead = ""
-        if is_yes_no(self.query) and current:
-            decision = decide(self.query, [c["statement"] for c in current])
-            lead = _DECISION[decision]
+        lead = decision_lead(self.query, [c["statement"] for c in current])
         out = [f"{lead} {cited}".strip()] if cited else []
         for claim in older[:2]:
             quote = self.cite([claim], limit=1, fresh=True)
-            if not quote:
-                continue
-            found = vintage[_source_of(claim)]
-            source = self.sources.get(_source_of(claim), {})
-            newer = self.sources.get(found.superseded_by or "", {})
-            when = f", dated {found.date.isoformat()}" if found.date else ""
-            why = (f"superseded by \u201c{newer.get('title')}\u201d" if newer else "an archived copy"
-                   if found.archived else "a newer document states the figure above")
-            out.append(f"Outdated, not the current value (\u201c{source.get('title', '')}\u201d{when}, {why}): "
-                       + quote)
+            if quote:
+                out.append(outdated_label(_source_of(claim), vintage, self.sources) + quote)
         return out
-
-    def _newest_first(self, claims: list[Item], vintage: dict[str, Vintage]) -> tuple[list[Item], list[Item]]:
-        """Split off claims that state the same kind of figure as a claim of a newer document."""
-        def date(claim: Item) -> dt.date | None:
-            found = vintage.get(_source_of(claim))
-            return found.date if found else None
-
-        keep: list[Item] = []
-        earlier: list[Item] = []
-        for claim in claims:
-            figure = terms(claim["statement"])
-            newer = [k for k in claims if k is not claim and date(k) and date(claim) and date(k) > date(claim)  # type: ignore[operator]
-                     and _has_number(k["statement"]) and _has_number(claim["statement"])
-                     and len(figure & terms(k["statement"])) >= 2]
-            (earlier if newer else keep).append(claim)
-        return keep, earlier
 
     def _summary(self, heading: str) -> list[str]:
         sources = {_source_of(c) for c in self.verified}
@@ -327,11 +284,9 @@ class Synthesis:
 
     def _method(self, heading: str) -> list[str]:
         peer = sum(1 for s in self.sources.values() if s.get("peer_reviewed") is True)
-        return [f"The offline backend ingested {len(self.sources)} source(s) ({peer} peer-reviewed) and "
-                f"split the question into {len(self.questions)} sub-questions. Each was searched with BM25 "
-                "over sentence passages of the stored texts; claims are sentences quoted verbatim with their "
-                "page, checked by the orchestrator against the source text, then assessed for corroboration "
-                "in other sources. This report quotes only verified claims."]
+        return [f"{len(self.sources)} source(s) ingested ({peer} peer-reviewed), {len(self.questions)} sub-question(s) "
+                "searched by words (BM25) and meaning (embeddings) over sentences, list items and table rows; "
+                "every quote was checked against its source's text at its page before it could be cited."]
 
     def _conclusion(self, heading: str) -> list[str]:
         strongest = sorted(self.verified, key=lambda c: (status(c) != "corroborated", -weight(c)))
@@ -343,10 +298,6 @@ class Synthesis:
         wanted = terms(heading)
         matching = [c for c in self.verified if wanted & terms(c["statement"])]
         return [self.cite(matching or self.verified, fresh=True)]
-
-
-def _has_number(text: str) -> bool:
-    return re.search(r"\d", text) is not None
 
 
 def _source_of(claim: Item) -> str:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-__all__ = ["Vintage", "asks_for_current", "names_current", "names_period", "parse_date", "period_end", "stated_date",
+__all__ = ["Currency", "Vintage", "asks_for_current", "names_current", "names_period", "parse_date", "period_end",
+           "stated_date",
            "vintages"]
 
 _MONTHS = {m: n for n, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
@@ -155,3 +156,34 @@ def period_end(text: str) -> dt.date | None:
 def asks_for_current(question: str) -> bool:
     """The question wants the value in force ("latest", "current", "as of", or no period named at all)."""
     return _CURRENT.search(question) is not None or not names_period(question)
+
+
+class Currency:
+    """Which statements are history for a question: a unit of an outdated document (unless the question
+    names its period), and how old a statement is among the corpus's dated documents."""
+
+    def __init__(self, found: Mapping[str, Vintage], titles: Mapping[str, str]) -> None:
+        self.vintages = found
+        self.titles = titles
+        dates = [v.date for v in found.values() if v.date is not None]
+        self.span = (min(dates), max(dates)) if len(dates) >= 2 else None
+
+    def outdated_for(self, sentence: Any, periods: set[str]) -> bool:
+        """A unit of a superseded or archived document, unless the question asks about its period."""
+        vintage = self.vintages.get(sentence.source_id)
+        if vintage is None or not vintage.outdated:
+            return False
+        said = f"{sentence.context} {sentence.text} {self.titles.get(sentence.source_id, '')}".casefold()
+        return not periods or not any(p in said for p in periods)
+
+    def age(self, sentence: Any) -> float:
+        """0 (the newest statement) to 1 (the oldest): a date or quarter the unit states counts before its
+        document's date."""
+        if self.span is None:
+            return 0.0
+        vintage = self.vintages.get(sentence.source_id)
+        when = parse_date(sentence.text) or period_end(sentence.text) or (vintage.date if vintage else None)
+        if when is None:
+            return 0.5
+        low, high = self.span
+        return min(1.0, max(0.0, (high - when).days / ((high - low).days or 1)))
