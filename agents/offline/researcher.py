@@ -265,7 +265,9 @@ def fix_claim(corpus: Corpus, claim: dict[str, Any], messages: list[str]) -> dic
             found = locate(corpus, str(evidence.get("source_id", "")), candidate)
             if found is None or (found.flat == old and found.page == page):
                 continue
-            if fuzz.token_set_ratio(statement.casefold(), found.flat.casefold()) < SUPPORTS:
+            said = statement.rsplit("\u2026 ", 1)[-1]  # a list item's or row's own words, after its context
+            if fuzz.token_set_ratio(said.casefold(), found.flat.casefold()) < SUPPORTS or \
+                    len(found.flat) < len(said) / 2:
                 continue  # in the source, but it does not say what the claim says
             if statement == old:
                 claim["statement"] = found.flat

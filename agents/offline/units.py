@@ -159,7 +159,7 @@ class _Page:
         if len(quote) < MIN_QUOTE_CHARS or len(quote.split()) < MIN_QUOTE_WORDS or (
                 kind == "sentence" and _heading(quote)):
             ok = False
-        label = " ".join(normalize_ws(c.text) for c in shown)
+        label = "\n".join(normalize_ws(c.text) for c in shown)
         self.units.append(Unit(self.page_no, start, b, section, ok, kind, label))
 
     def span(self, a: int, b: int) -> None:
