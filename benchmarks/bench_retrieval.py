@@ -109,7 +109,8 @@ def main() -> None:
                 first += bool(found) and names[found[0].sentence.source_id] == q["source_doc"]
                 results += any(names[a.sentence.source_id] == q["source_doc"] and a.section == "results"
                                for a in found[:3])
-                label = LABEL[decide(q["question"], [a.sentence.flat for a in best])]
+                results_said = [a for a in best if a.section == "results"]  # as the report decides (answer_lead)
+                label = LABEL[decide(q["question"], [a.sentence.flat for a in results_said or best])]
                 agree += label == q["expected_label"]
                 matrix[(q["expected_label"], label)] += 1
             declined = sum(not retriever.search(q, limit=args.k, mode=mode) for q in off)

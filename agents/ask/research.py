@@ -117,7 +117,7 @@ def research(session_root: Path, question: str) -> Researched | None:
         return Researched(tuple(existing))
     claims = [claim_record(pick, None, number, "ask") for number, pick in enumerate(new, start=1)]
     for claim in claims:
-        claim["tags"] = ["ask", "extractive"]
+        claim["tags"] = ["ask", *claim["tags"][1:]]
     context.write_items("claims", "claims", claims)
     context.complete("completed", f"Quoted {len(claims)} passage(s) of the session's documents for a question "
                                   f"asked later with `cconductor ask`: {question[:300]}")

@@ -50,6 +50,7 @@ class Pick:
 
     sentence: Sentence
     score: float
+    section: str = ""  # the part of the document it is in (results, methods...): tagged on the claim
 
 
 def _local(ref: str) -> str:
@@ -81,7 +82,7 @@ def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, lim
     picks = []
     for answer in answers[:limit]:
         used.add(answer.sentence.flat.casefold())
-        picks.append(Pick(answer.sentence, max(0.0, answer.score)))
+        picks.append(Pick(answer.sentence, max(0.0, answer.score), answer.section))
     return picks, len(answers)
 
 
@@ -97,7 +98,7 @@ def claim_record(pick: Pick, question: dict[str, Any] | None, number: int, local
             {"source_id": sentence.source_id, "snippet": sentence.flat, "locator": {"page": sentence.page}}
         ],
         "category": facet,
-        "tags": [facet, "extractive"],
+        "tags": [facet, "extractive", *([f"section:{pick.section}"] if pick.section else [])],
     }
     if question and question.get("id"):  # a question about one source answers a plan question
         claim["sub_question_id"] = str(question.get("answers") or question["id"])

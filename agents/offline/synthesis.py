@@ -213,7 +213,8 @@ class Synthesis:
         cited = self.cite(current, limit=5, fresh=True)
         if not cited and not older:
             return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question."]
-        lead = decision_lead(self.query, [c["statement"] for c in current])
+        asked = self.by_question[self.questions[0]["id"]] if self.questions else []
+        lead = decision_lead(self.query, [c for c in asked if c in current or c not in older][:6] or current)
         out = [f"{lead} {cited}".strip()] if cited else []
         for claim in older[:2]:
             quote = self.cite([claim], limit=1, fresh=True)
