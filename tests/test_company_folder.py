@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +106,37 @@ def test_yes_no_decisions_follow_the_evidence() -> None:
     assert decide("Does X reduce Y?", ["There was no significant difference in Y between the groups."]) == NO
     assert decide("Does X reduce Y?", ["Y was significantly reduced in men.",
                                        "Y was not significantly reduced in women."]) == MIXED
+
+
+def _run(tmp: Path, question: str, folder: Path) -> str:
+    env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(tmp / "sessions"), "HOME": str(tmp)}
+    env.pop("ANTHROPIC_API_KEY", None)
+    out = subprocess.run([sys.executable, "-m", "orchestrator", "run", question, "--input-dir", str(folder), "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    session = Path(json.loads(out.stdout.splitlines()[-1])["session"])
+    report = (session / "mission-report.md").read_text(encoding="utf-8")
+    return report.split("## Answer", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_report_gives_the_current_figure_first_and_labels_an_older_one(tmp_path: Path) -> None:
+    answer = _run(tmp_path, "How many drones does the company operate?", COMPANY)
+    assert "260 drones" in answer
+    first, *rest = [p for p in answer.split("\n\n") if p.strip()]
+    assert "260 drones" in first and not any(old in first for old in ("240 drones", "212 drones", "180 drones"))
+    assert all(p.startswith("Outdated, not the current value") for p in rest)
+
+
+def test_a_yes_no_question_is_answered_yes_or_no_with_its_evidence(tmp_path: Path) -> None:
+    docs = tmp_path / "abstracts"
+    docs.mkdir()
+    (docs / "trial.txt").write_text(
+        "OBJECTIVE: To determine whether early mobilisation shortens hospital stay after hip surgery.\n\n"
+        "METHODS: 240 patients were randomised to mobilisation on day one or on day three.\n\n"
+        "RESULTS: Hospital stay was significantly shorter with early mobilisation (6.1 vs 8.4 days, p<0.001). "
+        "Early mobilisation was significantly associated with fewer pressure ulcers.\n", encoding="utf-8")
+    (docs / "other.txt").write_text(
+        "RESULTS: Coffee consumption did not differ between the night shift and the day shift. There was no "
+        "significant difference in reported sleep quality between the two shifts.\n", encoding="utf-8")
+    answer = _run(tmp_path, "Does early mobilisation shorten hospital stay after hip surgery?", docs)
+    assert answer.strip().startswith("Yes.") and "6.1 vs 8.4 days" in answer
