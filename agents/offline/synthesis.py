@@ -1,10 +1,8 @@
 """synthesis-agent, offline: key findings, coverage, remaining gaps and the report outline.
 
-Everything is read from the committed graph and written extractively: a finding is a verified
-claim's own sentence, and every paragraph that states something cites the claims it quotes with
-``[@<claim global id>]``. Only claims with at least one evidence item verified against the stored
-source text are used, because the report may cite nothing else. A claim's weight is the
-fact-checkers' assessed confidence when there is one, else the researcher's own.
+Read from the committed graph, written extractively: a finding is a verified claim's own sentence, cited
+with ``[@<claim global id>]``; only claims with verified evidence are used (the report may cite nothing
+else). A claim's weight is the fact-checkers' confidence when assessed, else the researcher's own.
 """
 
 from __future__ import annotations
@@ -208,19 +206,21 @@ class Synthesis:
     def _answer(self, heading: str) -> list[str]:
         """The direct answer first: for a yes/no question its decision, then the quoted evidence; a value from
         an archived, superseded or older document after the current one, and said to be outdated."""
-        vintage = vintages(self.sources)
-        current, older = split_current(self.answer_claims(), vintage, self.query, _source_of)
-        cited = self.cite(current, limit=5, fresh=True)
-        if not cited and not older:
+        current, parts = self._current_first(self.answer_claims(), 5, 2)
+        if not parts:
             return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question."]
         asked = self.by_question[self.questions[0]["id"]] if self.questions else []
-        lead = decision_lead(self.query, [c for c in asked if c in current or c not in older][:6] or current)
-        out = [f"{lead} {cited}".strip()] if cited else []
-        for claim in older[:2]:
-            quote = self.cite([claim], limit=1, fresh=True)
-            if quote:
-                out.append(outdated_label(_source_of(claim), vintage, self.sources) + quote)
-        return out
+        lead = decision_lead(self.query, [c for c in asked if c in current] or current)
+        return [f"{lead} {parts[0]}".strip(), *parts[1:]] if lead and current else parts
+
+    def _current_first(self, claims: list[Item], limit: int, older: int) -> tuple[list[Item], list[str]]:
+        """The current claims cited in one paragraph, then up to ``older`` outdated ones, each labelled."""
+        vintage = vintages(self.sources)
+        current, outdated = split_current(claims, vintage, self.query, _source_of)
+        cited = self.cite(current, limit=limit, fresh=True)
+        labelled = [outdated_label(_source_of(c), vintage, self.sources) + quote for c in outdated[:older]
+                    for quote in [self.cite([c], limit=1, fresh=True)] if quote]
+        return (current if cited else []), ([cited] if cited else []) + labelled
 
     def _summary(self, heading: str) -> list[str]:
         sources = {_source_of(c) for c in self.verified}
@@ -238,7 +238,7 @@ class Synthesis:
         """Further evidence per sub-question; the query itself is never repeated (it is the title)."""
         out = []
         for number, question in enumerate(self.questions):
-            text = self.cite(self.by_question[question["id"]], PER_QUESTION, fresh=True)
+            text = " ".join(self._current_first(self.by_question[question["id"]], PER_QUESTION, 1)[1])
             if text:
                 out.append(text if number == 0 else f"On \u201c{question.get('question')}\u201d: {text}")
         return out

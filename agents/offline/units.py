@@ -189,6 +189,8 @@ class _Page:
             return
         self.header = [lines[-1]] if len(lines) <= 2 and len(text) <= 160 and not text.rstrip().endswith(".") \
             else []
+        if len(lines) == 1 and _row_like(lines[0].text) and _fewer_numbers(lines[0].text):
+            return  # a table's header row: the context of the rows below, never an answer itself
         self.add(lines[0].start, lines[-1].end, "sentence", [])
         self.lead = lines[-1] if text.rstrip().endswith(":") else None
 
