@@ -99,6 +99,7 @@ LAY_TERMS: dict[str, tuple[str, ...]] = {
     "unit": ("business", "division", "segment", "subsidiary"), "spin": ("separation", "spinoff", "divest"),
     "price": ("cost", "fee", "charge"), "fee": ("price", "charge", "cost"),
     "boss": ("ceo", "chief", "executive"), "head": ("chief", "director", "executive"),
+    "big": ("size", "large", "number"), "large": ("size",), "small": ("size",),
 }
 _LAY_STEMS: dict[str, set[str]] = {}
 for _word, _targets in LAY_TERMS.items():
@@ -161,9 +162,12 @@ def find_abbreviations(texts: Iterable[str]) -> dict[str, str]:
     return found
 
 
+_FILLER_PHRASES = re.compile(r"(?i)\b(?:in terms of|with respect to|when it comes to|in regards? to|as far as)\b")
+
+
 def question_terms(question: str) -> list[str]:
     """A question's content words (no stopwords, no question filler), as written."""
-    return [w for w in terms_of(question) if w not in STOPWORDS and w not in QUESTION_FILLER
+    return [w for w in terms_of(_FILLER_PHRASES.sub(" ", question)) if w not in STOPWORDS and w not in QUESTION_FILLER
             and (len(w) > 1 or w.isdigit())]
 
 

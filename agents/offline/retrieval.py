@@ -44,6 +44,7 @@ __all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
 MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
 MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
+MIN_WEIGHT = 1.5  # floor of a question term's weight (idf) when some document uses it
 POOL = 400  # candidates taken from the top of each ranking
 RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
 RRF_SEMANTIC = 1.0  # weight of the semantic ranking in the fusion (the lexical one weighs 1)
@@ -210,10 +211,12 @@ class Retriever:
         return groups
 
     def _weight(self, stem: str, alternatives: set[str]) -> float:
+        """A term's weight in the question: its idf, at least :data:`MIN_WEIGHT` (in a single paper its own
+        subject is everywhere, and still what the question is about); a word no document uses weighs most."""
         if stem in self.idf:
-            return self.idf[stem]
+            return max(MIN_WEIGHT, self.idf[stem])
         known = [self.idf[a] for a in alternatives if a in self.idf]
-        return max(known) if known else self.max_idf  # a word no paper uses: the question is off-corpus
+        return max(MIN_WEIGHT, *known) if known else self.max_idf  # the question may be off-corpus
 
     # -- ranking ------------------------------------------------------------------------------
     def lexical_scores(self, question: str, context: str = "") -> tuple[np.ndarray, list[tuple[str, set[str]]],
