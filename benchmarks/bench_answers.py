@@ -80,9 +80,13 @@ def reference_numbers(markdown: str, session: Path) -> dict[str, int]:
 
 
 def _same(unit: str, evidence: str, answer: str = "") -> bool:
-    """The cited sentence is the evidence (cut differently), or states a short answer verbatim."""
+    """The cited sentence is the evidence (cut differently), states a short answer verbatim, or states every
+    figure of a numeric answer ("81.1 million papers" in "a corpus of 81.1M papers")."""
     a, b = _flat(unit), _flat(evidence)
     if answer and len(answer.split()) <= 4 and _flat(answer) in a:
+        return True
+    figures = re.findall(r"\d+(?:[.,]\d+)?", answer)
+    if figures and all(re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", a) for f in figures):
         return True
     return bool(b) and (a in b or b in a or len(set(a.split()) & set(b.split())) >= 0.6 * len(set(b.split())))
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -47,15 +48,15 @@ def _flat(text: str) -> str:
 
 
 def _same(unit: str, evidence: str, answer: str = "") -> bool:
-    """The unit is the evidence sentence (or holds it, or is most of it: cut differently, same words), or
-    states the answer itself (a short answer phrase, verbatim)."""
+    """The cited sentence is the evidence (cut differently), states a short answer verbatim, or states every
+    figure of a numeric answer ("81.1 million papers" in "a corpus of 81.1M papers")."""
     a, b = _flat(unit), _flat(evidence)
     if answer and len(answer.split()) <= 4 and _flat(answer) in a:
         return True
-    if a in b or b in a:
+    figures = re.findall(r"\d+(?:[.,]\d+)?", answer)
+    if figures and all(re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", a) for f in figures):
         return True
-    words_a, words_b = set(a.split()), set(b.split())
-    return len(words_a & words_b) >= 0.6 * len(words_b)
+    return bool(b) and (a in b or b in a or len(set(a.split()) & set(b.split())) >= 0.6 * len(set(b.split())))
 
 
 def _corpus(folder: Path) -> tuple[Retriever, dict[str, str], float]:

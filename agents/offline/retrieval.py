@@ -57,7 +57,7 @@ SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
 #: (benchmarks/bench_retrieval.py): the best window of an answerable question scored 0.40 or more, of an
 #: out-of-scope one 0.33 or less (one outlier: 0.43).
 MIN_SIMILARITY = 0.3  # a question whose best window is below it is off-corpus, whatever words match
-SEMANTIC_SIMILARITY = 0.38  # when the best window is at or above it, a window answers in other words ...
+SEMANTIC_SIMILARITY = 0.42  # a window at or above it (and near the best) answers in other words ...
 SEMANTIC_BAND = 0.2  # ... within this of the question's best window ...
 SEMANTIC_TOP = POOL  # ... among the question's closest windows ...
 SEMANTIC_MIN_COVERAGE = 0.1  # ... with some of the question's terms around it
@@ -288,8 +288,8 @@ class Retriever:
             cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
             lexical_ok = mode != "semantic" and cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE \
                 and (sim is None or top >= MIN_SIMILARITY)
-            semantic_ok = sim is not None and top >= SEMANTIC_SIMILARITY and sem_rank.get(i, POOL) < SEMANTIC_TOP \
-                and sim[i] >= top - SEMANTIC_BAND and cover_w >= SEMANTIC_MIN_COVERAGE
+            semantic_ok = sim is not None and sem_rank.get(i, POOL) < SEMANTIC_TOP \
+                and sim[i] >= max(SEMANTIC_SIMILARITY, top - SEMANTIC_BAND) and cover_w >= SEMANTIC_MIN_COVERAGE
             if not (lexical_ok or semantic_ok):
                 continue  # neither its words nor its meaning answer the question
             fused = (1.0 / (RRF_K + lex_rank.get(i, POOL)) + (
