@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agents.offline.corpus import Corpus
@@ -140,3 +141,25 @@ def test_a_yes_no_question_is_answered_yes_or_no_with_its_evidence(tmp_path: Pat
         "significant difference in reported sleep quality between the two shifts.\n", encoding="utf-8")
     answer = _run(tmp_path, "Does early mobilisation shorten hospital stay after hip surgery?", docs)
     assert answer.strip().startswith("Yes.") and "6.1 vs 8.4 days" in answer
+
+
+class _FakeSentenceModel:
+    """What TransformerEmbedder uses of a sentence_transformers model (encode, dimension)."""
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return 3
+
+    def encode(self, texts: list[str], **options: object) -> list[list[float]]:
+        assert options.get("normalize_embeddings") is True
+        return [[1.0, 0.0, 0.0] if "revenue" in t else [0.0, 1.0, 0.0] for t in texts]
+
+
+def test_the_optional_transformer_embeds_with_its_own_calibration(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.offline import semantic
+
+    strong = semantic.TransformerEmbedder(_FakeSentenceModel())
+    vectors = strong.embed(["revenue grew", "the fleet"])
+    assert vectors.shape == (2, 3) and vectors.dtype == np.float32 and strong.embed([]).shape == (0, 3)
+    assert strong.min_similarity > semantic.Embedder.min_similarity  # its cosines run higher
+    monkeypatch.setenv("CCONDUCTOR_EMBEDDINGS", "static")  # the static model is kept on request
+    assert semantic._transformer() is None

@@ -53,11 +53,9 @@ STRUCTURED_PENALTY = 0.08
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
 SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
-#: Cosine of static embeddings (window vs question), calibrated on in-scope and out-of-scope questions
-#: (benchmarks/bench_retrieval.py): the best window of an answerable question scored 0.40 or more, of an
-#: out-of-scope one 0.33 or less (one outlier: 0.43).
-MIN_SIMILARITY = 0.3  # a question whose best window is below it is off-corpus, whatever words match
-SEMANTIC_SIMILARITY = 0.42  # a window at or above it (and near the best) answers in other words ...
+#: Cosines of embeddings (window vs question) are calibrated per model (semantic.Embedder.min_similarity:
+#: below it a question's best window says it is off-corpus; semantic_similarity: a window at or above it,
+#: and near the best, answers in other words) ...
 SEMANTIC_BAND = 0.2  # ... within this of the question's best window ...
 SEMANTIC_TOP = POOL  # ... among the question's closest windows ...
 SEMANTIC_MIN_COVERAGE = 0.1  # ... with some of the question's terms around it
@@ -275,6 +273,8 @@ class Retriever:
         if sim is not None:
             sem_rank = {int(i): r for r, i in enumerate(np.argsort(-sim, kind="stable")[:POOL])}
         top = float(sim.max()) if sim is not None else 0.0
+        model = embedder()
+        floor, semantic_floor = (model.min_similarity, model.semantic_similarity) if model else (0.0, 1.0)
         periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
         current = asks_for_current(question)
         explicit = current and names_current(question)
@@ -287,9 +287,9 @@ class Retriever:
             cover_w = sum(w for s, alts in groups if (s in window or alts & window) for w in [weights[s]]) / total
             cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
             lexical_ok = mode != "semantic" and cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE \
-                and (sim is None or top >= MIN_SIMILARITY)
+                and (sim is None or top >= floor)
             semantic_ok = sim is not None and sem_rank.get(i, POOL) < SEMANTIC_TOP \
-                and sim[i] >= max(SEMANTIC_SIMILARITY, top - SEMANTIC_BAND) and cover_w >= SEMANTIC_MIN_COVERAGE
+                and sim[i] >= max(semantic_floor, top - SEMANTIC_BAND) and cover_w >= SEMANTIC_MIN_COVERAGE
             if not (lexical_ok or semantic_ok):
                 continue  # neither its words nor its meaning answer the question
             fused = (1.0 / (RRF_K + lex_rank.get(i, POOL)) + (

