@@ -23,6 +23,7 @@ NOTES = {
                   "into a storage tank when the reactor stops.\n",
     "grid.md": "# Grid connection\n\nThe Lumen reactor produces 40 megawatts of electric power for the regional grid. "
                "The grid operator schedules maintenance of the reactor every spring.\n",
+    "staff.md": "# Staff\n\nThe Lumen reactor employs 85 people, including 12 licensed operators who work in shifts.\n",
 }
 
 
@@ -75,11 +76,12 @@ def _graph(mission: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_question_the_run_never_asked_gets_a_newly_verified_passage(mission: dict[str, Any]) -> None:
     before = {c["id"] for c in _graph(mission)["claims"]}
-    out = cli(mission["env"], "ask", "latest", "When does the grid operator service the plant?", "--json")
+    assert not any("85 people" in c["statement"] for c in _graph(mission)["claims"])  # the run never quoted it
+    out = cli(mission["env"], "ask", "latest", "How many people does the Lumen reactor employ?", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     kept = [c for c in doc["citations"] if c["number"]]
-    assert doc["found"] is True and any("every spring" in c["passage"] for c in kept)
+    assert doc["found"] is True and any("85 people" in c["passage"] for c in kept)
     graph = _graph(mission)
     claims = {c["id"]: c for c in graph["claims"]}
     new = [c["node_id"] for c in kept if c["node_id"] not in before]

@@ -49,7 +49,7 @@ class IndexedUnit:
 
 
 #: What decides a document's analysis: a change to any of these modules is a new cache entry.
-ANALYSIS_CODE = ("units", "sentences", "sections", "text", "expansion", "semantic", "corpus")
+ANALYSIS_CODE = ("index", "units", "sentences", "sections", "text", "expansion", "semantic", "corpus")
 
 
 def document_analysis(corpus: Corpus, sid: str) -> tuple[list[list[Any]], list[list[str]], np.ndarray | None]:

@@ -44,7 +44,7 @@ __all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
 MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
 MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
-MIN_WEIGHT = 1.5  # floor of a question term's weight (idf) when some document uses it
+MIN_WEIGHT_SHARE = 0.3  # floor of a question term's weight, as a share of the rarest present term's
 POOL = 400  # candidates taken from the top of each ranking
 RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
 RRF_SEMANTIC = 1.0  # weight of the semantic ranking in the fusion (the lexical one weighs 1)
@@ -56,7 +56,7 @@ SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
 #: Cosines of embeddings (window vs question) are calibrated per model (semantic.Embedder.min_similarity:
 #: below it a question's best window says it is off-corpus; semantic_similarity: a window at or above it,
 #: and near the best, answers in other words) ...
-SEMANTIC_BAND = 0.2  # ... within this of the question's best window ...
+SEMANTIC_BAND = 0.1  # ... within this of the question's best window ...
 SEMANTIC_TOP = POOL  # ... among the question's closest windows ...
 SEMANTIC_MIN_COVERAGE = 0.1  # ... with some of the question's terms around it
 _PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
@@ -209,19 +209,26 @@ class Retriever:
         return groups
 
     def _weight(self, stem: str, alternatives: set[str]) -> float:
-        """A term's weight in the question: its idf, at least :data:`MIN_WEIGHT` (in a single paper its own
-        subject is everywhere, and still what the question is about); a word no document uses weighs most."""
         if stem in self.idf:
-            return max(MIN_WEIGHT, self.idf[stem])
+            return self.idf[stem]
         known = [self.idf[a] for a in alternatives if a in self.idf]
-        return max(MIN_WEIGHT, *known) if known else self.max_idf  # the question may be off-corpus
+        return max(known) if known else self.max_idf  # a word no document uses: the question may be off-corpus
+
+    def weights(self, groups: list[tuple[str, set[str]]]) -> dict[str, float]:
+        """Each question term's weight: its idf, at least :data:`MIN_WEIGHT_SHARE` of the rarest term the
+        corpus uses (in a single paper its own subject is in every window and still what the question is
+        about; in a handful of notes every word is common and none may dominate)."""
+        raw = {stem: self._weight(stem, alts) for stem, alts in groups}
+        present = [w for w in raw.values() if w < self.max_idf]
+        floor = MIN_WEIGHT_SHARE * max(present) if present else 0.0
+        return {stem: max(w, floor) for stem, w in raw.items()}
 
     # -- ranking ------------------------------------------------------------------------------
     def lexical_scores(self, question: str, context: str = "") -> tuple[np.ndarray, list[tuple[str, set[str]]],
                                                                         dict[str, float]]:
         """BM25 of every window for the expanded question (with feedback), its term groups and weights."""
         groups = self.expand(question)
-        weights = {stem: self._weight(stem, alts) for stem, alts in groups}
+        weights = self.weights(groups)
         score = np.zeros(len(self.units))
         for stem, alts in groups:
             score += weights[stem] * self._term_scores(stem)
