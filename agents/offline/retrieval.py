@@ -33,7 +33,7 @@ from agents.offline.expansion import (
     terms_of,
 )
 from agents.offline.index import ANALYSIS_CODE, IndexedUnit, bm25_postings, document_analysis, window_vectors
-from agents.offline.qtype import QuestionType, classify, fit
+from agents.offline.qtype import classify, fit
 from agents.offline.selection import Answer, dedupe, is_broad, spread, with_results
 from agents.offline.semantic import embedder
 from agents.offline.sentences import Sentence
@@ -48,17 +48,14 @@ MIN_WEIGHT_SHARE = 0.3  # floor of a question term's weight, as a share of the r
 POOL = 400  # candidates taken from the top of each ranking
 RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
 RRF_SEMANTIC = 1.0  # weight of the semantic ranking in the fusion (the lexical one weighs 1)
+SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
 RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
-STRUCTURED_PENALTY = 0.08
+STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
-SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
-#: Cosines of embeddings (window vs question) are calibrated per model (semantic.Embedder.min_similarity:
-#: below it a question's best window says it is off-corpus; semantic_similarity: a window at or above it,
-#: and near the best, answers in other words) ...
-SEMANTIC_BAND = 0.1  # ... within this of the question's best window ...
-SEMANTIC_TOP = POOL  # ... among the question's closest windows ...
-SEMANTIC_MIN_COVERAGE = 0.1  # ... with some of the question's terms around it
+#: A window answers in other words at the model's calibrated cosine (semantic.Embedder), within SEMANTIC_BAND
+#: of the question's best window, among its SEMANTIC_TOP closest, with SEMANTIC_MIN_COVERAGE of its terms.
+SEMANTIC_BAND, SEMANTIC_TOP, SEMANTIC_MIN_COVERAGE = 0.1, POOL, 0.1
 _PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
@@ -321,9 +318,6 @@ class Retriever:
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
-
-    def kind(self, question: str) -> QuestionType:
-        return classify(question)
 
 
 def retriever_for(corpus: Corpus) -> Retriever:

@@ -157,7 +157,7 @@ class _Page:
                 shown = []
         quote = normalize_ws(self.page[start:b])
         if len(quote) < MIN_QUOTE_CHARS or len(quote.split()) < MIN_QUOTE_WORDS or (
-                kind == "sentence" and _heading(quote)):
+                kind == "sentence" and (_heading(quote) or quote.endswith(":"))):  # a lead-in is context
             ok = False
         label = "\n".join(normalize_ws(c.text) for c in shown)
         self.units.append(Unit(self.page_no, start, b, section, ok, kind, label))
