@@ -1,12 +1,19 @@
-"""Does the offline report answer the question? Runs each eval question through `cconductor run`.
+"""Does the offline report answer the question? Runs each question of a set through `cconductor run`.
 
-    python benchmarks/bench_answers.py [--quick N] [--only E07,E12] [--verbose]
+    python benchmarks/bench_answers.py [--set eval|blind-odd|blind-even|company|pubmedqa] [--quick N]
+                                       [--only E07,E12] [--verbose]
 
-Questions: benchmarks/eval/questions.jsonl (kind, question, expected paper file, page, answer phrase).
-A question is answered when a cited sentence in the report's "Answer" or "Key Findings" section holds
-the answer phrase (case and spacing ignored) and its citation marker names the expected paper. An
-out-of-scope question passes when no section of the report cites anything. Prints accuracy by kind and the wall
-time of each run (the target is under 30 s per run on a 2-core machine).
+Sets: ``eval`` (benchmarks/eval/questions.jsonl over the eight papers), ``blind-odd`` / ``blind-even``
+(benchmarks/eval/blind: paraphrases written by someone who never saw the papers; tune on odd ids only),
+``company`` (the fictional company folder with archived older figures, tests/data), ``pubmedqa``
+(PubMedQA-30 from ../shared/data/eval, expert yes/no/maybe labels).
+
+A question is answered when a cited sentence of the report's ``## Answer`` section holds the answer
+(the answer phrase, or for the blind set its evidence sentence) and its citation names the expected
+document; for ``company`` the first cited figure must not be an outdated one; for ``pubmedqa`` the right
+abstract and one of its RESULTS sentences must be cited and the decision word the Answer opens with
+("Yes." / "No." / mixed or unclear = maybe) is compared with the experts'. An out-of-scope question passes
+when no section of the report cites anything. Prints accuracy by kind and the wall and CPU time per run.
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPERS = ROOT.parent / "shared" / "data" / "scientific-pdfs"
-QUESTIONS = Path(__file__).with_name("eval") / "questions.jsonl"
-SECTIONS = ("Answer", "Key Findings")
+EVAL = Path(__file__).with_name("eval")
+PAPERS = ROOT / "tests" / "data" / "scientific-pdfs"
+PUBMEDQA = next((p / "shared" / "data" / "eval" / "pubmedqa-30" for p in ROOT.parents[:2]
+                 if (p / "shared" / "data" / "eval" / "pubmedqa-30").is_dir()), ROOT.parent / "shared")
+SECTIONS = ("Answer",)
 _MARKER = re.compile(r"\[(\d+(?:[,;]\s*\d+)*)(?:, p\. [\w\u2013-]+)?\]")
 
 
@@ -59,13 +68,27 @@ def reference_numbers(markdown: str, session: Path) -> dict[str, int]:
     graph = json.loads((session / "knowledge-graph.json").read_text(encoding="utf-8"))
     bib = sections(markdown).get("Bibliography", "")
     numbers: dict[str, int] = {}
+    entries = [(int(m.group(1)), _flat(m.group(2))) for m in re.finditer(r"\[(\d+)\] (.*)", bib)]
     for source in graph.get("sources") or ():
         name = Path(str(source.get("local_path") or "")).name
         title = _flat(str(source.get("title") or ""))[:60]
-        for m in re.finditer(r"\[(\d+)\] (.*)", bib):
-            if title and title in _flat(m.group(2)):
-                numbers[name] = int(m.group(1))
+        titled = [n for n, entry in entries if title and title in entry]
+        named = [n for n in titled if _flat(name) in dict(entries)[n]]  # two versions share a title: the file
+        if named or titled:
+            numbers[name] = (named or titled)[0]
     return numbers
+
+
+def _same(unit: str, evidence: str, answer: str = "") -> bool:
+    """The cited sentence is the evidence (cut differently), states a short answer verbatim, or states every
+    figure of a numeric answer ("81.1 million papers" in "a corpus of 81.1M papers")."""
+    a, b = _flat(unit), _flat(evidence)
+    if answer and len(answer.split()) <= 4 and _flat(answer) in a:
+        return True
+    figures = re.findall(r"\d+(?:[.,]\d+)?", answer)
+    if figures and all(re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", a) for f in figures):
+        return True
+    return bool(b) and (a in b or b in a or len(set(a.split()) & set(b.split())) >= 0.6 * len(set(b.split())))
 
 
 def judge(question: dict[str, Any], session: Path) -> tuple[bool, str]:
@@ -77,15 +100,24 @@ def judge(question: dict[str, Any], session: Path) -> tuple[bool, str]:
         prose = "\n".join(body for heading, body in parts.items() if heading != "Bibliography")
         cited = cited_units(prose)
         return not cited, f"{len(cited)} cited sentence(s) in the report"
-    number = reference_numbers(markdown, session).get(question["paper"])
-    phrase = _flat(question["answer"])
-    if number is None:
-        return False, "expected paper not in the bibliography"
-    hit = any(phrase in _flat(unit) and number in refs for unit, refs in units)
-    if hit:
-        return True, "answered"
-    anywhere = phrase in _flat(text)
-    return False, "phrase present, other paper cited" if anywhere else "phrase missing"
+    names = question["document"] if isinstance(question["document"], list) else [question["document"]]
+    numbers = {n for name, n in reference_numbers(markdown, session).items() if name in names}
+    if not numbers:
+        return False, "expected document not in the bibliography"
+    if "evidence" in question:  # blind set: the evidence sentence (or a short answer) cited from the paper
+        hit = any(_same(unit, question["evidence"], question["answer"]) and numbers & refs for unit, refs in units)
+    else:
+        hit = any(_flat(question["answer"]) in _flat(unit) and numbers & refs for unit, refs in units)
+    if question.get("outdated") and units:
+        first = units[0][0].rsplit("Outdated, not the current value", 1)[0]
+        if any(_flat(v) in _flat(first) for v in question["outdated"]):
+            return False, "an outdated value is given first"
+    if question.get("label"):  # PubMedQA: the decision the Answer opens with
+        opening = _flat(text)[:60]
+        said = "yes" if opening.startswith("yes.") else "no" if opening.startswith("no.") else "maybe"
+        question["said"] = said
+        return hit, f"decision {said} (experts {question['label']})"
+    return hit, "answered" if hit else "not in the Answer"
 
 
 def _children_cpu() -> float:
@@ -93,12 +125,34 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_one(question: dict[str, Any], workdir: Path) -> tuple[bool, str, float]:
+def load_set(name: str) -> tuple[list[dict[str, Any]], Path]:
+    """The questions of a set (normalised: id, kind, question, document, answer...) and their folder."""
+    def lines(path: Path) -> list[dict[str, Any]]:
+        return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+    if name == "eval":
+        return [{**q, "document": q["paper"]} for q in lines(EVAL / "questions.jsonl")], PAPERS
+    if name.startswith("blind-"):
+        odd = name == "blind-odd"
+        keep = [q for q in lines(EVAL / "blind" / "paraphrased.jsonl") if (int(q["id"][1:]) % 2 == 1) == odd]
+        off = [q for q in lines(EVAL / "blind" / "paraphrased-out-of-scope.jsonl")
+               if (int(q["id"][1:]) % 2 == 1) == odd]
+        return ([{**q, "document": q["paper"]} for q in keep]
+                + [{**q, "kind": "out-of-scope", "document": ""} for q in off]), PAPERS
+    if name == "company":
+        return lines(ROOT / "tests" / "data" / "company-questions.jsonl"), ROOT / "tests" / "data" / "company-folder"
+    if name == "pubmedqa":
+        return [{"id": q["id"], "kind": q["expected_label"], "question": q["question"], "document": q["source_doc"],
+                 "answer": "RESULTS", "label": q["expected_label"]} for q in lines(PUBMEDQA / "questions.jsonl")], \
+            PUBMEDQA / "docs"
+    raise SystemExit(f"unknown set {name!r}: eval, blind-odd, blind-even, company or pubmedqa")
+
+
+def run_one(question: dict[str, Any], workdir: Path, folder: Path) -> tuple[bool, str, float]:
     """(answered, why, wall seconds) of one `cconductor run` of the question."""
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "run", question["question"], "--mission", "academic-research",
-         "--input-dir", str(PAPERS), "--json"],
+        [sys.executable, "-m", "orchestrator", "run", question["question"], "--input-dir", str(folder), "--json"],
         cwd=workdir, capture_output=True, text=True, timeout=300,
     )
     elapsed = time.perf_counter() - started
@@ -115,8 +169,9 @@ def main() -> None:
     parser.add_argument("--quick", type=int, default=0, help="run only the first N questions of each kind")
     parser.add_argument("--only", default="", help="comma-separated question ids")
     parser.add_argument("--verbose", action="store_true", help="print every question's outcome")
+    parser.add_argument("--set", default="eval", help="eval, blind-odd, blind-even, company or pubmedqa")
     args = parser.parse_args()
-    questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions, folder = load_set(args.set)
     if args.only:
         wanted = set(args.only.split(","))
         questions = [q for q in questions if q["id"] in wanted]
@@ -133,7 +188,7 @@ def main() -> None:
     cpu_before = _children_cpu()
     with tempfile.TemporaryDirectory(prefix="bench-answers-") as tmp:
         for q in questions:
-            ok, why, elapsed = run_one(q, Path(tmp))
+            ok, why, elapsed = run_one(q, Path(tmp), folder)
             times.append(elapsed)
             score.setdefault(q["kind"], [0, 0])
             score[q["kind"]][0] += int(ok)
@@ -142,6 +197,10 @@ def main() -> None:
                 print(f"{q['id']} {'ok  ' if ok else 'FAIL'} {elapsed:5.1f}s {q['kind']:<12} {q['question']}  ({why})",
                       flush=True)
     total = [sum(v[0] for v in score.values()), sum(v[1] for v in score.values())]
+    decided = [q for q in questions if "said" in q]
+    if decided:
+        agree = sum(q["said"] == q["label"] for q in decided)
+        print(f"decision agrees with the experts: {agree}/{len(decided)}")
     for kind, (hits, n) in sorted(score.items()):
         print(f"{kind:<13} {hits:>3}/{n:<3} {100 * hits / n:5.1f}%")
     print(f"{'all':<13} {total[0]:>3}/{total[1]:<3} {100 * total[0] / max(1, total[1]):5.1f}%")

@@ -23,6 +23,7 @@ NOTES = {
                   "into a storage tank when the reactor stops.\n",
     "grid.md": "# Grid connection\n\nThe Lumen reactor produces 40 megawatts of electric power for the regional grid. "
                "The grid operator schedules maintenance of the reactor every spring.\n",
+    "staff.md": "# Staff\n\nThe Lumen reactor employs 85 people, including 12 licensed operators who work in shifts.\n",
 }
 
 
@@ -67,3 +68,34 @@ def test_a_question_the_mission_never_researched_is_not_found(mission: dict[str,
     out = cli(mission["env"], "ask", "latest", "Which football club won the 1998 league?")
     assert out.returncode == 0, out.stderr
     assert "Not found in this session." in out.stdout and "found: false" in out.stdout
+
+
+def _graph(mission: dict[str, Any]) -> dict[str, Any]:
+    return dict(json.loads((mission["root"] / "knowledge-graph.json").read_text()))
+
+
+def test_a_question_the_run_never_asked_gets_a_newly_verified_passage(mission: dict[str, Any]) -> None:
+    before = {c["id"] for c in _graph(mission)["claims"]}
+    assert not any("85 people" in c["statement"] for c in _graph(mission)["claims"])  # the run never quoted it
+    out = cli(mission["env"], "ask", "latest", "How many people does the Lumen reactor employ?", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    kept = [c for c in doc["citations"] if c["number"]]
+    assert doc["found"] is True and any("85 people" in c["passage"] for c in kept)
+    graph = _graph(mission)
+    claims = {c["id"]: c for c in graph["claims"]}
+    new = [c["node_id"] for c in kept if c["node_id"] not in before]
+    assert new and all(n.startswith("ask-researcher-") for n in new)  # merged through the agent protocol
+    for node_id in new:  # ... and checked against the stored text like any claim
+        assert all(e["verification"]["verified"] for e in claims[node_id]["evidence"])
+
+
+def test_a_passage_the_run_already_quoted_is_cited_as_its_claim_and_nothing_unrelated_is_written(
+        mission: dict[str, Any]) -> None:
+    agents = {k for k in _graph(mission) if k.startswith("ask-researcher-")}
+    out = cli(mission["env"], "ask", "latest", "Which football club won the 1998 league?", "--json")
+    assert json.loads(out.stdout)["found"] is False
+    assert {k for k in _graph(mission) if k.startswith("ask-researcher-")} == agents  # nothing written
+    out = cli(mission["env"], "ask", "latest", "How is the Lumen reactor cooled?", "--json")
+    cited = [c["node_id"] for c in json.loads(out.stdout)["citations"] if c["number"]]
+    assert cited and not any(n.startswith("ask-researcher-") for n in cited)

@@ -372,7 +372,10 @@ def test_retry_corrects_a_misquoted_claim_and_drops_an_unsupported_one(chain: Ch
     misquoted, invented = tampered[highs[0]], tampered[highs[1]]
     snippet = misquoted["evidence"][0]["snippet"]
     misquoted["evidence"][0]["snippet"] = snippet[: len(snippet) // 2] + " and nothing else was measured."
-    invented["evidence"][0]["snippet"] = "Wheat plants sing loudly at night whenever the moon is full."
+    # invented through and through: a statement that is not in the source either (a real statement with a bad
+    # snippet may be re-quoted from the passage the check found closest, which can be its own sentence)
+    nonsense = "Wheat plants sing loudly at night whenever the moon is full."
+    invented["statement"] = invented["evidence"][0]["snippet"] = nonsense
     (folder / "claims.json").write_text(json.dumps({"claims": tampered}))
     assert [o.status for o in session.processor.process_pending()] == ["rejected"]
     instructions = json.loads(session.paths.retry_instructions(agent).read_text())

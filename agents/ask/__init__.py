@@ -17,4 +17,4 @@ def composer_for(backend: str, session_root: Path, **options: Any) -> Composer:
         return ClaudeComposer(session_root, **options)
     from agents.ask.offline import OfflineComposer
 
-    return OfflineComposer()
+    return OfflineComposer(session_root)

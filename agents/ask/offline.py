@@ -3,13 +3,22 @@
 It never writes a word the sources did not: each sentence is the passage sentence that shares
 most terms with the question, so every citation it makes validates as an exact match. Without a
 relevant claim it states the relationships, then the entities, that the graph links to the question.
+What it may cite comes from :meth:`OfflineComposer.research`: the session's documents searched with
+the run's own retrieval, new passages written as a new agent's claims, which the orchestrator
+validates before any is cited.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from orchestrator.answers.model import ContextItem, Draft, Retrieved
 from orchestrator.answers.retrieve import terms
 from orchestrator.answers.sentences import split_sentences
+
+if TYPE_CHECKING:
+    from agents.ask.research import Researched
 
 MAX_SENTENCES = 3
 MIN_WORDS = 4
@@ -32,6 +41,18 @@ def _best_sentence(item: ContextItem, wanted: set[str]) -> tuple[int, str] | Non
 
 class OfflineComposer:
     name = "offline"
+
+    def __init__(self, session_root: Path | None = None) -> None:
+        self.session_root = session_root
+
+    def research(self, question: str) -> Researched | None:
+        """The session's documents searched for ``question`` (:mod:`agents.ask.research`): claims that already
+        quote the best passages, and the agent whose lock offers the new ones for the orchestrator to judge."""
+        if self.session_root is None:
+            return None
+        from agents.ask.research import research
+
+        return research(self.session_root, question)
 
     def compose(self, retrieved: Retrieved) -> Draft:
         wanted = set(terms([retrieved.question])[0])

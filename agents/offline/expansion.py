@@ -4,19 +4,22 @@ A question rarely uses the paper's words: "kidney failure" for "renal insufficie
 "end-stage renal disease", "rehab" for "rehabilitation". Three generic mechanisms bridge that gap
 without knowing the questions: abbreviations the documents define ("end-stage renal disease
 (ESRD)"), a small map of lay words to the technical vocabulary papers use, and stems of the
-corpus vocabulary that start with a query stem. Pseudo-relevance feedback lives in retrieval.
+corpus vocabulary that start with a query stem; and pseudo-relevance feedback from the best windows.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
+import numpy as np
 import Stemmer
 
 from agents.offline.text import STOPWORDS, wordlist
 
-__all__ = ["LAY_TERMS", "QUESTION_FILLER", "analyze", "find_abbreviations", "lay_expansions", "question_terms",
+__all__ = ["LAY_TERMS", "QUESTION_FILLER", "analyze", "feedback", "find_abbreviations", "lay_expansions",
+           "question_terms",
            "stem_words", "terms_of"]
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -27,11 +30,16 @@ QUESTION_FILLER = frozenset(wordlist("""
     report reported describe describes main kind kinds type according get got make made give gives given
     say says said tell show shown shows known exactly paper papers study studies article articles doe does
     affect affects affected impact impacts influence influences relate relates interact interacts
+    latest recent current currently newest figure figures
 """))
 
 
+_BRITISH = re.compile(r"(?<=[a-z]{3})(is|ys)(e|ed|es|ing|ation|ations|er|ers)$")
+
+
 def stem_words(words: Iterable[str]) -> list[str]:
-    return list(_STEMMER.stemWords(list(words)))
+    """Snowball stems, British -ise/-yse spellings first made -ize/-yze ("realised" finds "realized")."""
+    return list(_STEMMER.stemWords([_BRITISH.sub(lambda m: m.group(1)[0] + "z" + m.group(2), w) for w in words]))
 
 
 _TERM_RE = re.compile(r"[^\W_]*[^\W\d_][^\W_]*|\d+(?:\.\d+)?")
@@ -84,7 +92,14 @@ LAY_TERMS: dict[str, tuple[str, ...]] = {
     "increase": ("rise", "elevate", "higher"), "improve": ("enhance", "increase"), "better": ("outperform", "improve"),
     "worse": ("underperform", "lower"), "cause": ("induce", "lead"), "stop": ("cease", "lapse", "end"),
     "exercise": ("physical", "activity"), "lab": ("laboratory",),
-    "staff": ("personnel", "workforce"),
+    "staff": ("personnel", "workforce", "employee"), "worker": ("employee", "staff", "personnel"),
+    "money": ("revenue", "income", "sales", "profit", "earnings"), "earn": ("revenue", "income", "profit"),
+    "sales": ("revenue",), "turnover": ("revenue", "sales"), "profit": ("income", "earnings"),
+    "firm": ("company", "business"), "business": ("company", "segment", "division"),
+    "unit": ("business", "division", "segment", "subsidiary"), "spin": ("separation", "spinoff", "divest"),
+    "price": ("cost", "fee", "charge"), "fee": ("price", "charge", "cost"),
+    "boss": ("ceo", "chief", "executive"), "head": ("chief", "director", "executive"),
+    "big": ("size", "large", "number"), "large": ("size",), "small": ("size",),
 }
 _LAY_STEMS: dict[str, set[str]] = {}
 for _word, _targets in LAY_TERMS.items():
@@ -147,7 +162,25 @@ def find_abbreviations(texts: Iterable[str]) -> dict[str, str]:
     return found
 
 
+_FILLER_PHRASES = re.compile(r"(?i)\b(?:in terms of|with respect to|when it comes to|in regards? to|as far as)\b")
+
+
 def question_terms(question: str) -> list[str]:
     """A question's content words (no stopwords, no question filler), as written."""
-    return [w for w in terms_of(question) if w not in STOPWORDS and w not in QUESTION_FILLER
+    return [w for w in terms_of(_FILLER_PHRASES.sub(" ", question)) if w not in STOPWORDS and w not in QUESTION_FILLER
             and (len(w) > 1 or w.isdigit())]
+
+
+def feedback(score: np.ndarray, weights: dict[str, float], windows: list[set[str]], idf: dict[str, float],
+             term_scores: Callable[[str], np.ndarray]) -> np.ndarray:
+    """Pseudo-relevance feedback: terms frequent in the 5 best windows and rare elsewhere, at low weight."""
+    top = [int(i) for i in np.argsort(-score, kind="stable")[:5] if score[i] > 0]
+    if not top:
+        return score
+    counts: Counter[str] = Counter(t for i in top for t in windows[i])
+    extra = sorted(((c * idf[t], t) for t, c in counts.items()
+                    if t not in weights and c >= 2 and not t.isdigit()), reverse=True)[:6]
+    mean = sum(weights.values()) / max(1, len(weights))
+    for value, term in extra:
+        score = score + 0.15 * mean * term_scores(term) * min(1.0, value / (5 * mean or 1.0))
+    return score

@@ -20,6 +20,7 @@ from agents.offline.corpus import Corpus, load_corpus
 from agents.offline.retry_repair import complete_retry
 from agents.offline.sentences import stem, terms
 from agents.offline.text import normalize_ws, wordlist
+from agents.offline.vintage import vintages
 from agents.runtime import AgentContext
 
 __all__ = ["conflict", "run", "support"]
@@ -153,6 +154,37 @@ def assess(corpus: Corpus, claims: list[dict[str, Any]]) -> tuple[list[dict[str,
     return scores, contradictions
 
 
+def superseded(graph: dict[str, Any], start: int = 1) -> list[dict[str, Any]]:
+    """Resolve the open contradictions (found by anyone) whose one side quotes an archived or superseded
+    document and the other a current one: the current document's value stands, and the resolution says so."""
+    sources = {s["id"]: s for s in graph.get("sources") or () if isinstance(s, dict) and "id" in s}
+    found = vintages(sources)
+    claims = {c["id"]: c for c in graph.get("claims") or () if isinstance(c, dict) and "id" in c}
+    out: list[dict[str, Any]] = []
+    for item in graph.get("contradictions") or ():
+        ids = [i for i in item.get("claim_ids") or () if i in claims][:2]
+        if item.get("status") != "open" or item.get("resolved") or len(ids) != 2:
+            continue
+        sides = [(i, str((claims[i].get("evidence") or [{}])[0].get("source_id", ""))) for i in ids]
+        old = [(i, s) for i, s in sides if s in found and found[s].outdated]
+        new = [(i, s) for i, s in sides if s in found and not found[s].outdated]
+        if len(old) != 1 or len(new) != 1:
+            continue
+        (_, old_source), (_, new_source) = old[0], new[0]
+
+        def named(source_id: str) -> str:
+            date = found[source_id].date
+            title = f"\u201c{sources[source_id].get('title', source_id)}\u201d"
+            return f"{title} ({date.isoformat()})" if date else title
+
+        out.append({"id": f"X{start + len(out)}", "claim_ids": ids, "status": "resolved",
+                    "description": str(item.get("description") or "values differ")[:500],
+                    "resolution": f"{named(new_source)} is the current document; {named(old_source)} is "
+                                  + ("an older version it supersedes." if found[old_source].superseded_by
+                                     else "an archived copy.")})
+    return out
+
+
 def _clip(text: str, limit: int = 120) -> str:
     text = normalize_ws(text)
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
@@ -163,6 +195,7 @@ def _produce(context: AgentContext) -> dict[str, int]:
     corpus = load_corpus(context, graph)
     claims = [c for c in graph.get("claims") or () if isinstance(c, dict) and c.get("statement")]
     scores, contradictions = assess(corpus, claims)
+    contradictions += superseded(graph, start=len(contradictions) + 1)
     corpus.close()
     if scores:
         context.write_items("confidence-scores", "confidence_scores", scores)

@@ -10,11 +10,14 @@ are normalised before hashing (see ``text.normalize_pages``) so that the stored 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+from agents.offline import doccache
 from agents.offline.documents import (
     CannotIngest,
     Document,
@@ -47,22 +50,40 @@ def ingest_file(path: Path) -> Document:
         raise ValueError(str(exc)) from None
 
 
+#: The modules whose code decides what a file reads as (a change to any of them is a new cache entry).
+_READER_CODE = ("ingest", "readers", "pdfmeta", "pdf_authorship", "citemeta", "documents", "text")
+
+
+def _cached(data: bytes, name: str) -> tuple[str, dict[str, Any] | None]:
+    """The cache key of a file's bytes (with its name: a title may fall back to it) and its entry."""
+    key = hashlib.sha256(data + f"\0{name}\0{doccache.code_key(*_READER_CODE)}".encode()).hexdigest()
+    entry = doccache.load_entry("files", key, lambda v: isinstance(v, dict) and isinstance(v.get("pages"), list))
+    return key, entry
+
+
 def _ingest_file(path: Path) -> Document:
+    """Read one file; a file whose bytes were read before (by the same code) comes from the user cache."""
     suffix = path.suffix.lower()
     if suffix != ".pdf" and suffix not in TEXT_READERS:
         raise CannotIngest(f"unsupported file type '{suffix or path.name}'")
     try:
         if path.stat().st_size == 0:
             raise CannotIngest("empty file")
-        if suffix == ".pdf":
+        data = path.read_bytes()
+        key, entry = _cached(data, path.name)
+        if entry is not None:
+            fields, pages = dict(entry["fields"]), list(entry["pages"])
+        elif suffix == ".pdf":
             fields, pages = read_pdf_file(path)
         else:
-            fields, pages = TEXT_READERS[suffix](path, decode_text(path.read_bytes()))
+            fields, pages = TEXT_READERS[suffix](path, decode_text(data))
             pages = list(normalize_pages(pages, dehyphenate=suffix == ".txt"))
     except OSError as exc:
         raise CannotIngest(f"cannot read file ({exc.strerror or exc})") from exc
     if not any(p.strip() for p in pages):
         raise CannotIngest("no text")
+    if entry is None:
+        doccache.save_entry("files", key, {"fields": fields, "pages": pages})
     fields["local_path"] = str(path.resolve())
     return make_document(fields, pages)
 

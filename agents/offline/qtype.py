@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.offline.stance import is_yes_no
 from agents.offline.text import STOPWORDS
 
 __all__ = ["QuestionType", "classify", "fit"]
@@ -40,6 +41,12 @@ _CITATION_RE = re.compile(r"\[[\d,;\s\u2013-]+\]|\([^()]*\b(?:19|20)\d\d[a-z]?\)
 _LIMIT_WORDS = re.compile(r"(?i)\blimitations?\b|\b(?:is|are|was|were) limited (?:to|by|in)\b|\bcaveats?\b|"
                           r"\bshortcomings?\b|\bdrawbacks?\b|\bdoes not allow\b|\bgenerali[sz]|\bbias(?:ed|es)?\b|"
                           r"\bsmall (?:sample|size|number)\b|\binterpreted with caution\b|\bfuture (?:work|research)\b")
+_AIM = re.compile(r"(?i)^\s*(?:aims?|objectives?|purpose|background|methods?)\s*:|\b(?:the (?:aim|purpose|"
+                  r"objective|goal)s? of (?:this|the|our)|we (?:sought|aimed|set out|investigated|evaluated|assessed|"
+                  r"studied|examined|analy[sz]ed) (?:to|whether|if)|to (?:determine|investigate|assess|evaluate) "
+                  r"(?:whether|if))\b")
+_FINDING = re.compile(r"(?i)\bsignificant(?:ly)?\b|\bp\s*[<>=]|\b(?:associated|correlated) with\b|\bno "
+                      r"(?:difference|association|correlation|effect)\b|\b(?:was|were) (?:found|observed|detected)\b")
 _PROPER = re.compile(r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*)\b")
 
 
@@ -54,10 +61,11 @@ class QuestionType:
     name: bool = False
     results: bool = False  # "what were the results / findings / outcomes"
     counted: str = ""  # "how many wheat genotypes": the first 5 letters of the counted noun
+    yes_no: bool = False  # "Is X ...?": answered by a result, not by the study's aim
 
     @property
     def label(self) -> str:
-        kinds = [k for k, on in (("numeric", self.numeric), ("limitations", self.limitation),
+        kinds = [k for k, on in (("yes/no", self.yes_no), ("numeric", self.numeric), ("limitations", self.limitation),
                                  ("definition", bool(self.definition)), ("name", self.name),
                                  ("results", self.results)) if on]
         return "+".join(kinds) or "open"
@@ -81,6 +89,7 @@ def classify(question: str) -> QuestionType:
         name=bool(_NAME.search(question)),
         results=bool(_RESULTS.search(question)),
         counted=_counted(question),
+        yes_no=is_yes_no(question),
     )
 
 
@@ -116,6 +125,10 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float
     if kind.results and not kind.limitation:
         bonus += 0.1 if section in ("results", "abstract", "conclusion", "discussion") else 0.0
         bonus -= 0.1 if _LIMIT_WORDS.search(sentence) else 0.0
+    if kind.yes_no and not kind.limitation:
+        bonus += 0.2 if section == "results" else -0.1 if section in ("methods", "introduction") else 0.0
+        bonus -= 0.15 if _AIM.search(sentence) else 0.0
+        bonus += 0.1 if _FINDING.search(sentence) else 0.0
     if kind.definition:
         defined = re.search(rf"(?i)\(\s*{re.escape(kind.definition)}s?\s*\)|\b{re.escape(kind.definition)}s?\s*\(",
                             sentence)

@@ -16,6 +16,7 @@ from typing import Any
 from agents.offline.documents import CannotIngest
 from agents.offline.pdfmeta import UnreadablePdf, clean_doi, doi_fields, read_pdf
 from agents.offline.text import normalize_ws, wordlist
+from agents.offline.vintage import parse_date, stated_date
 
 #: A text reader: (path, decoded content) -> (Source fields, page texts).
 Reader = Callable[[Path, str], tuple[dict[str, Any], list[str]]]
@@ -105,9 +106,7 @@ def _read_markdown(path: Path, raw: str) -> tuple[dict[str, Any], list[str]]:
             r"\s*(?:;|,|\band\b)\s*", (meta.get("author") or meta.get("authors", "")).strip("[]")
         )
         fields["authors"] = [n.strip().strip("'\"") for n in names if n.strip().strip("'\"")]
-    year = re.search(r"\b\d{4}\b", meta.get("date", ""))
-    if year:
-        fields["year"] = int(year.group())
+    _dated(fields, meta.get("date", ""))
     return fields, ["\n".join(out)]
 
 
@@ -117,8 +116,8 @@ _HTML_SKIP = frozenset({"script", "style", "nav", "noscript", "template", "svg"}
 _HTML_BLOCK = frozenset(
     wordlist(
         """
-    address article aside blockquote br dd details div dl dt figcaption figure footer form h1 h2 h3
-    h4 h5 h6 header hr li main ol p pre section summary table td th tr ul
+    address article aside blockquote br caption dd details div dl dt figcaption figure footer form h1 h2 h3
+    h4 h5 h6 header hr li main ol p pre section summary table tr ul
         """
     )
 )
@@ -137,6 +136,7 @@ class _HTMLText(HTMLParser):
         self.in_title = False
         self.in_h1 = False
         self.meta: dict[str, list[str]] = {}
+        self.cells = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k.lower(): (v or "") for k, v in attrs}
@@ -155,6 +155,11 @@ class _HTMLText(HTMLParser):
             self.in_h1 = True
         if tag in _HTML_BLOCK:
             self.parts.append("\n")
+        if tag == "tr":
+            self.cells = 0
+        if tag in ("td", "th"):  # a table row stays one line: "Standard delivery | $6.50 | within 4 hours"
+            self.parts.append(" | " if self.cells else "")
+            self.cells += 1
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
@@ -176,6 +181,8 @@ class _HTMLText(HTMLParser):
             return
         if self.in_h1:
             self.h1 += data
+        if not self.pre_depth and self.cells and not data.strip():
+            return  # whitespace between table cells
         self.parts.append(data if self.pre_depth else re.sub(r"\s+", " ", data))
 
 
@@ -190,10 +197,8 @@ def _read_html(path: Path, raw: str) -> tuple[dict[str, Any], list[str]]:
     authors = meta.get("citation_author") or meta.get("dc.creator") or meta.get("author") or []
     if authors:
         fields["authors"] = [normalize_ws(a) for a in authors if a.strip()]
-    for key in ("citation_publication_date", "citation_date", "dc.date", "article:published_time"):
-        year = re.search(r"\b(19|20)\d{2}\b", (meta.get(key) or [""])[0])
-        if year:
-            fields["year"] = int(year.group())
+    for key in ("citation_publication_date", "citation_date", "dc.date", "article:published_time", "date"):
+        if _dated(fields, (meta.get(key) or [""])[0]):
             break
     doi = clean_doi((meta.get("citation_doi") or [""])[0].removeprefix("doi:"))
     if doi:
@@ -208,12 +213,29 @@ def _read_html(path: Path, raw: str) -> tuple[dict[str, Any], list[str]]:
 # Plain text --------------------------------------------------------------------------------
 
 
+def _dated(fields: dict[str, Any], value: str) -> bool:
+    """Set ``published`` (a full date) and ``year`` from a metadata value; True when it held a year."""
+    date = parse_date(value)
+    if date is not None:
+        fields["published"], fields["year"] = date.isoformat(), date.year
+        return True
+    year = re.search(r"\b\d{4}\b", value)
+    if year:
+        fields["year"] = int(year.group())
+    return year is not None
+
+
 def _text_fields(path: Path, body: str, title: str) -> dict[str, Any]:
-    """Fields shared by text-like files; the title falls back to a short first line, then the name."""
+    """Fields shared by text-like files; the title falls back to a short first line, then the name; a
+    date stated at the top ("Updated: 2025-02-01") is the publication date until metadata says otherwise."""
     if not title:
         first = next((normalize_ws(x) for x in body.splitlines() if x.strip()), "")
         title = first if 0 < len(first) <= 150 else path.stem.replace("_", " ").replace("-", " ")
-    return {"type": "local-document", "title": normalize_ws(title)}
+    fields: dict[str, Any] = {"type": "local-document", "title": normalize_ws(title)}
+    date = stated_date([body])
+    if date is not None:
+        fields["published"], fields["year"] = date.isoformat(), date.year
+    return fields
 
 
 def _read_txt(path: Path, raw: str) -> tuple[dict[str, Any], list[str]]:

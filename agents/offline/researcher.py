@@ -26,7 +26,7 @@ from agents.offline.sentences import Sentence, stem
 from agents.offline.text import normalize_ws, sentence_spans, wordlist
 from agents.runtime import AgentContext
 
-__all__ = ["Pick", "fix_claim", "run", "select"]
+__all__ = ["Pick", "claim_record", "fix_claim", "run", "select"]
 
 Items = list[dict[str, Any]]
 
@@ -52,6 +52,7 @@ class Pick:
 
     sentence: Sentence
     score: float
+    section: str = ""  # the part of the document it is in (results, methods...): tagged on the claim
 
 
 def _local(ref: str) -> str:
@@ -83,23 +84,23 @@ def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, lim
     picks = []
     for answer in answers[:limit]:
         used.add(answer.sentence.flat.casefold())
-        picks.append(Pick(answer.sentence, max(0.0, answer.score)))
+        picks.append(Pick(answer.sentence, max(0.0, answer.score), answer.section))
     return picks, len(answers)
 
 
-def _claim(pick: Pick, question: dict[str, Any] | None, number: int, local: str) -> dict[str, Any]:
+def claim_record(pick: Pick, question: dict[str, Any] | None, number: int, local: str) -> dict[str, Any]:
     sentence = pick.sentence
     facet = str((question or {}).get("facet") or "finding")
     claim: dict[str, Any] = {
         "id": f"{local}-C{number}",
-        "statement": sentence.flat,
+        "statement": sentence.statement,
         "confidence": round(0.4 + 0.45 * min(1.0, pick.score / 1.4), 3),  # keeps the retrieval order
         "priority": "high" if number == 1 else "medium" if number <= 3 else "low",
         "evidence": [
             {"source_id": sentence.source_id, "snippet": sentence.flat, "locator": {"page": sentence.page}}
         ],
         "category": facet,
-        "tags": [facet, "extractive"],
+        "tags": [facet, "extractive", *([f"section:{pick.section}"] if pick.section else [])],
     }
     if question and question.get("id"):  # a question about one source answers a plan question
         claim["sub_question_id"] = str(question.get("answers") or question["id"])
@@ -242,9 +243,9 @@ def _produce(context: AgentContext) -> dict[str, int]:
     for question in _questions(context, graph):
         picks, read = select(corpus, question, context.task.query, depth, limit, used)
         local = _local(str(question.get("id") or "Q0"))
-        found = [_claim(p, question, n, local) for n, p in enumerate(picks, start=1)]
+        found = [claim_record(p, question, n, local) for n, p in enumerate(picks, start=1)]
         claims += found + _part_claims(parts, question, context.task.query, corpus, local, used, found)
-        if len(picks) < 2:
+        if len(picks) < 2 and not question.get("source_ids"):  # a paper that is about something else is no gap
             gaps.append(_gap(question, len(picks), len(corpus.documents)))
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
     entities, relationships = _entities(claims, corpus)
@@ -302,7 +303,9 @@ def fix_claim(corpus: Corpus, claim: dict[str, Any], messages: list[str]) -> dic
             found = locate(corpus, str(evidence.get("source_id", "")), candidate)
             if found is None or (found.flat == old and found.page == page):
                 continue
-            if fuzz.token_set_ratio(statement.casefold(), found.flat.casefold()) < SUPPORTS:
+            said = statement.rsplit("\u2026 ", 1)[-1]  # a list item's or row's own words, after its context
+            if fuzz.token_set_ratio(said.casefold(), found.flat.casefold()) < SUPPORTS or \
+                    len(found.flat) < len(said) / 2:
                 continue  # in the source, but it does not say what the claim says
             if statement == old:
                 claim["statement"] = found.flat

@@ -1,12 +1,11 @@
-"""Answer retrieval: BM25 (bm25s, Snowball stems) over sentence windows, with expansion and answer typing.
+"""Answer retrieval: BM25 and static embeddings over candidate units, fused, with expansion and answer typing.
 
-Every sentence of every paper outside its reference list and back matter is a unit; it is indexed
-with its neighbours (a three-sentence window), because the sentence that answers often leaves its
-subject to the previous one. A query is expanded from the corpus (defined abbreviations, lay terms,
-word families) and by pseudo-relevance feedback, and each query term is weighted. A sentence's score
-mixes the window's BM25, how much of the question the sentence and its window cover, its section
-and the answer kind the question wants (:mod:`agents.offline.qtype`). Only sentences whose window
-covers most of the question are returned, so an out-of-scope question gets nothing to cite.
+Units (sentences, list items, table rows: :mod:`agents.offline.units`) are indexed with their
+neighbours, because the sentence that answers often leaves its subject to the previous one. The
+query is expanded from the corpus (abbreviations, lay terms, word families, pseudo-relevance
+feedback); the BM25 and embedding rankings are fused by reciprocal rank, then adjusted for the
+section, the answer kind asked for (:mod:`agents.offline.qtype`) and how current the document is
+(:mod:`agents.offline.vintage`). A question nothing answers gets nothing to cite.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import math
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,99 +22,72 @@ import numpy as np
 import orjson
 
 from agents.offline.corpus import Corpus
+from agents.offline.doccache import code_key
 from agents.offline.expansion import (
     analyze,
+    feedback,
     find_abbreviations,
     lay_expansions,
     question_terms,
     stem_words,
     terms_of,
 )
-from agents.offline.qtype import QuestionType, classify, fit
-from agents.offline.sections import detect_sections
-from agents.offline.selection import Answer, dedupe, is_broad, spread
-from agents.offline.sentences import Sentence, informative, line_key
-from agents.offline.text import sentence_spans, tokens
+from agents.offline.index import ANALYSIS_CODE, IndexedUnit, bm25_postings, document_analysis, window_vectors
+from agents.offline.qtype import classify, fit
+from agents.offline.selection import Answer, dedupe, is_broad, spread, with_results
+from agents.offline.semantic import embedder
+from agents.offline.sentences import Sentence
+from agents.offline.units import quotable
+from agents.offline.vintage import Currency, asks_for_current, names_current, vintages
 
-__all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe"]
+__all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
 MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
 MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
+MIN_WEIGHT_SHARE = 0.3  # floor of a question term's weight, as a share of the rarest present term's
+POOL = 400  # candidates taken from the top of each ranking
+RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
+RRF_SEMANTIC = 1.0  # weight of the semantic ranking in the fusion (the lexical one weighs 1)
+SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
+RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
+STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
+OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
+RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
+#: A window answers in other words at the model's calibrated cosine (semantic.Embedder), within SEMANTIC_BAND
+#: of the question's best window, among its SEMANTIC_TOP closest, with SEMANTIC_MIN_COVERAGE of its terms.
+SEMANTIC_BAND, SEMANTIC_TOP, SEMANTIC_MIN_COVERAGE = 0.1, POOL, 0.1
+_PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
-_SKIP = frozenset({"references", "backmatter"})
-
-
-def quotable(text: str) -> bool:
-    """A sentence worth quoting (:func:`corpus.informative`); one may open with a number ("64 known ...")."""
-    flat = text.lstrip()
-    if flat[:1].isdigit():
-        number = re.match(r"[\d.,]+", flat)
-        flat = "Many" + flat[number.end() if number else 0 :]
-    return informative(flat)
-
-
-def _bm25_postings(windows: list[list[str]]) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
-    """Index the windows with bm25s and keep its score matrix (term -> window scores, CSC arrays).
-
-    Only the arrays are kept, so the cached index loads in researcher processes without
-    importing bm25s and scipy (half a second each).
-    """
-    import bm25s
-
-    bm25 = bm25s.BM25()
-    bm25.index(windows or [[""]], show_progress=False)
-    scores = bm25.scores
-    return (dict(bm25.vocab_dict), np.asarray(scores["data"], dtype=float), np.asarray(scores["indices"]),
-            np.asarray(scores["indptr"]))
-
-
-@dataclass(frozen=True)
-class _Unit:
-    sentence: Sentence
-    section: str
-    quotable: bool
-    doc: int
-
-
-def _units(corpus: Corpus) -> list[_Unit]:
-    """Every sentence outside reference lists, back matter and running headers, in reading order."""
-    units: list[_Unit] = []
-    for number, (sid, doc) in enumerate(sorted(corpus.documents.items())):
-        info = corpus.info(sid)
-        sections = detect_sections(doc.pages)
-        for page_no, page in enumerate(doc.pages, start=1):
-            for a, b in sentence_spans(page):
-                section = sections.at(page_no, a)
-                refs = info.references and info.references[0] <= (page_no, a) < info.references[1]
-                text = page[a:b]
-                if section in _SKIP or refs or len(tokens(text)) < 3:
-                    continue
-                boiler = any(line_key(line) in info.boilerplate for line in text.split("\n"))
-                units.append(_Unit(Sentence(sid, page_no, a, b, text), section, not boiler and quotable(text), number))
-    return units
 
 
 class Retriever:
-    """Sentence units of a corpus and their BM25 window index (built once per corpus)."""
+    """Candidate units of a corpus, their BM25 window index and their embeddings (built once per corpus)."""
 
-    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None) -> None:
+    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None,
+                 vectors: np.ndarray | None = None) -> None:
         """Build the index, or restore it from :meth:`state` (the same corpus texts)."""
         self.corpus = corpus
         postings = None
+        pages = {sid: doc.pages for sid, doc in corpus.documents.items()}
         if state is None:
-            self.units = _units(corpus)
-            self.terms = [analyze(u.sentence.text) for u in self.units]
+            self.units, self.terms, parts = [], [], []
+            for number, sid in enumerate(sorted(corpus.documents)):
+                rows, terms, doc_vectors = document_analysis(corpus, sid)
+                self.units += [self._unit(sid, row, pages[sid], number) for row in rows]
+                self.terms += [list(t) for t in terms]
+                parts.append(doc_vectors)
+            usable = [p for p in parts if p is not None]
+            self.vectors = np.vstack(usable) if usable and len(usable) == len(parts) else None
             self.abbreviations = find_abbreviations(d.text for d in corpus.documents.values())
         else:
-            pages = {sid: doc.pages for sid, doc in corpus.documents.items()}
-            self.units = [_Unit(Sentence(sid, page, a, b, pages[sid][page - 1][a:b]), section, bool(ok), doc)
-                          for sid, page, a, b, section, ok, doc in state["units"]]
+            self.units = [self._unit(sid, row, pages[sid], doc) for sid, doc, row in state["units"]]
             self.terms = [list(t) for t in state["terms"]]
             self.abbreviations = dict(state["abbreviations"])
             found = state["postings"]
             postings = (dict(found["vocab"]), np.asarray(found["data"], dtype=float),
                         np.asarray(found["indices"], dtype=np.int64), np.asarray(found["indptr"], dtype=np.int64))
+            self.vectors = vectors if vectors is not None and len(vectors) == len(self.units) else None
         windows = []
         for i, unit in enumerate(self.units):
             window = list(self.terms[i])
@@ -125,7 +96,7 @@ class Retriever:
                     window += self.terms[j]
             windows.append(window)
         self.window_sets = [set(w) for w in windows]
-        self._postings = postings or _bm25_postings(windows)
+        self._postings = postings or bm25_postings(windows)
         df: Counter[str] = Counter(t for w in self.window_sets for t in w)
         n = max(1, len(windows))
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
@@ -133,14 +104,24 @@ class Retriever:
         self.vocab = sorted(df)
         self._scores: dict[str, np.ndarray] = {}
         self.anchors = self._anchor_counts()
+        self.window_vectors = window_vectors(self.vectors, [u.doc for u in self.units])
+        self.currency = Currency(vintages({sid: doc.source for sid, doc in corpus.documents.items()}),
+                                 {sid: str(doc.source.get("title", "")) for sid, doc in corpus.documents.items()})
 
-    _VERSION = 3
+    @staticmethod
+    def _unit(sid: str, row: list[Any], pages: tuple[str, ...], doc: int) -> IndexedUnit:
+        page, start, end, section, ok, kind, context = row
+        return IndexedUnit(Sentence(sid, page, start, end, pages[page - 1][start:end], context), section, bool(ok), doc,
+                     kind)
+
+    _VERSION = 4
 
     def state(self) -> dict[str, Any]:
         """What :meth:`__init__` needs to restore this index without rebuilding it (JSON-serialisable)."""
         vocab, data, indices, indptr = self._postings
-        return {"units": [[u.sentence.source_id, u.sentence.page, u.sentence.start, u.sentence.end, u.section,
-                           u.quotable, u.doc] for u in self.units],
+        return {"units": [[u.sentence.source_id, u.doc, [u.sentence.page, u.sentence.start, u.sentence.end,
+                                                         u.section, u.quotable, u.kind, u.sentence.context]]
+                          for u in self.units],
                 "terms": self.terms, "abbreviations": self.abbreviations,
                 "postings": {"vocab": vocab, "data": data.tolist(), "indices": indices.tolist(),
                              "indptr": indptr.tolist()}}
@@ -148,23 +129,32 @@ class Retriever:
     @classmethod
     def cached(cls, corpus: Corpus, folder: Path | None) -> Retriever:
         """Build once per set of texts: the researcher processes of one session share the index,
-        stored as JSON (not a pickle: a session folder may come from elsewhere)."""
+        stored as JSON (not a pickle: a session folder may come from elsewhere) and the embeddings
+        as ``.npy``."""
         if folder is None:
             return cls(corpus)
-        key = hashlib.sha256(repr((cls._VERSION, sorted((sid, d.source.get("content_sha256"))
-                                                           for sid, d in corpus.documents.items()))).encode())
+        model = embedder()
+        key = hashlib.sha256(repr((cls._VERSION, code_key(*ANALYSIS_CODE), model.name if model else "",
+                                   sorted((sid, d.source.get("content_sha256"))
+                                          for sid, d in corpus.documents.items()))).encode())
         path = folder / f"retriever-{key.hexdigest()[:20]}.json"
+        matrix = path.with_suffix(".npy")
         try:
-            return cls(corpus, orjson.loads(path.read_bytes()))
+            vectors = np.load(matrix, allow_pickle=False) if model is not None else None
+            return cls(corpus, orjson.loads(path.read_bytes()), vectors)
         except Exception:  # missing or damaged: rebuild
             pass
         retriever = cls(corpus)
         folder.mkdir(parents=True, exist_ok=True)
+        if retriever.vectors is not None:
+            tmp_matrix = matrix.with_name(f".{matrix.stem}.{os.getpid()}.tmp.npy")
+            np.save(tmp_matrix, retriever.vectors, allow_pickle=False)
+            os.replace(tmp_matrix, matrix)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(orjson.dumps(retriever.state()))
         os.replace(tmp, path)  # concurrent builders write identical files; the last rename wins
-        for stale in folder.glob("retriever-*.json"):  # indexes of earlier graph states
-            if stale != path:
+        for stale in [*folder.glob("retriever-*.json"), *folder.glob("retriever-*.npy")]:  # earlier graph states
+            if stale not in (path, matrix):
                 stale.unlink(missing_ok=True)
         return retriever
 
@@ -219,26 +209,23 @@ class Retriever:
         if stem in self.idf:
             return self.idf[stem]
         known = [self.idf[a] for a in alternatives if a in self.idf]
-        return max(known) if known else self.max_idf  # a word no paper uses: the question is off-corpus
+        return max(known) if known else self.max_idf  # a word no document uses: the question may be off-corpus
+
+    def weights(self, groups: list[tuple[str, set[str]]]) -> dict[str, float]:
+        """Each question term's weight: its idf, at least :data:`MIN_WEIGHT_SHARE` of the rarest term the
+        corpus uses (in a single paper its own subject is in every window and still what the question is
+        about; in a handful of notes every word is common and none may dominate)."""
+        raw = {stem: self._weight(stem, alts) for stem, alts in groups}
+        present = [w for w in raw.values() if w < self.max_idf]
+        floor = MIN_WEIGHT_SHARE * max(present) if present else 0.0
+        return {stem: max(w, floor) for stem, w in raw.items()}
 
     # -- ranking ------------------------------------------------------------------------------
-    def search(self, question: str, limit: int = 8, context: str = "", only: set[str] | None = None,
-               exclude: set[str] | None = None, min_coverage: float = MIN_COVERAGE) -> list[Answer]:
-        """The best quotable sentences for ``question``, near-duplicates removed, best first.
-
-        ``context`` (the research query, for a sub-question) adds its terms at half weight;
-        ``exclude`` holds normalised sentences already quoted elsewhere.
-        """
-        if not self.units:
-            return []
-        kind = classify(question)
-        anchors = self.anchors_of(question)
-        about = {sid for sid, counts in self.anchors.items() if any(counts[a] >= 3 for a in anchors)}
-        if anchors and about:  # a question that names something is answered by the papers about it
-            only = about if only is None else only & about
+    def lexical_scores(self, question: str, context: str = "") -> tuple[np.ndarray, list[tuple[str, set[str]]],
+                                                                        dict[str, float]]:
+        """BM25 of every window for the expanded question (with feedback), its term groups and weights."""
         groups = self.expand(question)
-        weights = {stem: self._weight(stem, alts) for stem, alts in groups}
-        total = sum(weights.values()) or 1.0
+        weights = self.weights(groups)
         score = np.zeros(len(self.units))
         for stem, alts in groups:
             score += weights[stem] * self._term_scores(stem)
@@ -247,45 +234,90 @@ class Retriever:
         for stem in analyze(context):
             if stem not in weights:
                 score += 0.3 * self.idf.get(stem, 0.0) * self._term_scores(stem)
-        score = self._feedback(score, weights)
+        return feedback(score, weights, self.window_sets, self.idf, self._term_scores), groups, weights
+
+    def semantic_scores(self, question: str) -> np.ndarray | None:
+        """Cosine of every window's embedding with the question's, or None without the model."""
+        model = embedder()
+        if model is None or self.window_vectors is None:
+            return None
+        query = model.embed([question])[0]
+        return np.asarray(self.window_vectors @ query, dtype=float)
+
+    def search(self, question: str, limit: int = 8, context: str = "", only: set[str] | None = None,
+               exclude: set[str] | None = None, min_coverage: float = MIN_COVERAGE,
+               mode: str = "fused") -> list[Answer]:
+        """The best quotable units for ``question``, near-duplicates removed, best first.
+
+        Two rankings are fused by reciprocal rank: BM25 over the expanded question (the question's
+        own words, the papers' abbreviations, lay terms) and the cosine of static embeddings (the
+        reader's words for the same thing). A unit is a candidate when its window covers most of the
+        question's weighted terms, or when its meaning stands out from the rest of the corpus
+        (:data:`SEMANTIC_Z`) and it shares some of the question's terms; nothing passes for a question
+        the corpus does not address. ``context`` (the research query, for a sub-question) adds its
+        terms at low weight; ``exclude`` holds normalised sentences already quoted elsewhere;
+        ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
+        """
+        if not self.units:
+            return []
+        kind = classify(question)
+        anchors = self.anchors_of(question)
+        about = {sid for sid, counts in self.anchors.items() if any(counts[a] >= 3 for a in anchors)}
+        if anchors and about:  # a question that names something is answered by the papers about it
+            only = about if only is None else only & about
+        score, groups, weights = self.lexical_scores(question, context)
+        total = sum(weights.values()) or 1.0
+        sim = None if mode == "lexical" else self.semantic_scores(question)
+        if mode == "semantic" and sim is not None:
+            score = np.zeros(len(self.units))
         best = float(score.max()) or 1.0
-        ranked = np.argsort(-score, kind="stable")[:400]
+        pool = [int(i) for i in np.argsort(-score, kind="stable")[:POOL] if score[i] > 0]
+        lex_rank = {i: r for r, i in enumerate(pool)}
+        sem_rank: dict[int, int] = {}
+        if sim is not None:
+            sem_rank = {int(i): r for r, i in enumerate(np.argsort(-sim, kind="stable")[:POOL])}
+        top = float(sim.max()) if sim is not None else 0.0
+        model = embedder()
+        floor, semantic_floor = (model.min_similarity, model.semantic_similarity) if model else (0.0, 1.0)
+        periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
+        current = asks_for_current(question)
+        explicit = current and names_current(question)
         candidates: list[tuple[float, Answer]] = []
-        for i in ranked:
-            unit = self.units[int(i)]
-            if not unit.quotable or score[i] <= 0 or (only is not None and unit.sentence.source_id not in only):
+        for i in dict.fromkeys([*pool, *sem_rank]):
+            unit = self.units[i]
+            if not unit.quotable or (only is not None and unit.sentence.source_id not in only):
                 continue
             own, window = set(self.terms[i]), self.window_sets[i]
             cover_w = sum(w for s, alts in groups if (s in window or alts & window) for w in [weights[s]]) / total
-            if cover_w < min_coverage:
-                continue
             cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
-            if cover_s < MIN_OWN_COVERAGE:
-                continue  # its neighbours are on topic, the sentence itself says nothing of the question
+            lexical_ok = mode != "semantic" and cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE \
+                and (sim is None or top >= floor)
+            semantic_ok = sim is not None and sem_rank.get(i, POOL) < SEMANTIC_TOP \
+                and sim[i] >= max(semantic_floor, top - SEMANTIC_BAND) and cover_w >= SEMANTIC_MIN_COVERAGE
+            if not (lexical_ok or semantic_ok):
+                continue  # neither its words nor its meaning answer the question
+            fused = (1.0 / (RRF_K + lex_rank.get(i, POOL)) + (
+                RRF_SEMANTIC / (RRF_K + sem_rank.get(i, POOL)) if sim is not None else 0.0)) / (1 + RRF_SEMANTIC)
             base = 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w
+            if sim is not None:
+                base = (1 - SEMANTIC_WEIGHT) * base + SEMANTIC_WEIGHT * RRF_K * fused
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
+            if unit.kind != "sentence" and not kind.numeric:
+                value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
+            if self.currency.outdated_for(unit.sentence, periods):
+                value *= OUTDATED  # an archived copy or an older version: history, not the value in force
+            elif current:
+                # "latest", or no period named: the newer statement
+                value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self.currency.age(unit.sentence)
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
+        if kind.yes_no and candidates:
+            candidates = with_results(candidates, [(u.sentence, u.section, u.quotable) for u in self.units],
+                                      RESULTS_ADDED)
         answers = [a for _, a in candidates]
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
-
-    def _feedback(self, score: np.ndarray, weights: dict[str, float]) -> np.ndarray:
-        """Pseudo-relevance feedback: terms frequent in the 5 best windows and rare elsewhere, at low weight."""
-        top = [int(i) for i in np.argsort(-score, kind="stable")[:5] if score[i] > 0]
-        if not top:
-            return score
-        counts: Counter[str] = Counter(t for i in top for t in self.window_sets[i])
-        extra = sorted(((c * self.idf[t], t) for t, c in counts.items()
-                        if t not in weights and c >= 2 and not t.isdigit()), reverse=True)[:6]
-        mean = sum(weights.values()) / max(1, len(weights))
-        for value, term in extra:
-            score = score + 0.15 * mean * self._term_scores(term) * min(1.0, value / (5 * mean or 1.0))
-        return score
-
-    def kind(self, question: str) -> QuestionType:
-        return classify(question)
 
 
 def retriever_for(corpus: Corpus) -> Retriever:

@@ -15,7 +15,7 @@ from rapidfuzz import fuzz
 from agents.offline.expansion import analyze, stem_words
 from agents.offline.sentences import Sentence
 
-__all__ = ["DUPLICATE", "Answer", "dedupe", "is_broad", "same_statement", "spread"]
+__all__ = ["DUPLICATE", "Answer", "dedupe", "is_broad", "same_statement", "spread", "with_results"]
 
 DUPLICATE = 90.0  # token-set similarity above which two sentences say the same thing
 
@@ -77,3 +77,18 @@ def dedupe(answers: list[Answer], limit: int, exclude: set[str]) -> list[Answer]
 def is_broad(question: str) -> bool:
     """A question about several papers ("what methods do these papers use")."""
     return _BROAD.search(question) is not None
+
+
+def with_results(candidates: list[tuple[float, Answer]], units: list[tuple[Sentence, str, bool]],
+                 added: int) -> list[tuple[float, Answer]]:
+    """A yes/no question is answered by what the best-matching study found: up to ``added`` of its results
+    sentences (``units``: sentence, section, quotable) join the candidates just below the best one."""
+    best_value, best = candidates[0]
+    have = {(a.sentence.source_id, a.sentence.page, a.sentence.start) for _, a in candidates}
+    extra: list[tuple[float, Answer]] = []
+    for sentence, section, ok in units:
+        key = (sentence.source_id, sentence.page, sentence.start)
+        if sentence.source_id == best.sentence.source_id and section == "results" and ok and key not in have:
+            value = best_value * (0.97 - 0.01 * len(extra))
+            extra.append((value, Answer(sentence, round(value, 6), best.coverage, section)))
+    return sorted([*candidates, *extra[:added]], key=lambda c: -c[0])

@@ -94,20 +94,47 @@ def informative(text: str) -> bool:
     return single <= 0.15 * len(words) and len(terms(flat)) >= 4
 
 
+def _cells(line: str) -> list[str]:
+    """The cells of a ``|``-separated table line ("| a | b |" -> ["a", "b"]); [] for any other line."""
+    if line.count("|") < 1:
+        return []
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
 def line_key(line: str) -> str:
     return re.sub(r"\d+", "#", normalize_ws(line)).casefold()
 
 
 @dataclass(frozen=True)
 class Sentence:
-    """A verbatim sentence of one page: ``page_text[start:end] == text``."""
+    """A verbatim sentence of one page: ``page_text[start:end] == text``; ``context`` is the lead-in or
+    table header a list item or table row needs to be understood (shown, never quoted)."""
 
     source_id: str
     page: int
     start: int
     end: int
     text: str
+    context: str = ""
 
     @property
     def flat(self) -> str:
         return normalize_ws(self.text)
+
+    @property
+    def statement(self) -> str:
+        """What a claim says: the quote after its context ("Key figures for 2024: … Revenue: $48.2 million"); a
+        table row's cells named by its header ("Service: Standard delivery; Price per delivery: $6.50")."""
+        lines = [normalize_ws(x) for x in self.context.split("\n") if x.strip()]
+        own = [normalize_ws(x) for x in self.text.split("\n") if x.strip()]
+        table = [x for x in own if "|" in x]
+        if not lines and len(table) >= 2:  # a short row quoted with its header: caption, header, ..., the row
+            lines, own = [x for x in own[: own.index(table[0])] if "|" not in x] + [table[0]], [own[-1]]
+        if not lines:
+            return self.flat
+        header, row = _cells(lines[-1]), _cells(own[-1])
+        if len(header) >= 2 and len(header) == len(row):
+            named = "; ".join(f"{h}: {c}" for h, c in zip(header, row, strict=True))
+            caption = " ".join(lines[:-1]).rstrip(" :")
+            return f"{caption}: {named}" if caption else named
+        return f"{' '.join(lines).rstrip(' :')}: \u2026 {self.flat}"

@@ -1,10 +1,8 @@
 """synthesis-agent, offline: key findings, coverage, remaining gaps and the report outline.
 
-Everything is read from the committed graph and written extractively: a finding is a verified
-claim's own sentence, and every paragraph that states something cites the claims it quotes with
-``[@<claim global id>]``. Only claims with at least one evidence item verified against the stored
-source text are used, because the report may cite nothing else. A claim's weight is the
-fact-checkers' assessed confidence when there is one, else the researcher's own.
+Read from the committed graph, written extractively: a finding is a verified claim's own sentence, cited
+with ``[@<claim global id>]``; only claims with verified evidence are used (the report may cite nothing
+else). A claim's weight is the fact-checkers' confidence when assessed, else the researcher's own.
 """
 
 from __future__ import annotations
@@ -15,10 +13,12 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from agents.offline.answer_lead import decision_lead, outdated_label, split_current
 from agents.offline.corpus import plan_questions
 from agents.offline.retry_repair import complete_retry
 from agents.offline.sentences import terms
 from agents.offline.text import normalize_ws
+from agents.offline.vintage import vintages
 from agents.runtime import AgentContext
 from orchestrator.session.atomic import dumps_pretty
 
@@ -121,10 +121,12 @@ class Synthesis:
         return findings
 
     def gaps(self) -> list[Item]:
+        """Sub-questions still open, each once: one a researcher already reported as a gap is not repeated."""
         gaps = []
         questions = {q["id"]: q for q in self.questions}
+        reported = {str(g.get("sub_question_id")) for g in self.graph.get("gaps") or () if isinstance(g, dict)}
         for entry in self.coverage:
-            if entry["status"] == "covered":
+            if entry["status"] == "covered" or entry["sub_question_id"] in reported:
                 continue
             question = questions[entry["sub_question_id"]]
             text = str(question.get("question"))
@@ -202,29 +204,44 @@ class Synthesis:
         return out
 
     def _answer(self, heading: str) -> list[str]:
-        cited = self.cite(self.answer_claims(), limit=5, fresh=True)
-        if cited:
-            return [cited]
-        return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question; "
-                "the gaps below say what was searched for."]
+        """The direct answer first: for a yes/no question its decision, then the quoted evidence; a value from
+        an archived, superseded or older document after the current one, and said to be outdated."""
+        current, parts = self._current_first(self.answer_claims(), 5, 2)
+        if not parts:
+            return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question."]
+        asked = self.by_question[self.questions[0]["id"]] if self.questions else []
+        lead = decision_lead(self.query, [c for c in asked if c in current] or current)
+        return [f"{lead} {parts[0]}".strip(), *parts[1:]] if lead and current else parts
+
+    def _current_first(self, claims: list[Item], limit: int, older: int) -> tuple[list[Item], list[str]]:
+        """The current claims cited in one paragraph, then up to ``older`` outdated ones, each labelled."""
+        vintage = vintages(self.sources)
+        current, outdated = split_current(claims, vintage, self.query, _source_of)
+        cited = self.cite(current, limit=limit, fresh=True)
+        labelled = [outdated_label(_source_of(c), vintage, self.sources) + quote for c in outdated[:older]
+                    for quote in [self.cite([c], limit=1, fresh=True)] if quote]
+        return (current if cited else []), ([cited] if cited else []) + labelled
 
     def _summary(self, heading: str) -> list[str]:
         sources = {_source_of(c) for c in self.verified}
-        overview = (f"This report answers \u201c{self.query}\u201d from {len(self.sources)} ingested source(s), "
-                    f"quoting {len(sources)} of them; {self.covered()} of {len(self.coverage)} sub-question(s) are "
-                    "covered by verified evidence.")
+        overview = (f"From {len(self.sources)} ingested source(s), this report quotes {len(sources)}; "
+                    f"{self.covered()} of {len(self.coverage)} sub-question(s) are covered by verified evidence.")
         return [overview]  # the Answer above quotes the best sentences; Key Findings the rest
 
     def _introduction(self, heading: str) -> list[str]:
-        listed = "; ".join(f"{q['id'].rpartition(':')[2]}: {q.get('question')}" for q in self.questions)
-        intro = f"This report addresses the question \u201c{self.query}\u201d."
-        if listed:
-            intro += f" It is organised around {len(self.questions)} sub-questions ({listed})."
-        return [intro]
+        parts = [str(q.get("question")) for q in self.questions[1:]]
+        if not parts:
+            return []  # a simple question: the title says it, the answer follows
+        return [f"The question has {len(parts)} part(s), answered in turn below: " + "; ".join(parts)]
 
     def _findings(self, heading: str) -> list[str]:
-        cited = [(q, self.cite(self.by_question[q["id"]], PER_QUESTION, fresh=True)) for q in self.questions]
-        return [f"{q.get('question')} {text}" for q, text in cited if text]
+        """Further evidence per sub-question; the query itself is never repeated (it is the title)."""
+        out = []
+        for number, question in enumerate(self.questions):
+            text = " ".join(self._current_first(self.by_question[question["id"]], PER_QUESTION, 1)[1])
+            if text:
+                out.append(text if number == 0 else f"On \u201c{question.get('question')}\u201d: {text}")
+        return out
 
     def _evidence(self, heading: str) -> list[str]:
         by_source: dict[str, list[Item]] = {}
@@ -241,8 +258,10 @@ class Synthesis:
 
     def _gaps(self, heading: str) -> list[str]:
         questions = {q["id"]: q for q in self.questions}
-        out = [f"{'No verified' if e['status'] == 'missing' else 'Only partial'} evidence was found for: "
-               f"{questions[e['sub_question_id']].get('question')}"
+        first = self.questions[0]["id"] if self.questions else ""
+        out = [(f"{'No verified' if e['status'] == 'missing' else 'Only partial'} evidence was found for "
+                + ("the question itself." if e["sub_question_id"] == first
+                   else f"the part \u201c{questions[e['sub_question_id']].get('question')}\u201d."))
                for e in self.coverage if e["status"] != "covered"]
         claims = {c["id"]: c for c in self.verified}
         for item in self.graph.get("contradictions") or ():
@@ -266,11 +285,9 @@ class Synthesis:
 
     def _method(self, heading: str) -> list[str]:
         peer = sum(1 for s in self.sources.values() if s.get("peer_reviewed") is True)
-        return [f"The offline backend ingested {len(self.sources)} source(s) ({peer} peer-reviewed) and "
-                f"split the question into {len(self.questions)} sub-questions. Each was searched with BM25 "
-                "over sentence passages of the stored texts; claims are sentences quoted verbatim with their "
-                "page, checked by the orchestrator against the source text, then assessed for corroboration "
-                "in other sources. This report quotes only verified claims."]
+        return [f"{len(self.sources)} source(s) ingested ({peer} peer-reviewed), {len(self.questions)} sub-question(s) "
+                "searched by words (BM25) and meaning (embeddings) over sentences, list items and table rows; "
+                "every quote was checked against its source's text at its page before it could be cited."]
 
     def _conclusion(self, heading: str) -> list[str]:
         strongest = sorted(self.verified, key=lambda c: (status(c) != "corroborated", -weight(c)))

@@ -120,6 +120,12 @@ class Retriever:
         timings["sparql_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return Retrieved(question, tuple(self._items(picked)), timings, self.engine)
 
+    def claims(self, question: str, claim_ids: list[str], score: float = 1.0) -> Retrieved:
+        """The given claims as the context of ``question`` (those with a verified passage): the claims a
+        researching backend quoted for exactly this question (see ``service._researched``)."""
+        ids = [i for i in claim_ids if i in self.index.claims and self.index.passages(i)][:MAX_CLAIMS]
+        return Retrieved(question, tuple(self._item(i, "claim", score) for i in ids), {}, self.engine)
+
     def _canonical(self, rows: list[dict[str, str]]) -> list[str]:
         found = (self.index.canonical.get(row.get("id", "")) for row in rows)
         return list(dict.fromkeys(node_id for node_id in found if node_id))
