@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.answers.model import NodeKind, Passage
-from orchestrator.graph.contradictions import contradictions_touching
+from orchestrator.contradictions import contradictions_touching
 from orchestrator.model.errors import SessionDamaged, UsageError
 from orchestrator.model.layout import SessionPaths
 

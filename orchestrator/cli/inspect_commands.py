@@ -23,7 +23,7 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
       cconductor status latest --json
     """
     from orchestrator.commit.inspect import session_status
-    from orchestrator.graph.contradiction_summary import status_lines
+    from orchestrator.contradictions.summary import status_lines
 
     info = session_status(ctx.session(session))
     if as_json:

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commit import locks
-from orchestrator.graph.contradiction_summary import summary
+from orchestrator.contradictions.summary import summary
 from orchestrator.model.layout import ERROR_SUFFIX, SessionPaths
 from orchestrator.model.problems import Problem
 from orchestrator.session.record import load_session

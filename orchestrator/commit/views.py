@@ -27,8 +27,8 @@ from orchestrator.commit import trig_bytes
 from orchestrator.commit.archive import Archive
 from orchestrator.commit.json_view import JsonFragments, whole
 from orchestrator.commit.view_blocks import TrigBlocks
-from orchestrator.graph.contradiction_summary import emit_contradiction_events
-from orchestrator.graph.contradictions import ConflictCache
+from orchestrator.contradictions import ConflictCache
+from orchestrator.contradictions.summary import emit_contradiction_events
 from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
@@ -105,12 +105,29 @@ def _rechecker(processor: Processor) -> Recheck:
     return recheck
 
 
+#: The contradiction search as a new process needs it, by agent record, in the store's ``derived`` table.
+TOPICS = "conflict-topics"
+
+
 def _load_conflicts(processor: Processor) -> ConflictCache:
-    """The last process's contradiction search, so a new process compares only what changed since."""
-    try:
-        return ConflictCache.from_json(orjson.loads(processor.paths.conflict_cache.read_bytes()))
-    except (OSError, orjson.JSONDecodeError):
-        return ConflictCache()
+    """A new process's search, seeded with what the views kept beside each record: it analyses and
+    compares only the claims whose record or entities changed since (orchestrator/contradictions/search.py)."""
+    cache = ConflictCache()
+    for _, body in processor.store.derived(TOPICS).values():
+        with contextlib.suppress(orjson.JSONDecodeError, TypeError, ValueError):
+            saved = orjson.loads(body)
+            if isinstance(saved, dict):
+                cache.seed_from(saved)
+    return cache
+
+
+def _save_conflicts(processor: Processor, conflicts: ConflictCache, records: dict[str, Any]) -> None:
+    """Keep beside each agent's record what the search saw of its claims, when that changed."""
+    rows = [(agent, int(records[agent]["seq"]), orjson.dumps(row).decode())
+            for agent, row in conflicts.take_saved().items()
+            if agent in records and isinstance(records[agent].get("seq"), int)]
+    if rows:
+        processor.store.put_derived(TOPICS, rows)
 
 
 def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes | list[bytes]) -> None:
@@ -218,10 +235,9 @@ def _flush(processor: Processor, force: bool) -> bool:
             _write_views(paths, body, trig)
         except TypeError:  # a value orjson cannot write, met while streaming the pieces: both again, whole
             _write_views(paths, _whole_body(graph, records), trig)
-        # not fsynced: only a shortcut, checked claim by claim (a damaged file means a full search)
-        atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()), durable=False)
         atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
                                               "files": _fingerprints(processor), "contradictions": sorted(detected)})
+    _save_conflicts(processor, conflicts, records)
     emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)
     return True
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from orchestrator.graph.contradictions import ConflictCache
+from orchestrator.contradictions import ConflictCache
 from orchestrator.graph.unified_parts import (
     SCHEMA_VERSION,
     UNIFIED,

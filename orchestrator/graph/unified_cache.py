@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from orchestrator.graph.contradictions import ConflictCache
+from orchestrator.contradictions import ConflictCache
 from orchestrator.graph.source_groups import SourceGroups
 from orchestrator.graph.unified import dedupe_entities, dedupe_sources
 from orchestrator.graph.unified_parts import (

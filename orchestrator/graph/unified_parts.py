@@ -10,19 +10,17 @@ re-checked against): the cache rebuilds it when one of them changes.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 
-from orchestrator.graph.contradictions import ConflictCache, detect, unresolved
+from orchestrator.contradictions import ConflictCache, detect, unresolved
 from orchestrator.model.kinds import COLLECTIONS
 
 __all__ = ["DEFERRED", "SCHEMA_VERSION", "UNIFIED", "AgentPart", "Recheck", "all_items", "assemble",
-           "assessments_by_claim", "build_part", "fingerprint", "namespace_entry", "record_key"]
+           "assessments_by_claim", "build_part", "namespace_entry", "record_key"]
 
 SCHEMA_VERSION = 1
 UNIFIED = ("sources", "claims", "entities", "relationships", "gaps", "contradictions")
@@ -52,7 +50,6 @@ class AgentPart:
     evidence_items: int = 0
     verified: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # its items per collection, for the stats
-    fingerprint: str | None = None  # taken once, by :func:`fingerprint`
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -61,20 +58,6 @@ def record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
     if not isinstance(seq, int):
         return None
     return (seq, record.get("artifact_sha256"), record.get("attempt"), record.get("merged_at"))
-
-
-def fingerprint(record: Mapping[str, Any], part: AgentPart) -> str | None:
-    """A digest of all the part's claims' contradiction signatures and content words depend on: the
-    committed record (statements, agent) and the canonical source and entity ids the part used; None
-    for a record not committed yet. The contradiction search saves it, so that a new process does not
-    analyse again the claims of a part it finds with the same fingerprint."""
-    if part.fingerprint is None and (key := record_key(record)) is not None:
-        try:
-            used = [key, {sid: alias for sid, (alias, _) in part.sources_used.items()}, part.entities_used]
-            part.fingerprint = hashlib.sha256(orjson.dumps(used)).hexdigest()[:24]
-        except TypeError:  # a value orjson cannot write: never reused
-            return None
-    return part.fingerprint
 
 
 #: The collections read from every agent at each build (claims and relationships come from the parts).
@@ -211,9 +194,8 @@ def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Agent
     graph.update(sources=sources, claims=claims, entities=entities, relationships=relationships,
                  gaps=gathered["gaps"],
                  # the agents' own, then those derived from the current claims (docs/data-model.md)
-                 contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts,
-                                                      by_id=by_id, groups=[parts[a].by_id for a in agents],
-                                                      prints=[(a, fingerprint(records[a], parts[a])) for a in agents]))
+                 contradictions=recorded + detect(claims, relationships, recorded, entities=entities, cache=conflicts,
+                                                  by_id=by_id))
     graph["stats"] = _stats(graph, [parts[a] for a in agents], agents)
     return graph
 
