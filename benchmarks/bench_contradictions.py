@@ -84,8 +84,8 @@ def cpu_ms(work: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def calibration_ms() -> float:
-    """CPU ms of a fixed pure-Python loop: the same loop takes about 450 ms on an idle 2-core machine
-    (Python 3.12), so figures can be compared across loads."""
+    """CPU ms of a fixed pure-Python loop, printed with the figures: CPU time too grows on a loaded
+    machine (cores shared by hyper-threads, caches), and this says by how much."""
     started = time.process_time()
     total = 0
     for i in range(10_000_000):

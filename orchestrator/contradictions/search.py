@@ -18,6 +18,7 @@ names changed, and keeps a saved conflict when both of its claims are as they we
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,19 +31,38 @@ Pair = tuple[str, str]
 
 
 class _Entry:
-    """One filed claim: what the pair rules read from it, its topic and its filing keys."""
+    """One claim as the search holds it: what the pair rules read from it, its filing keys, its topic."""
 
-    __slots__ = ("claim", "groups", "keys", "names", "topic")
+    __slots__ = ("_topic", "claim", "groups", "keys", "names")
 
-    def __init__(self, claim: Mapping[str, Any], names: Names, groups: frozenset[str], words: Iterable[str]):
-        self.claim, self.names, self.groups = claim, names, groups
-        self.topic = frozenset(words)
-        self.keys = keys_of(words)
+    def __init__(self, claim: Mapping[str, Any], names: Names, groups: frozenset[str], keys: tuple[int, ...],
+                 topic: frozenset[str] | None = None):
+        self.claim, self.names, self.groups, self.keys, self._topic = claim, names, groups, keys, topic
+
+    @property
+    def topic(self) -> frozenset[str]:
+        """Analysed when first needed: a claim taken from a saved row has only its keys."""
+        if self._topic is None:
+            self._topic = analyse(str(self.claim.get("statement", "")), self.names).topic
+        return self._topic
+
+
+_HASHES: dict[str, int] = {}
+
+
+def word_hash(word: str) -> int:
+    """A 64-bit hash of a topic word that is the same in every process (so keys can be saved)."""
+    found = _HASHES.get(word)
+    if found is None:
+        found = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little", signed=True)
+        if len(_HASHES) < 500_000:
+            _HASHES[word] = found
+    return found
 
 
 def keys_of(topic: Iterable[str]) -> tuple[int, ...]:
     """The claim's filing keys: its topic, then its topic less each word (when enough words remain)."""
-    hashes = list(map(hash, topic))
+    hashes = [_HASHES.get(word) or word_hash(word) for word in topic]
     full = 0
     for h in hashes:
         full ^= h
@@ -53,7 +73,7 @@ def keys_of(topic: Iterable[str]) -> tuple[int, ...]:
 
 def context_key(claim: Mapping[str, Any], names: Names) -> str:
     """What the pair rules read from a claim besides its statement: its entities' names and its sources."""
-    evidence = claim.get("evidence") or ()
+    evidence: Any = claim.get("evidence") or ()
     if len(evidence) == 1 and isinstance(evidence[0], Mapping):
         sources = str(evidence[0].get("source_id"))
     else:
@@ -68,33 +88,35 @@ def agent_part(claim_id: str) -> str:
 
 @dataclass
 class ConflictCache:
-    """What the last search saw (each claim, filed) and found (conflicts by claim-id pair)."""
+    """What the last search saw (each claim and its keys) and found (conflicts by claim-id pair)."""
 
     entries: dict[str, _Entry] = field(default_factory=dict)
-    #: filing key -> the claim id filed under it (a list when several are)
+    #: filing key -> the claim id filed under it (a list when several are); built when first needed
     buckets: dict[int, str | list[str]] = field(default_factory=dict)
+    filed: bool = False
+    scanned: bool = False
     conflicts: dict[Pair, Conflict] = field(default_factory=dict)
     groups: Groups | None = None
-    #: Saved by an earlier process, used by the first search of this one: topics and conflicts by claim.
-    seed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Saved by an earlier process, used by the first search of this one: keys and conflicts by claim.
+    seed: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
     seed_pairs: dict[Pair, Conflict] = field(default_factory=dict)
-    #: Agents whose saved topics or conflicts no longer describe their claims (see :meth:`take_saved`).
+    #: Agents whose saved keys or conflicts no longer describe their claims (see :meth:`take_saved`).
     dirty: set[str] = field(default_factory=set)
 
     def seed_from(self, saved: Mapping[str, Any]) -> None:
         """Take one agent's :meth:`take_saved` row (read back from JSON); anything malformed is ignored."""
-        topics, pairs = saved.get("topics"), saved.get("conflicts")
-        if isinstance(topics, dict):
-            for cid, line in topics.items():
-                if isinstance(line, list) and len(line) == 2 and all(isinstance(x, str) for x in line):
-                    self.seed[str(cid)] = (line[0], line[1])
+        claims, pairs = saved.get("claims"), saved.get("conflicts")
+        if isinstance(claims, dict):
+            for cid, line in claims.items():
+                if (isinstance(line, list) and len(line) == 2 and isinstance(line[0], str)
+                        and isinstance(line[1], list) and all(type(k) is int for k in line[1])):
+                    self.seed[str(cid)] = (line[0], tuple(line[1]))
         for item in pairs if isinstance(pairs, list) else ():
             if isinstance(item, list) and len(item) == 5 and all(isinstance(x, str) for x in item[:4]):
                 compared = item[4] if isinstance(item[4], dict) else None
                 self.seed_pairs[(item[0], item[1])] = Conflict(item[2], item[3], compared)
 
     def _file(self, cid: str, entry: _Entry) -> None:
-        self.entries[cid] = entry
         buckets = self.buckets
         for key in entry.keys:
             held = buckets.get(key)
@@ -110,6 +132,8 @@ class ConflictCache:
         if entry is None:
             return
         self.dirty.add(agent_part(cid))
+        if not self.filed:
+            return
         for key in entry.keys:
             held = self.buckets.get(key)
             if held == cid:
@@ -123,12 +147,13 @@ class ConflictCache:
         """The claim's entry, and whether it was taken as saved (not analysed)."""
         saved = self.seed.pop(cid, None)
         if saved is not None and saved[0] == context_key(claim, names):
-            return _Entry(claim, names, tokens, saved[1].split()), True
+            return _Entry(claim, names, tokens, saved[1]), True
         self.dirty.add(agent_part(cid))
-        return _Entry(claim, names, tokens, analyse(str(claim.get("statement", "")), names).topic), False
+        topic = analyse(str(claim.get("statement", "")), names).topic
+        return _Entry(claim, names, tokens, keys_of(topic), topic), False
 
     def update(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
-        """File the claims of ``by_id`` that are new or changed, drop the gone; return the ids to compare again."""
+        """Take the claims of ``by_id`` that are new or changed, drop the gone; return the ids to compare again."""
         same_groups = self.groups is not None and self.groups == groups
         self.groups = groups
         changed: set[str] = set()
@@ -147,7 +172,9 @@ class ConflictCache:
             if entry is not None:
                 self._unfile(cid)
             entry, seeded = self._entry(cid, claim, tokens, names)
-            self._file(cid, entry)
+            entries[cid] = entry
+            if self.filed:
+                self._file(cid, entry)
             if not seeded:
                 changed.add(cid)
         if self.seed_pairs:  # a saved conflict stands while both claims are as saved and still independent
@@ -158,25 +185,52 @@ class ConflictCache:
         self.seed, self.seed_pairs = {}, {}
         return changed
 
-    def search(self, changed: set[str]) -> dict[Pair, Conflict]:
-        """Compare every claim that changed with every claim it shares a key with; keep the rest."""
-        found = {pair: c for pair, c in self.conflicts.items() if pair[0] not in changed and pair[1] not in changed}
-        entries, buckets = self.entries, self.buckets
+    def _candidates(self, changed: set[str]) -> Iterable[tuple[str, str]]:
+        """Each pair sharing a key with a changed claim on one side, once (``cid`` changed)."""
+        entries = self.entries
+        if not self.filed and not self.scanned and len(changed) * 8 < len(entries):
+            # A new process that took most claims from saved rows: look its few changed claims up by a
+            # pass over the others' keys, without filing every claim (that waits for a second search).
+            wanted: dict[int, list[str]] = {}
+            for cid in changed:
+                if cid in entries:
+                    for key in entries[cid].keys:
+                        wanted.setdefault(key, []).append(cid)
+            self.scanned = True
+            for other, entry in entries.items():
+                for key in entry.keys:
+                    for cid in wanted.get(key, ()):
+                        if cid != other and not (other in changed and other < cid):
+                            yield cid, other
+            return
+        if not self.filed:
+            for cid, entry in entries.items():
+                self._file(cid, entry)
+            self.filed = True
+        buckets = self.buckets
         for cid in sorted(changed):
             mine = entries.get(cid)
             if mine is None:
                 continue
-            seen = {cid}
             for key in mine.keys:
                 held = buckets.get(key)
                 for other in (held,) if isinstance(held, str) else held or ():
-                    if other in seen or (other in changed and other < cid):
-                        continue  # each pair of changed claims once: from its smaller id
-                    seen.add(other)
-                    pair = (cid, other) if cid < other else (other, cid)
-                    conflict = _conflict(entries[pair[0]], entries[pair[1]])
-                    if conflict is not None:
-                        found[pair] = conflict
+                    if other != cid and not (other in changed and other < cid):
+                        yield cid, other
+
+    def search(self, changed: set[str]) -> dict[Pair, Conflict]:
+        """Compare every claim that changed with every claim it shares a key with; keep the rest."""
+        found = {pair: c for pair, c in self.conflicts.items() if pair[0] not in changed and pair[1] not in changed}
+        entries = self.entries
+        compared: set[Pair] = set()
+        for cid, other in self._candidates(changed):
+            pair = (cid, other) if cid < other else (other, cid)
+            if pair in compared:
+                continue
+            compared.add(pair)
+            conflict = _conflict(entries[pair[0]], entries[pair[1]])
+            if conflict is not None:
+                found[pair] = conflict
         for pair in found.keys() ^ self.conflicts.keys():
             self.dirty.add(agent_part(pair[0]))  # the agent whose saved row lists the pair
         self.conflicts = found
@@ -184,16 +238,16 @@ class ConflictCache:
 
     def take_saved(self) -> dict[str, dict[str, Any]]:
         """What a new process needs, for each agent whose claims or conflicts changed since the last call:
-        each claim's :func:`context_key` and topic words, and the conflicts listed under the agent of their
-        first claim."""
+        each claim's :func:`context_key` and filing keys, and the conflicts listed under the agent of
+        their first claim."""
         dirty, self.dirty = self.dirty, set()
         if not dirty:
             return {}
-        rows: dict[str, dict[str, Any]] = {a: {"topics": {}, "conflicts": []} for a in sorted(dirty)}
+        rows: dict[str, dict[str, Any]] = {a: {"claims": {}, "conflicts": []} for a in sorted(dirty)}
         for cid, entry in self.entries.items():
             row = rows.get(agent_part(cid))
             if row is not None:
-                row["topics"][cid] = [context_key(entry.claim, entry.names), " ".join(sorted(entry.topic))]
+                row["claims"][cid] = [context_key(entry.claim, entry.names), list(entry.keys)]
         for (a, b), conflict in sorted(self.conflicts.items()):
             row = rows.get(agent_part(a))
             if row is not None:

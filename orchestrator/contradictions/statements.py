@@ -38,8 +38,12 @@ HEDGE = 0.10
 ROUNDING = 0.05
 ENTITY_PREFIX = "entity_"
 
-_TOKEN = re.compile(r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)|(?P<word>[^\W\d_][\w'-]*)"
-                    r"|(?P<sym>[$€£¥%<>≤≥~+°/])")
+#: Numbers, words, symbols, and a dash between two numbers ("20-30"), as (number, word, symbol, dash).
+_TOKEN = re.compile(r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)|([^\W\d_][\w'-]*)|([$€£¥%<>≤≥~+°/])"
+                    r"|((?<=\d)\s?-\s?(?=\d))")
+_KINDS = ("num", "word", "sym", "dash")
+#: No space before these when a value is shown as written, nor after the second.
+_TIGHT_BEFORE, _TIGHT_AFTER = frozenset("%/-"), frozenset("$€£¥~<>≤≥/-")
 _QUOTES = dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032\u00b4`"), "'")
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"), "-")
 
@@ -154,10 +158,9 @@ class _Parser:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        matches = list(_TOKEN.finditer(text))
-        self.kinds: list[str] = [m.lastgroup or "" for m in matches]
-        self.texts: list[str] = [m.group() for m in matches]
-        self.spans: list[tuple[int, int]] = [m.span() for m in matches] if "num" in self.kinds else []
+        found = _TOKEN.findall(text)
+        self.texts: list[str] = [n or w or y or "-" for n, w, y, _ in found]
+        self.kinds: list[str] = ["num" if n else "word" if w else "sym" if y else "dash" for n, w, y, _ in found]
         self.used = [False] * len(self.texts)
         self.quantities: list[tuple[int, Quantity]] = []
         self.labels: list[tuple[int, str]] = []
@@ -212,11 +215,9 @@ class _Parser:
             self.label(i, text)
             return i + 1
         high_text, j, ranged = text, i + 1, False
-        if j + 1 < len(texts) and kinds[j + 1] == "num" and (
-                texts[j] == "to" or (texts[j] == "and" and self.word(i - 1) in ("between", "from"))):
+        if j + 1 < len(texts) and kinds[j + 1] == "num" and (kinds[j] == "dash" or texts[j] == "to" or (
+                texts[j] == "and" and self.word(i - 1) in ("between", "from"))):  # "20-30", "between 20 and 30"
             high_text, j, ranged = texts[j + 1], j + 2, True
-        elif j < len(texts) and kinds[j] == "num" and self.text[self.spans[i][1]:self.spans[j][0]] == "-":
-            high_text, j, ranged = texts[j], j + 1, True
         start = i
         currency = ""
         if i >= 1 and texts[i - 1] in CURRENCY_SIGNS:
@@ -240,7 +241,7 @@ class _Parser:
                     and not kind and not (counted and (following.endswith("s") or following in _PLURALS))):
                 self.years.append((i, int(value)))
                 self.used[i] = True
-                if following == "s" and self.spans[j][0] == self.spans[i][1]:  # "the 1990s"
+                if following == "s":  # "the 1990s"
                     self.used[j] = True
                     return j + 1
                 return i + 1
@@ -269,10 +270,20 @@ class _Parser:
                 half = max(half, HEDGE * abs(low))
             low, high = low - half, low + half
         low, high = sorted((low * unit.factor + unit.offset, high * unit.factor + unit.offset))
-        shown = self.text[self.spans[start - size][0]:self.spans[end + after_size - 1][1]]
+        shown = self.shown(start - size, end + after_size)
         central = value * multiplier * unit.factor + unit.offset
         self.quantities.append((i, Quantity(low, high, central, unit.base, shown, bound)))
         return end + after_size
+
+    def shown(self, start: int, end: int) -> str:
+        """Tokens ``start`` to ``end`` as written ("40%", "$5m", "250 ms")."""
+        out = ""
+        for k in range(start, end):
+            text = self.texts[k]
+            tight = not out or text in _TIGHT_BEFORE or out[-1] in _TIGHT_AFTER or text == "$" or (
+                self.kinds[k] == "word" and self.kinds[k - 1] == "num" and text in ("m", "b", "k", "bn", "mn"))
+            out += text if tight else " " + text
+        return out
 
     def label(self, i: int, number: str) -> None:
         before = self.word(i - 1)

@@ -84,7 +84,7 @@ _DIRECTIONS = {
     "fast": ("faster fast", "slower slow"),
 }
 #: surface word -> (canonical word, whether it says the opposite)
-DIRECTIONS = {word: (canonical, flipped) for canonical, sides in _DIRECTIONS.items()
+DIRECTIONS = {word: (canonical, bool(flipped)) for canonical, sides in _DIRECTIONS.items()
               for flipped, words in enumerate(sides) for word in words.split()}
 
 #: The canonical word of each opposition.
