@@ -122,12 +122,14 @@ def _load_conflicts(processor: Processor) -> ConflictCache:
 
 
 def _save_conflicts(processor: Processor, conflicts: ConflictCache, records: dict[str, Any]) -> None:
-    """Keep beside each agent's record what the search saw of its claims, when that changed."""
+    """Keep beside each agent's record what the search saw of its claims, when that changed; and forget it
+    for the agents no longer in the graph: a rollback may bring a record back, but not what the others
+    found with it since."""
     rows = [(agent, int(records[agent]["seq"]), orjson.dumps(row).decode())
             for agent, row in conflicts.take_saved().items()
             if agent in records and isinstance(records[agent].get("seq"), int)]
     if rows:
-        processor.store.put_derived(TOPICS, rows)
+        processor.store.put_derived(TOPICS, rows, drop_absent=True)
 
 
 def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes | list[bytes]) -> None:

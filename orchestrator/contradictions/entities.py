@@ -27,12 +27,11 @@ class Groups:
 
     def of(self, entity_ids: Iterable[Any]) -> tuple[frozenset[str], Names]:
         """The group tokens of a claim's entities, and all their names (sorted, for a cache key)."""
-        tokens = frozenset(self.token[e] for e in entity_ids if isinstance(e, str) and e in self.token)
-        if not tokens:
-            return tokens, ()
-        if len(tokens) == 1:
-            return tokens, self.names[next(iter(tokens))]
-        return tokens, tuple(sorted({pair for t in tokens for pair in self.names[t]}))
+        tokens = frozenset(self.token.get(e, e) for e in entity_ids if isinstance(e, str))  # an unknown id: itself
+        named = [self.names[t] for t in tokens if t in self.names]
+        if len(named) <= 1:
+            return tokens, named[0] if named else ()
+        return tokens, tuple(sorted({pair for names in named for pair in names}))
 
 
 def _names_of(entity: Mapping[str, Any]) -> list[str]:

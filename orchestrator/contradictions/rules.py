@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.contradictions.statements import HEDGE, Quantity, Statement, analyse
+from orchestrator.contradictions.statements import Statement, analyse
+from orchestrator.contradictions.values import HEDGE, Quantity
 from orchestrator.contradictions.words import OPPOSITIONS
 
 #: Relative half-width of a hedged value (kept in each numeric finding as its ``tolerance``).

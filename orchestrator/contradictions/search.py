@@ -182,6 +182,8 @@ class ConflictCache:
                 a, b = entries.get(pair[0]), entries.get(pair[1])
                 if a is not None and b is not None and not changed.intersection(pair) and _related(a, b):
                     self.conflicts[pair] = conflict
+                else:
+                    self.dirty.add(agent_part(pair[0]))  # its saved row lists a conflict that may be gone
         self.seed, self.seed_pairs = {}, {}
         return changed
 

@@ -4,9 +4,7 @@ A statement becomes a :class:`Statement`: its *topic* (the content words of
 :mod:`orchestrator.contradictions.words`, the names of the claim's entities as one token each,
 labels such as "phase 2" as one word, and the thing a bare number counts: "120 patients"), the
 parity of its negations and of its opposites ("fell" is "rose" flipped), its years, and its
-quantities. A quantity is an interval in its dimension's base unit: "12%" is 11.5-12.5 (the
-precision it is written with), "about 40%" is 36-44, "at least 10 hours" is 10 hours or more,
-"between 20 and 30" is 20-30, "95 °F" is 35 °C. Each quantity also carries its *anchor*, the
+values (intervals in a base unit, :mod:`orchestrator.contradictions.values`). Each value carries its *anchor*, the
 topic word that tells it apart from the statement's other values ("45% in the treatment arm"),
 so that two statements giving two groups the same values the other way round can be compared
 value by value.
@@ -15,84 +13,19 @@ value by value.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from orchestrator.contradictions.units import CURRENCY_SIGNS, MULTIPLIERS, UNITS, Unit, unit_named
-from orchestrator.contradictions.words import (
-    CANONICAL,
-    DIRECTIONS,
-    EVENT_WORDS,
-    LIGHT,
-    NEGATION_WORDS,
-    STOP_WORDS,
-    term,
-)
+from orchestrator.contradictions.values import ENTITY_PREFIX, LINKING, Quantity, Reader, fold
+from orchestrator.contradictions.words import EVENT_WORDS, NEGATION_WORDS, term
 
-#: Relative half-width of a hedged value ("about 40%": 36% to 44%).
-HEDGE = 0.10
-#: At most this relative half-width for a round number ("1,000" may be 950 to 1,050, not 500 to 1,500).
-ROUNDING = 0.05
-ENTITY_PREFIX = "entity_"
-
-#: Numbers, words, symbols, and a dash between two numbers ("20-30"), as (number, word, symbol, dash).
-_TOKEN = re.compile(r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)|([^\W\d_][\w'-]*)|([$€£¥%<>≤≥~+°/])"
-                    r"|((?<=\d)\s?-\s?(?=\d))")
-_KINDS = ("num", "word", "sym", "dash")
-#: No space before these when a value is shown as written, nor after the second.
-_TIGHT_BEFORE, _TIGHT_AFTER = frozenset("%/-"), frozenset("$€£¥~<>≤≥/-")
-_QUOTES = dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032\u00b4`"), "'")
-_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"), "-")
-
-
-def _phrases(kind: str, text: str) -> dict[tuple[str, ...], str]:
-    return {tuple(phrase.split()): kind for phrase in text.split("|")}
-
-
-#: Words before a value that bound it ("at least 10") or hedge it ("about 40%"), by their tokens.
-_BEFORE = {
-    **_phrases("hedge", "about|approximately|approx|around|roughly|nearly|almost|some|circa|ca|an estimated|"
-                        "estimated|close to|~"),
-    **_phrases("lower", "more than|greater than|higher than|larger than|bigger than|longer than|older than|at least|"
-                        "upwards of|in excess of|no less than|no fewer than|not less than|a minimum of|minimum|"
-                        "over|above|exceeding|exceeds|exceed|beyond|>|≥"),
-    **_phrases("upper", "less than|fewer than|lower than|smaller than|shorter than|younger than|at most|up to|"
-                        "no more than|not more than|not exceeding|a maximum of|maximum|under|below|within|<|≤"),
-}
-#: Words after a value that bound it ("10% or more").
-_AFTER = {
-    **_phrases("lower", "or more|or greater|or higher|or above|or over|or longer|or older|and above|and over|"
-                        "and up|plus|+"),
-    **_phrases("upper", "or less|or fewer|or lower|or below|or under|or shorter|or younger|and below|and under"),
-}
-#: Bound words that, after a noun, narrow the noun instead of bounding a value ("children under 5").
-_QUALIFYING = frozenset({"under", "over", "above", "below"})
-#: Words after a value that say what the value is of ("45% in the treatment arm").
-_LINKING = frozenset({"of", "in", "for", "among", "at", "on", "from", "across", "by"})
+#: Nouns a single letter after names one of ("group A", "arm B", "site C").
+GROUPS = frozenset({"group", "groups", "arm", "cohort", "site", "plant", "unit", "block", "zone", "region", "team",
+                    "wave", "sample", "condition", "class", "grade", "type", "stage", "phase", "option", "scenario",
+                    "line", "building", "reactor", "well", "sector", "area", "district", "village", "school"})
 _NON_NEGATIONS = ("not only", "not just", "not least", "no doubt", "not unlike", "no sooner")
-#: Units of more than one token ("per cent", "km/h", "°f"), by their tokens, longest first.
-_MULTI_UNITS = {tuple(name.replace("/", " / ").replace("°", "° ").split()): UNITS[name]
-                for name in UNITS if " " in name or "/" in name or name.startswith("°")}
-_MULTI_SIZES = sorted({len(k) for k in _MULTI_UNITS}, reverse=True)
-#: Plural nouns that do not end in "s" (a number before a plural counts it: "2000 people", not the year 2000).
-_PLURALS = frozenset({"people", "men", "women", "children", "staff", "police", "cattle", "sheep", "fish", "deer",
-                      "personnel", "mice", "teeth", "feet", "geese", "data", "media", "criteria", "phenomena"})
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """A value as an interval ``[low, high]`` in its unit's base; ``unit`` "#word" counts that word."""
-
-    low: float
-    high: float
-    value: float
-    unit: str
-    text: str
-    bound: str = ""  # "", "lower", "upper" or "range"
-    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,13 +37,6 @@ class Statement:
     flipped: bool
     quantities: tuple[Quantity, ...]
     years: frozenset[int]
-
-
-def fold(text: str) -> str:
-    """Lower case, compatibility forms, one kind of quote and dash, single spaces."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_QUOTES).translate(_DASHES)
-    return " ".join(text.casefold().split())
 
 
 def entity_token(name: str) -> str:
@@ -125,174 +51,6 @@ def _with_names(text: str, names: Sequence[tuple[str, str]]) -> str:
         if folded and folded in text:
             text = re.sub(rf"(?<![\w-]){re.escape(folded)}(?:'s)?(?![\w-])", f" {token} ", text)
     return text
-
-
-def _precision(text: str) -> float:
-    """Half the step of the last digit written; a round number may be rounded ("1,200": up to 5%)."""
-    digits = text.replace(",", "")
-    if "." in digits:
-        return 0.5 * 10 ** -len(digits.split(".", 1)[1])
-    zeros = len(digits) - len(digits.rstrip("0"))
-    if zeros == 0 or digits.strip("0") == "":
-        return 0.5
-    return max(0.5, min(0.5 * 10 ** zeros, ROUNDING * float(digits)))
-
-
-def _noun_like(word: str) -> bool:
-    """Whether a word may be narrowed by what follows it ("phase" in "phase 2", "children" in "children under 5")."""
-    return (word not in STOP_WORDS and word not in LIGHT and word not in DIRECTIONS and word not in CANONICAL
-            and word not in NEGATION_WORDS and word not in EVENT_WORDS and not word.startswith(ENTITY_PREFIX))
-
-
-def _count_word(word: str) -> str | None:
-    """The thing a bare number counts ("120 patients"), when the word after it can be one."""
-    word = word.removesuffix("'s").strip("'")
-    if word in STOP_WORDS or word in LIGHT or word in NEGATION_WORDS or word in DIRECTIONS or not word.isalpha():
-        return None
-    found = term(word)
-    return "#" + found[0] if found and found[0] else None
-
-
-class _Parser:
-    """One statement's tokens (parallel lists), read left to right; values and labels mark theirs used."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        found = _TOKEN.findall(text)
-        self.texts: list[str] = [n or w or y or "-" for n, w, y, _ in found]
-        self.kinds: list[str] = ["num" if n else "word" if w else "sym" if y else "dash" for n, w, y, _ in found]
-        self.used = [False] * len(self.texts)
-        self.quantities: list[tuple[int, Quantity]] = []
-        self.labels: list[tuple[int, str]] = []
-        self.years: list[tuple[int, int]] = []
-
-    def word(self, i: int) -> str:
-        return self.texts[i] if 0 <= i < len(self.texts) and self.kinds[i] == "word" else ""
-
-    def before(self, i: int, table: dict[tuple[str, ...], str]) -> tuple[str, int]:
-        """The phrase of ``table`` ending just before token ``i``: (its kind, its length), or ("", 0)."""
-        for size in (3, 2, 1):
-            if i - size >= 0 and "num" not in self.kinds[i - size:i]:
-                kind = table.get(tuple(self.texts[i - size:i]))
-                if kind:
-                    return kind, size
-        return "", 0
-
-    def after(self, i: int) -> tuple[str, int]:
-        for size in (2, 1):
-            if i + size <= len(self.texts) and "num" not in self.kinds[i:i + size]:
-                kind = _AFTER.get(tuple(self.texts[i:i + size]))
-                if kind:
-                    return kind, size
-        return "", 0
-
-    def unit(self, i: int, currency: bool) -> tuple[Unit | None, int]:
-        """The unit written from token ``i`` on, and how many tokens it takes."""
-        texts = self.texts
-        for size in _MULTI_SIZES:
-            found = _MULTI_UNITS.get(tuple(texts[i:i + size])) if i + size <= len(texts) else None
-            if found is not None:
-                return found, size
-        if i >= len(texts):
-            return None, 0
-        if texts[i] == "%":
-            return UNITS["%"], 1
-        if self.kinds[i] != "word" or (currency and texts[i] in ("m", "b")):
-            return None, 0
-        found = unit_named(texts[i])
-        return (found, 1) if found is not None else (None, 0)
-
-    def parse(self) -> None:
-        i = 0
-        while i < len(self.texts):
-            i = self.number(i) if self.kinds[i] == "num" and not self.used[i] else i + 1
-
-    def number(self, i: int) -> int:
-        """Read the number at token ``i`` (its range, currency, multiplier, unit, bounds); the next position."""
-        texts, kinds = self.texts, self.kinds
-        text = texts[i]
-        if text.count(".") > 1:  # a version: "1.2.3"
-            self.label(i, text)
-            return i + 1
-        high_text, j, ranged = text, i + 1, False
-        if j + 1 < len(texts) and kinds[j + 1] == "num" and (kinds[j] == "dash" or texts[j] == "to" or (
-                texts[j] == "and" and self.word(i - 1) in ("between", "from"))):  # "20-30", "between 20 and 30"
-            high_text, j, ranged = texts[j + 1], j + 2, True
-        start = i
-        currency = ""
-        if i >= 1 and texts[i - 1] in CURRENCY_SIGNS:
-            currency, start = CURRENCY_SIGNS[texts[i - 1]], i - 1
-            if i >= 2 and texts[i - 2] == "us":
-                start = i - 2
-        elif i >= 1 and texts[i - 1] in ("usd", "eur", "gbp"):
-            currency, start = texts[i - 1], i - 1
-        multiplier = 1.0
-        if j < len(texts) and texts[j] in MULTIPLIERS and (texts[j] not in ("m", "b") or currency):
-            multiplier, j = MULTIPLIERS[texts[j]], j + 1
-        unit, taken = self.unit(j, bool(currency))
-        value = float(text.replace(",", ""))
-        kind, size = self.before(start, _BEFORE)
-        if currency:
-            unit = Unit(currency)
-        elif unit is None:
-            following = self.word(j)
-            counted = _count_word(following) if following else None
-            if (not ranged and multiplier == 1.0 and "." not in text and "," not in text and 1800 <= value <= 2100
-                    and not kind and not (counted and (following.endswith("s") or following in _PLURALS))):
-                self.years.append((i, int(value)))
-                self.used[i] = True
-                if following == "s":  # "the 1990s"
-                    self.used[j] = True
-                    return j + 1
-                return i + 1
-            if counted is None and multiplier == 1.0 and not ranged and not kind and _noun_like(self.word(i - 1)):
-                self.label(i, text)
-                return i + 1
-            unit, taken = Unit(counted or ""), 1 if counted else 0
-        end = j + taken
-        if size == 1 and kind in ("lower", "upper") and texts[start - 1] in _QUALIFYING and _noun_like(
-                self.word(start - 2)):
-            self.labels.append((i, f"{texts[start - 1]}#{text}"))  # "children under 5": which children
-            for k in range(start - 1, end):
-                self.used[k] = True
-            return end
-        after, after_size = self.after(end)
-        for k in range(start - size, end + after_size):
-            self.used[k] = True
-        low, high = value * multiplier, float(high_text.replace(",", "")) * multiplier
-        bound = "range" if ranged else ""
-        if after or kind in ("lower", "upper"):
-            bound = after or kind
-            low, high = (low, float("inf")) if bound == "lower" else (float("-inf"), low)
-        elif not ranged:
-            half = _precision(text) * multiplier
-            if kind == "hedge":
-                half = max(half, HEDGE * abs(low))
-            low, high = low - half, low + half
-        low, high = sorted((low * unit.factor + unit.offset, high * unit.factor + unit.offset))
-        shown = self.shown(start - size, end + after_size)
-        central = value * multiplier * unit.factor + unit.offset
-        self.quantities.append((i, Quantity(low, high, central, unit.base, shown, bound)))
-        return end + after_size
-
-    def shown(self, start: int, end: int) -> str:
-        """Tokens ``start`` to ``end`` as written ("40%", "$5m", "250 ms")."""
-        out = ""
-        for k in range(start, end):
-            text = self.texts[k]
-            tight = not out or text in _TIGHT_BEFORE or out[-1] in _TIGHT_AFTER or text == "$" or (
-                self.kinds[k] == "word" and self.kinds[k - 1] == "num" and text in ("m", "b", "k", "bn", "mn"))
-            out += text if tight else " " + text
-        return out
-
-    def label(self, i: int, number: str) -> None:
-        before = self.word(i - 1)
-        if before and _noun_like(before):
-            self.used[i - 1] = True
-            self.labels.append((i, f"{before}#{number}"))
-        else:
-            self.labels.append((i, number))
-        self.used[i] = True
 
 
 _FAILING = re.compile(r"\b(?:fail(?:s|ed|ing)?|unable)\s+to\b|\bno\s+longer\b")
@@ -324,7 +82,7 @@ def _word_info(word: str) -> tuple[int, str, bool]:
 def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statement:
     """The topic, senses, quantities and years of ``statement``; ``names``: (entity name, its token) pairs."""
     text = _with_names(fold(statement), names) if names else fold(statement)
-    parser = _Parser(text)
+    parser = Reader(text)
     if "num" in parser.kinds:
         parser.parse()
     used, kinds = parser.used, parser.kinds
@@ -333,6 +91,9 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
     for position, word in enumerate(parser.texts):
         if used[position] or kinds[position] != "word":
             continue  # the words of a value or bound ("no more than 50") negate and name nothing
+        if len(word) == 1 and sequence and sequence[-1][0] == position - 1 and parser.texts[position - 1] in GROUPS:
+            sequence[-1] = (position - 1, f"{sequence[-1][1]}#{word}")  # "group A": which group
+            continue
         what, topic_word, flipped = _WORDS.get(word) or _word_info(word)
         if what == _TOPIC:
             flips += flipped
@@ -360,7 +121,7 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
     return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years))
 
 
-def _anchors(parser: _Parser, sequence: list[tuple[int, str]]) -> list[Quantity]:
+def _anchors(parser: Reader, sequence: list[tuple[int, str]]) -> list[Quantity]:
     """Each quantity with the topic word that tells it apart: after it when linked ("20% in rural schools"),
     else the nearest before it, back to the previous value; a word the statement uses twice tells nothing."""
     once = {w for w, n in Counter(w for _, w in sequence).items() if n == 1}
@@ -370,8 +131,8 @@ def _anchors(parser: _Parser, sequence: list[tuple[int, str]]) -> list[Quantity]
         previous = positions[n - 1] if n else -1
         following = positions[n + 1] if n + 1 < len(positions) else len(parser.texts)
         anchor = ""
-        after = next((k for k in range(at + 1, following) if not parser.used[k] or parser.texts[k] in _LINKING), None)
-        if after is not None and parser.texts[after] in _LINKING:
+        after = next((k for k in range(at + 1, following) if not parser.used[k] or parser.texts[k] in LINKING), None)
+        if after is not None and parser.texts[after] in LINKING:
             anchor = next((w for p, w in sequence if after < p < following and w in once), "")
         if not anchor:
             anchor = next((w for p, w in reversed(sequence) if previous < p < at and w in once), "")

@@ -101,6 +101,9 @@ NEGATION_WORDS = frozenset({"no", "not", "never", "none", "nor", "neither", "wit
                             "nobody", "nowhere"})
 
 _STEMMER = Stemmer.Stemmer("english")
+#: The same by stem, so that other forms of a listed word mean the same too ("deliver", "delivered").
+_CANONICAL_STEMS = {_STEMMER.stemWord(word): canonical for word, canonical in CANONICAL.items()
+                    if word not in LIGHT}
 
 
 @cache
@@ -117,4 +120,5 @@ def term(word: str) -> tuple[str, bool] | None:
         return ("", False)
     if word in CANONICAL:
         return (CANONICAL[word], False)
-    return (_STEMMER.stemWord(word), False)
+    stem = _STEMMER.stemWord(word)
+    return (_CANONICAL_STEMS.get(stem, stem), False)
