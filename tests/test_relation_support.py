@@ -27,6 +27,9 @@ def test_relation_terms_drop_fillers_and_generic_predicates() -> None:
     ("Madrid is not the capital of Portugal.", "capital of", False),  # negated right before it
     ("The sky is blue on clear days.", "capital of", False),
     ("Lisbon and Porto are both in Portugal.", "co-occurs-with", True),  # generic: the ends suffice
+    ("Molten salt cooling does not require high pressure.", "does-not-require", True),  # denied, and said so
+    ("Molten salt cooling requires high pressure.", "does-not-require", False),
+    ("Operating without high pressure allows a thin vessel.", "enables", True),
 ])
 def test_carries(text: str, predicate: str, held: bool) -> None:
     assert carries(text, predicate) is held

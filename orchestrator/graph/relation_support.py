@@ -3,7 +3,8 @@
 A relationship ``Lisbon --capital of--> Portugal`` rests on the claims it lists in ``claim_ids``. A
 claim states it when its text (its statement or one of its verified passages) names both ends, by
 an entity's name or one of its aliases, and carries the relation: a word of the predicate ("capital"),
-or one that means the same here ("lies in" for "located in"), not negated just before it. A generic
+or one that means the same here ("lies in" for "located in"), not negated just before it (negated, for a
+predicate that denies: "does-not-require"). A generic
 predicate ("related-to", "co-occurs-with") is carried by naming both ends. The merge rejects a
 relationship none of whose supporting claims states it (:func:`unsupported_relationships`); ``ask``
 scores a relationship citation by whether the cited passage states it (:func:`support`).
@@ -23,15 +24,21 @@ from orchestrator.model.problems import Problem
 from orchestrator.model.textnorm import NEGATIONS, normalize, words
 
 _STEMMER = Stemmer.Stemmer("english")
+
+
+def _split(text: str) -> list[str]:
+    return text.split()
+
+
 #: Predicate words that say nothing about the relation itself.
-_FILLER = frozenset("a an the of to in on at by for from with is are was be has have had as into its it".split())
+_FILLER = frozenset(_split("a an the of to in on at by for from with is are was be has have had as into its it"))
 #: Predicates that only say two things go together: naming both ends states them.
-_GENERIC = frozenset(_STEMMER.stemWords(
+_GENERIC = frozenset(_STEMMER.stemWords(_split(
     "related relates relation associated association linked link connected connection co occurs occur "
     "cooccurs mentions mentioned involves involved concerns regarding about relevant same similar "
-    "instance type kind subclass see also".split()))
+    "instance type kind subclass see also")))
 #: Stems that carry the same relation ("lies in" carries "located in").
-_SAME = [frozenset(_STEMMER.stemWords(group.split())) for group in (
+_SAME = [frozenset(_STEMMER.stemWords(_split(group))) for group in (
     "located location lies lie situated sits based found home",
     "part component member belongs belong constituent piece element",
     "causes cause leads lead results result triggers trigger induces induce drives drive",
@@ -48,20 +55,31 @@ _SAME = [frozenset(_STEMMER.stemWords(group.split())) for group in (
     "reduces reduce decreases decrease lowers lower cuts",
     "uses use used employs relies depends",
     "supports support backs confirms corroborates",
+    "enables enable allows allow permits permit",
+    "requires require needs need depends",
     "precedes preceded before predecessor",
     "follows followed after successor succeeds",
 )]
-#: Words of a negation right before the relation word ("is not the capital of").
-_NEGATION_WINDOW = 3
+#: Words that may stand between a negation and the relation word it negates ("is not the capital of").
+_BETWEEN = frozenset(_split("the a an be been being yet always ever fully really"))
+
+
+def _predicate_words(predicate: str) -> list[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", predicate).replace("_", " ").replace("-", " ")
+    return [w for w in words(normalize(spaced)) if w not in _FILLER and not w.isdigit()]
 
 
 @cache
 def relation_terms(predicate: str) -> frozenset[str]:
     """Stems of the predicate's words that say what the relation is; empty for a generic predicate."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", predicate)
-    found = frozenset(_STEMMER.stemWords([w for w in words(normalize(spaced.replace("_", " ").replace("-", " ")))
-                                          if w not in _FILLER and not w.isdigit()]))
+    found = frozenset(_STEMMER.stemWords([w for w in _predicate_words(predicate)
+                                          if w not in NEGATIONS and not w.endswith("n't")]))
     return frozenset() if found <= _GENERIC else found - _GENERIC
+
+
+def negative(predicate: str) -> bool:
+    """Whether the predicate denies its relation ("does-not-require")."""
+    return any(w in NEGATIONS or w.endswith("n't") for w in _predicate_words(predicate))
 
 
 def _stems(text: str) -> list[str]:
@@ -73,19 +91,26 @@ def _meanings(term: str) -> frozenset[str]:
 
 
 def carries(text: str, predicate: str) -> bool:
-    """Whether ``text`` says the relation of ``predicate`` (generic predicates: always), not negated."""
+    """Whether ``text`` says the relation of ``predicate`` (generic predicates: always): a word of it not
+    negated just before, or negated for a predicate that denies ("does-not-require" in "does not require")."""
     wanted = relation_terms(predicate)
     if not wanted:
         return True
     stems = _stems(text)
-    plain = [w for w in words(normalize(text))]
+    plain = words(normalize(text))
     meant = frozenset().union(*(_meanings(t) for t in wanted))
-    for position, stem in enumerate(stems):
-        if stem in meant:
-            before = plain[max(0, position - _NEGATION_WINDOW):position]
-            if not any(w in NEGATIONS or w.endswith("n't") for w in before):
-                return True
-    return False
+    denied = negative(predicate)
+    return any(stem in meant and _negated(plain, position) == denied for position, stem in enumerate(stems))
+
+
+def _negated(plain: list[str], position: int) -> bool:
+    """Whether the word at ``position`` is negated right before it ("not", "is not the", "doesn't")."""
+    def negation(word: str) -> bool:
+        return word in NEGATIONS or word.endswith("n't")
+
+    before = plain[max(0, position - 2):position]
+    return bool(before) and (negation(before[-1]) or (len(before) == 2 and negation(before[0])
+                                                      and before[1] in _BETWEEN))
 
 
 def names(text: str, candidates: Iterable[str]) -> bool:
