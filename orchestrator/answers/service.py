@@ -23,7 +23,7 @@ def ask(paths: SessionPaths, question: str, composer: Composer, *, engine: Engin
     index = NodeIndex.build(load_graph(paths))
     retrieved = Retriever(paths, index, engine).retrieve(question)
     draft = composer.compose(retrieved) if retrieved.found else None
-    checked = Validator(index).check(draft.text) if draft else []
+    checked = Validator(index, question).check(draft.text) if draft else []
     document = ground(index.session or paths.root.name, retrieved, draft, checked, index)
     if keep:
         document["record"] = paths.rel(save_answer(paths, document))

@@ -113,10 +113,26 @@ def _negated(plain: list[str], position: int) -> bool:
                                                       and before[1] in _BETWEEN))
 
 
+class Stemmed:
+    """A text's words as stems, kept to look many names up in it."""
+
+    def __init__(self, text: str) -> None:
+        self.joined = f" {' '.join(_stems(text))} "
+
+    def names(self, candidates: Iterable[str]) -> bool:
+        """Whether the text names one of ``candidates`` on word boundaries (case, possessives, plurals aside)."""
+        return any(wanted.strip() and f" {wanted} " in self.joined
+                   for wanted in (" ".join(_name_stems(n)) for n in candidates))
+
+
+@cache
+def _name_stems(name: str) -> tuple[str, ...]:
+    return tuple(_stems(name))
+
+
 def names(text: str, candidates: Iterable[str]) -> bool:
     """Whether ``text`` names one of ``candidates`` on word boundaries (case, possessives, plurals aside)."""
-    stems = f" {' '.join(_stems(text))} "
-    return any(wanted.strip() and f" {wanted} " in stems for wanted in (" ".join(_stems(n)) for n in candidates))
+    return Stemmed(text).names(candidates)
 
 
 @dataclass(frozen=True)
