@@ -80,10 +80,15 @@ class AgentContext:
 
     # -- reading ---------------------------------------------------------------
     def graph(self) -> dict[str, Any]:
-        """The committed knowledge graph (a materialized view; read-only for agents)."""
+        """The committed knowledge graph, as the ledger vouches for it (read-only for agents); {} before any merge."""
+        from orchestrator.commit.committed import read_committed
+        from orchestrator.model.errors import SessionDamaged, UsageError
+
         try:
-            return dict(json.loads(self.paths.kg_json.read_text(encoding="utf-8")))
-        except FileNotFoundError:
+            return read_committed(self.paths).graph
+        except SessionDamaged:
+            raise
+        except UsageError:  # nothing merged yet
             return {}
 
     def source_text(self, sha256: str) -> str | None:

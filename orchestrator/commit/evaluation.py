@@ -2,9 +2,9 @@
 
 The processor (commit/processor.py) owns the lock queue and the ledger; this module owns the
 order of the checks (name, lock, artifacts and schemas, source texts, merge and references,
-evidence, relationships stated by their claims, report citations, SHACL on the merge's neighbourhood) and what each failure tells the
-agent. The graph the checks run against is the processor's: a rejected submission leaves it as
-it was.
+evidence, relationships stated by their claims, report citations, SHACL on the merge's neighbourhood)
+and what each failure tells the agent. The graph the checks run against is the processor's: a
+rejected submission leaves it as it was.
 """
 
 from __future__ import annotations

@@ -15,11 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from orchestrator.contradictions import ConflictCache, detect, unresolved
 from orchestrator.model.kinds import COLLECTIONS
 
-__all__ = ["DEFERRED", "SCHEMA_VERSION", "UNIFIED", "AgentPart", "Recheck", "all_items", "assemble",
+__all__ = ["DEFERRED", "SCHEMA_VERSION", "UNIFIED", "AgentPart", "Intact", "Recheck", "all_items", "assemble",
            "assessments_by_claim", "build_part", "namespace_entry", "record_key"]
 
 SCHEMA_VERSION = 1
@@ -30,6 +29,8 @@ DEFERRED = ("deferred namespace",)
 
 #: Re-checks one evidence item against the current text (sha256) of its source; None when there is no text.
 Recheck = Callable[[dict[str, Any], str], dict[str, Any] | None]
+#: Whether the stored text of a sha256 is there and still matches its name.
+Intact = Callable[[str], bool]
 
 
 @dataclass
@@ -86,15 +87,21 @@ def assessments_by_claim(scores: list[dict[str, Any]]) -> dict[str, list[dict[st
 
 
 def current_verification(
-    evidence: dict[str, Any], cited: Mapping[str, Any] | None, recheck: Recheck | None
+    evidence: dict[str, Any], cited: Mapping[str, Any] | None, recheck: Recheck | None, intact: Intact | None = None,
 ) -> dict[str, Any] | None:
-    """A verification is bound to the text it was checked against: a changed text is checked again."""
+    """A verification is bound to the text it was checked against: a changed text is checked again, and
+    a text deleted or altered since (its content no longer matching its name) verifies nothing."""
     verification = evidence.get("verification")
     if not isinstance(verification, dict) or "text_sha256" not in verification or cited is None:
         return verification
     now = cited.get("content_sha256")
     if now == verification["text_sha256"]:
-        return verification
+        if intact is None or verification.get("verified") is not True or intact(now):
+            return verification
+        return {"verified": False, "score": 0.0, "matched_text": "", "page": None,
+                "reason": f"the stored text sources/{now}.txt this snippet was checked against is missing or was "
+                          "altered (its content no longer matches its sha256): restore the original text",
+                "text_sha256": now, "text_damaged": True, "previous_verified": True}
     fresh = recheck(evidence, now) if recheck is not None and isinstance(now, str) else None
     if fresh is None:
         fresh = {"verified": False, "score": 0.0, "matched_text": "", "page": None,
@@ -117,13 +124,20 @@ def namespace_entry(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_sources: Mapping[str, Any],
                source_alias: Mapping[str, str], entity_alias: Mapping[str, str],
-               assessments: Mapping[str, list[dict[str, Any]]], recheck: Recheck | None) -> AgentPart:
-    """The agent's namespace, unified claims and relationships, with what they read from other agents."""
+               assessments: Mapping[str, list[dict[str, Any]]], recheck: Recheck | None,
+               intact: Intact | None = None) -> AgentPart:
+    """The agent's namespace, unified claims and relationships, with what they read from other agents.
+
+    ``intact``: whether a stored text is still there as named (a verification resting on one that is not
+    stops counting); the part notes each text it asked about, so a cache builds it again when that changes.
+    """
     items = record["contribution"]["items"]
     part = AgentPart(key or (None,), [], [])
     part.counts = {c: len(items[c]) for c in COLLECTIONS if items[c]}
     if recheck is not None:
         recheck = _recording(recheck, part.texts_used)
+    if intact is not None:
+        intact = _noting(intact, part.texts_used)
     for claim in items["claims"]:
         claim = {**claim, "evidence": [dict(e) for e in claim.get("evidence", [])]}
         for evidence in claim["evidence"]:
@@ -131,7 +145,7 @@ def build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_sou
             cited = cited_sources.get(sid)
             part.sources_used[sid] = (source_alias.get(sid, sid),
                                       cited.get("content_sha256") if cited is not None else ABSENT)
-            verification = current_verification(evidence, cited, recheck)
+            verification = current_verification(evidence, cited, recheck, intact)
             if verification is not None:
                 evidence["verification"] = verification
             evidence["source_id"] = source_alias.get(sid, sid)
@@ -167,6 +181,14 @@ def _recording(recheck: Recheck, used: dict[str, bool]) -> Recheck:
     def checked(evidence: dict[str, Any], sha: str) -> dict[str, Any] | None:
         found = recheck(evidence, sha)
         used[sha] = found is not None
+        return found
+    return checked
+
+
+def _noting(intact: Intact, used: dict[str, bool]) -> Intact:
+    """``intact`` noting each text it was asked about and its answer."""
+    def checked(sha: str) -> bool:
+        used[sha] = found = intact(sha)
         return found
     return checked
 
