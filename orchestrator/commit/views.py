@@ -111,6 +111,15 @@ def _rechecker(processor: Processor) -> Recheck:
 TOPICS = "conflict-topics"
 
 
+def texts_intact(processor: Processor) -> Callable[[str], bool]:
+    """Whether a stored text is there and matches its name now (a verification resting on one that is not
+    stops counting)."""
+    def intact(sha: str) -> bool:
+        return processor.texts.text(sha) is not None
+
+    return intact
+
+
 def _load_conflicts(processor: Processor) -> ConflictCache:
     """A new process's search, seeded with what the views kept beside each record: it analyses and
     compares only the claims whose record or entities changed since (orchestrator/contradictions/search.py)."""
@@ -224,9 +233,7 @@ def _flush(processor: Processor, force: bool, rewrite: bool = False) -> bool:
     conflicts = _CONFLICT_CACHES.get(processor) or _load_conflicts(processor)
     unified = _UNIFIED.get(processor)
     # Namespaces deferred: each is written from its rendering kept for the record (JsonFragments).
-    def text_ready(sha: str) -> bool:
-        return processor.texts.text(sha) is not None
-
+    text_ready = texts_intact(processor)
     if unified is None:  # a processor's first flush (a one-shot run's only one) keeps no per-agent parts
         _UNIFIED[processor] = UnifiedCache()
         graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
