@@ -23,7 +23,7 @@ from orchestrator.model.layout import SessionPaths
 from orchestrator.session.events import read_events
 from orchestrator.session.record import update_session
 from tests.conftest import merge_pending, write_artifacts
-from tests.helpers.ask_session import A, TEXT, reactor_session
+from tests.helpers.ask_session import TEXT, A, reactor_session
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")
 UNVERIFIED = "The Lumen reactor was decommissioned in the spring after a coolant leak"

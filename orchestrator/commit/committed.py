@@ -2,9 +2,8 @@
 
 ``knowledge-graph.json`` and ``.trig`` are files anyone who can write the session folder can edit:
 a claim turned ``"verified": true`` there must never be cited, scored or reported. So each views
-flush records in the ledger (table ``derived``, kind :data:`KIND`) the sha256 of both files as
-written, the ledger seq they show, and the file keys (size, times, inode) of the stored texts the
-sources name (:func:`vouch`). :func:`read_committed`, the one way ``ask``, ``report``, ``status``,
+flush records in the ledger the sha256 of both files as written, the ledger seq they show, and the
+file keys of the stored texts the sources name (:mod:`orchestrator.commit.vouched`). :func:`read_committed`, the one way ``ask``, ``report``, ``status``,
 a run and its agents read the graph, trusts a view only when the ledger vouches for those bytes at
 the ledger's head and every stored text is as it was (a text whose key moved is hashed: a copy is
 fine, a change is not). Anything else (an edited or deleted view, one behind the ledger, a stored
@@ -16,14 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from orchestrator.commit.vouched import KIND, file_key, vouched
 from orchestrator.contract.sourcetexts import TextStore
 from orchestrator.model.errors import SessionDamaged, StoreError, UsageError
 from orchestrator.model.layout import SessionPaths
@@ -32,7 +31,6 @@ from orchestrator.session.ledger import Store
 if TYPE_CHECKING:
     from orchestrator.commit.processor import Processor
 
-KIND = "views"  # the vouched views in the store's ``derived`` table (agent "", seq: the commit they show)
 ATTEMPTS = 3
 
 
@@ -47,40 +45,6 @@ class CommittedView:
     rebuilt: str | None = None  # why the view was rebuilt before it was read, if it was
 
 
-def _key(path: os.PathLike[str] | str) -> list[int] | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns]
-
-
-def _text_shas(sources: Iterable[Any]) -> list[str]:
-    found = {s.get("content_sha256") for s in sources if isinstance(s, Mapping)}
-    return sorted(sha for sha in found if isinstance(sha, str) and len(sha) == 64)
-
-
-def vouch(store: Store, paths: SessionPaths, seq: int, digests: Mapping[str, str], sources: Iterable[Any],
-          intact: Callable[[str], bool]) -> None:
-    """Record that the views just written show commit ``seq``: their sha256, and each stored text the sources
-    name with its file key and whether it was intact (``intact``: as the flush found it).
-
-    Called by the flush inside the views mutex, after both files are in place.
-    """
-    texts = {sha: [_key(paths.source_text(sha)), intact(sha)] for sha in _text_shas(sources)}
-    body = orjson.dumps({"commit_seq": seq, **digests, "texts": texts}).decode()
-    store.put_derived(KIND, [("", seq, body)])
-
-
-def _vouched(store: Store, head: int) -> dict[str, Any] | None:
-    body = store.derived_of(KIND, "", head)
-    try:
-        found = orjson.loads(body) if body is not None else None
-    except orjson.JSONDecodeError:
-        return None
-    return found if isinstance(found, dict) and found.get("commit_seq") == head else None
-
-
 def _moved_texts(paths: SessionPaths, texts: Mapping[str, Any]) -> tuple[list[str], bool]:
     """Stored texts no longer as the view found them (deleted, altered, or restored since), and whether some
     kept their state under another file key (a copied folder: vouched for again as they are)."""
@@ -88,7 +52,7 @@ def _moved_texts(paths: SessionPaths, texts: Mapping[str, Any]) -> tuple[list[st
     store = TextStore(paths)
     for sha, found in texts.items():
         key, was_intact = (found[0], bool(found[1])) if isinstance(found, list) and len(found) == 2 else (None, None)
-        if _key(paths.source_text(sha)) == key and was_intact is not None:
+        if file_key(paths.source_text(sha)) == key and was_intact is not None:
             continue
         if (store.look(sha) is not None) == was_intact:
             rekeyed = True
@@ -100,8 +64,8 @@ def _moved_texts(paths: SessionPaths, texts: Mapping[str, Any]) -> tuple[list[st
 def _check(paths: SessionPaths, store: Store, want_trig: bool) -> tuple[CommittedView | None, str]:
     """The view if the ledger vouches for it as it is now, else None and why not."""
     head = store.head()
-    vouched = _vouched(store, head)
-    if vouched is None:
+    row = vouched(store, head)
+    if row is None:
         return None, f"the ledger vouches for no view of its head (entry {head}): the views lag behind or were " \
                      "written by an older version"
     try:
@@ -110,11 +74,11 @@ def _check(paths: SessionPaths, store: Store, want_trig: bool) -> tuple[Committe
     except OSError as exc:
         return None, f"{exc.filename or 'a view'} cannot be read ({exc.strerror or exc})"
     sha = hashlib.sha256(data).hexdigest()
-    if sha != vouched.get("json"):
+    if sha != row.get("json"):
         return None, f"{paths.kg_json.name} is not the view the ledger recorded (it was changed outside cconductor)"
-    if trig is not None and hashlib.sha256(trig).hexdigest() != vouched.get("trig"):
+    if trig is not None and hashlib.sha256(trig).hexdigest() != row.get("trig"):
         return None, f"{paths.kg_trig.name} is not the view the ledger recorded (it was changed outside cconductor)"
-    texts: dict[str, Any] = vouched["texts"] if isinstance(vouched.get("texts"), dict) else {}
+    texts: dict[str, Any] = row["texts"] if isinstance(row.get("texts"), dict) else {}
     moved, rekeyed = _moved_texts(paths, texts)
     if moved:
         return None, "stored text(s) " + ", ".join(f"sources/{s}.txt" for s in moved) + \
@@ -123,7 +87,7 @@ def _check(paths: SessionPaths, store: Store, want_trig: bool) -> tuple[Committe
     if rekeyed:  # the same texts under other file keys (a copied folder): vouch for them as they are now
         with contextlib.suppress(OSError, sqlite3.Error):
             store.put_derived(KIND, [("", head, orjson.dumps({
-                **vouched, "texts": {sha: [_key(paths.source_text(sha)), bool(state[1])]
+                **row, "texts": {sha: [file_key(paths.source_text(sha)), bool(state[1])]
                                      for sha, state in texts.items() if isinstance(state, list)}}).decode())])
     try:
         graph = orjson.loads(data)

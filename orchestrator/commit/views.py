@@ -26,9 +26,9 @@ from filelock import FileLock
 
 from orchestrator.commit import trig_bytes
 from orchestrator.commit.archive import Archive
-from orchestrator.commit.committed import vouch
 from orchestrator.commit.json_view import JsonFragments, whole
 from orchestrator.commit.view_blocks import TrigBlocks
+from orchestrator.commit.vouched import vouch
 from orchestrator.contradictions import ConflictCache
 from orchestrator.contradictions.summary import emit_contradiction_events
 from orchestrator.graph.unified import Recheck, build_views
