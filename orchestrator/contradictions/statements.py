@@ -88,10 +88,11 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
     used, kinds = parser.used, parser.kinds
     flips = negations = nor = 0
     sequence: list[tuple[int, str]] = []  # (token position, topic word) in order, for the anchors
-    for position, word in enumerate(parser.texts):
-        if used[position] or kinds[position] != "word":
+    texts = parser.texts
+    for position, (word, kind, taken) in enumerate(zip(texts, kinds, used, strict=True)):
+        if taken or kind != "word":
             continue  # the words of a value or bound ("no more than 50") negate and name nothing
-        if len(word) == 1 and sequence and sequence[-1][0] == position - 1 and parser.texts[position - 1] in GROUPS:
+        if len(word) == 1 and sequence and sequence[-1][0] == position - 1 and texts[position - 1] in GROUPS:
             sequence[-1] = (position - 1, f"{sequence[-1][1]}#{word}")  # "group A": which group
             continue
         what, topic_word, flipped = _WORDS.get(word) or _word_info(word)

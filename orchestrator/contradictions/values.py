@@ -30,10 +30,9 @@ HEDGE = 0.10
 ROUNDING = 0.05
 ENTITY_PREFIX = "entity_"
 
-#: Numbers, words, symbols, and a dash between two numbers ("20-30"), as (number, word, symbol, dash).
-_TOKEN = re.compile(r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)|([^\W\d_][\w'-]*)|([$€£¥%<>≤≥~+°/])"
-                    r"|((?<=\d)\s?-\s?(?=\d))")
-_KINDS = ("num", "word", "sym", "dash")
+#: Numbers, words, symbols, and a dash between two numbers ("20-30"), told apart by their first character.
+_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*|[^\W\d_][\w'-]*|[$€£¥%<>≤≥~+°/]"
+                    r"|(?<=\d)\s?-\s?(?=\d)")
 #: No space before these when a value is shown as written, nor after the second.
 _TIGHT_BEFORE, _TIGHT_AFTER = frozenset("%/-"), frozenset("$€£¥~<>≤≥/-")
 _QUOTES = dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032\u00b4`"), "'")
@@ -60,6 +59,8 @@ _AFTER = {
                         "and up|plus|+"),
     **_phrases("upper", "or less|or fewer|or lower|or below|or under|or shorter|or younger|and below|and under"),
 }
+_LAST_WORDS = frozenset(k[-1] for k in _BEFORE)
+_FIRST_WORDS = frozenset(k[0] for k in _AFTER)
 #: Bound words that, after a noun, narrow the noun instead of bounding a value ("children under 5").
 _QUALIFYING = frozenset({"under", "over", "above", "below"})
 #: Words after a value that say what the value is of ("45% in the treatment arm").
@@ -68,6 +69,7 @@ LINKING = frozenset({"of", "in", "for", "among", "at", "on", "from", "across", "
 _MULTI_UNITS = {tuple(name.replace("/", " / ").replace("°", "° ").split()): UNITS[name]
                 for name in UNITS if " " in name or "/" in name or name.startswith("°")}
 _MULTI_SIZES = sorted({len(k) for k in _MULTI_UNITS}, reverse=True)
+_MULTI_FIRST = frozenset(k[0] for k in _MULTI_UNITS)
 #: Plural nouns that do not end in "s" (a number before a plural counts it: "2000 people", not the year 2000).
 _PLURALS = frozenset({"people", "men", "women", "children", "staff", "police", "cattle", "sheep", "fish", "deer",
                       "personnel", "mice", "teeth", "feet", "geese", "data", "media", "criteria", "phenomena"})
@@ -125,8 +127,9 @@ class Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         found = _TOKEN.findall(text)
-        self.texts: list[str] = [n or w or y or "-" for n, w, y, _ in found]
-        self.kinds: list[str] = ["num" if n else "word" if w else "sym" if y else "dash" for n, w, y, _ in found]
+        self.kinds: list[str] = ["num" if t[0].isdigit() else "word" if t[0].isalpha() else "dash" if "-" in t
+                                 else "sym" for t in found]
+        self.texts: list[str] = ["-" if kind == "dash" else t for t, kind in zip(found, self.kinds, strict=True)]
         self.used = [False] * len(self.texts)
         self.quantities: list[tuple[int, Quantity]] = []
         self.labels: list[tuple[int, str]] = []
@@ -137,6 +140,8 @@ class Reader:
 
     def before(self, i: int, table: dict[tuple[str, ...], str]) -> tuple[str, int]:
         """The phrase of ``table`` ending just before token ``i``: (its kind, its length), or ("", 0)."""
+        if i < 1 or self.texts[i - 1] not in _LAST_WORDS:
+            return "", 0
         for size in (3, 2, 1):
             if i - size >= 0 and "num" not in self.kinds[i - size:i]:
                 kind = table.get(tuple(self.texts[i - size:i]))
@@ -145,6 +150,8 @@ class Reader:
         return "", 0
 
     def after(self, i: int) -> tuple[str, int]:
+        if i >= len(self.texts) or self.texts[i] not in _FIRST_WORDS:
+            return "", 0
         for size in (2, 1):
             if i + size <= len(self.texts) and "num" not in self.kinds[i:i + size]:
                 kind = _AFTER.get(tuple(self.texts[i:i + size]))
@@ -155,12 +162,13 @@ class Reader:
     def unit(self, i: int, currency: bool) -> tuple[Unit | None, int]:
         """The unit written from token ``i`` on, and how many tokens it takes."""
         texts = self.texts
-        for size in _MULTI_SIZES:
-            found = _MULTI_UNITS.get(tuple(texts[i:i + size])) if i + size <= len(texts) else None
-            if found is not None:
-                return found, size
         if i >= len(texts):
             return None, 0
+        if texts[i] in _MULTI_FIRST:
+            for size in _MULTI_SIZES:
+                found = _MULTI_UNITS.get(tuple(texts[i:i + size])) if i + size <= len(texts) else None
+                if found is not None:
+                    return found, size
         if texts[i] == "%":
             return UNITS["%"], 1
         if self.kinds[i] != "word" or (currency and texts[i] in ("m", "b")):
@@ -169,19 +177,21 @@ class Reader:
         return (found, 1) if found is not None else (None, 0)
 
     def parse(self) -> None:
-        i = 0
-        while i < len(self.texts):
-            i = self.number(i) if self.kinds[i] == "num" and not self.used[i] else i + 1
+        done = -1
+        for i, kind in enumerate(self.kinds):
+            if kind == "num" and i > done and not self.used[i]:
+                done = self.number(i) - 1
 
     def number(self, i: int) -> int:
         """Read the number at token ``i`` (its range, currency, multiplier, unit, bounds); the next position."""
         texts, kinds = self.texts, self.kinds
+        count = len(texts)
         text = texts[i]
         if text.count(".") > 1:  # a version: "1.2.3"
             self.label(i, text)
             return i + 1
         high_text, j, ranged = text, i + 1, False
-        if j + 1 < len(texts) and kinds[j + 1] == "num" and (kinds[j] == "dash" or texts[j] == "to" or (
+        if j + 1 < count and kinds[j + 1] == "num" and (kinds[j] == "dash" or texts[j] == "to" or (
                 texts[j] == "and" and self.word(i - 1) in ("between", "from"))):  # "20-30", "between 20 and 30"
             high_text, j, ranged = texts[j + 1], j + 2, True
         start = i
@@ -193,9 +203,9 @@ class Reader:
         elif i >= 1 and texts[i - 1] in ("usd", "eur", "gbp"):
             currency, start = texts[i - 1], i - 1
         multiplier = 1.0
-        if j < len(texts) and texts[j] in MULTIPLIERS and (texts[j] not in ("m", "b") or currency):
+        if j < count and texts[j] in MULTIPLIERS and (texts[j] not in ("m", "b") or currency):
             multiplier, j = MULTIPLIERS[texts[j]], j + 1
-        if j == i + 1 and j < len(texts) and texts[j] == "s" and len(text) == 4 and "1800" <= text <= "2100":
+        if j == i + 1 and j < count and texts[j] == "s" and len(text) == 4 and "1800" <= text <= "2100":
             self.years.append((i, int(text)))  # "the 1990s": a decade, not 1,990 seconds
             self.used[i] = self.used[j] = True
             return j + 1
