@@ -84,11 +84,13 @@ class AgentContext:
         from orchestrator.commit.committed import read_committed
         from orchestrator.model.errors import SessionDamaged, UsageError
 
+        if not self.paths.store_db.is_file():
+            return {}  # nothing merged yet
         try:
-            return read_committed(self.paths).graph
+            return read_committed(self.paths, empty=True).graph
         except SessionDamaged:
             raise
-        except UsageError:  # nothing merged yet
+        except UsageError:
             return {}
 
     def source_text(self, sha256: str) -> str | None:

@@ -3,12 +3,13 @@
 ``knowledge-graph.json`` and ``.trig`` are files anyone who can write the session folder can edit:
 a claim turned ``"verified": true`` there must never be cited, scored or reported. So each views
 flush records in the ledger the sha256 of both files as written, the ledger seq they show, and the
-file keys of the stored texts the sources name (:mod:`orchestrator.commit.vouched`). :func:`read_committed`, the one way ``ask``, ``report``, ``status``,
-a run and its agents read the graph, trusts a view only when the ledger vouches for those bytes at
-the ledger's head and every stored text is as it was (a text whose key moved is hashed: a copy is
-fine, a change is not). Anything else (an edited or deleted view, one behind the ledger, a stored
-text deleted or altered after its claims merged) is rebuilt from the ledger, the event log saying
-why; where the folder cannot be written, it is refused with a message that says what to run.
+file keys of the stored texts the sources name (:mod:`orchestrator.commit.vouched`).
+:func:`read_committed`, the one way ``ask``, ``report``, ``status``, a run and its agents read the
+graph, trusts a view only when the ledger vouches for those bytes at the ledger's head and every
+stored text is as it was (a text whose key moved is hashed: a copy is fine, a change is not).
+Anything else (an edited or deleted view, one behind the ledger, a stored text deleted or altered
+after its claims merged) is rebuilt from the ledger, the event log saying why; where the folder
+cannot be written, it is refused with a message that says what to run.
 """
 
 from __future__ import annotations
@@ -114,10 +115,11 @@ def _rebuild(paths: SessionPaths, why: str, processor: Processor | None) -> None
 
 
 def read_committed(paths: SessionPaths, *, trig: bool = False, rebuild: bool = True,
-                   processor: Processor | None = None) -> CommittedView:
+                   processor: Processor | None = None, empty: bool = False) -> CommittedView:
     """The committed graph (and TriG bytes with ``trig``), rebuilt from the ledger when the view on disk
-    is not the one the ledger vouches for; ``processor``: the caller's own, to rebuild with."""
-    if not paths.store_db.is_file():
+    is not the one the ledger vouches for; ``processor``: the caller's own, to rebuild with; ``empty``:
+    a graph nothing was merged into yet is read too (else it is a usage error: there is nothing to ask)."""
+    if not paths.store_db.is_file() and not (empty and processor is not None):
         raise UsageError(f"{paths.root.name} has no knowledge graph yet: run research into it first "
                          "(`cconductor run` or `cconductor process`)")
     try:
@@ -126,7 +128,7 @@ def read_committed(paths: SessionPaths, *, trig: bool = False, rebuild: bool = T
         raise SessionDamaged(f"the session's ledger {paths.store_db} cannot be opened ({exc}); the graph can only "
                              "be read from a session folder cconductor may write") from None
     try:
-        if store.head() == 0:
+        if store.head() == 0 and not empty:
             raise UsageError(f"{paths.root.name} has no knowledge graph yet: nothing has been merged into it "
                              "(`cconductor run` or `cconductor process`)")
         reasons: list[str] = []

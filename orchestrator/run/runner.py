@@ -214,7 +214,7 @@ class MissionRunner(InstanceRunner):
     def _view(self) -> CommittedView:
         """The committed graph, as the ledger vouches for it (views flushed first)."""
         flush_views(self.processor)
-        return read_committed(self.paths, processor=self.processor)
+        return read_committed(self.paths, processor=self.processor, empty=True)
 
     # -- quality and report -----------------------------------------------------------------
     def _gate(self) -> tuple[bool, list[dict[str, Any]]]:
