@@ -44,6 +44,7 @@ class CommittedView:
     sha256: str  # of knowledge-graph.json as read
     trig: bytes | None = None  # knowledge-graph.trig as read, when asked for
     rebuilt: str | None = None  # why the view was rebuilt before it was read, if it was
+    data: bytes = b""  # knowledge-graph.json as read (the bytes the ledger vouches for)
 
 
 def _moved_texts(paths: SessionPaths, texts: Mapping[str, Any]) -> tuple[list[str], bool]:
@@ -96,7 +97,7 @@ def _check(paths: SessionPaths, store: Store, want_trig: bool) -> tuple[Committe
         return None, f"{paths.kg_json.name} is not valid JSON"
     if not isinstance(graph, dict):
         return None, f"{paths.kg_json.name} does not hold a JSON object"
-    return CommittedView(graph, head, sha, trig), ""
+    return CommittedView(graph, head, sha, trig, data=data), ""
 
 
 def _rebuild(paths: SessionPaths, why: str, processor: Processor | None) -> None:
@@ -136,7 +137,7 @@ def read_committed(paths: SessionPaths, *, trig: bool = False, rebuild: bool = T
             view, why = _check(paths, store, trig)
             if view is not None:
                 return CommittedView(view.graph, view.commit_seq, view.sha256, view.trig,
-                                     "; ".join(reasons) or None)
+                                     "; ".join(reasons) or None, view.data)
             if not rebuild:
                 break
             reasons.append(why)
