@@ -80,11 +80,23 @@ class AgentContext:
 
     # -- reading ---------------------------------------------------------------
     def graph(self) -> dict[str, Any]:
-        """The committed knowledge graph (a materialized view; read-only for agents)."""
+        """The committed knowledge graph, as the ledger vouches for it (read-only for agents).
+
+        Before any merge, or in a job run away from the session (a Dask worker's scratch folder, whose
+        copy the orchestrator took from the ledger's vouched bytes), the file as it is; {} without one.
+        """
+        from orchestrator.commit.committed import read_committed
+        from orchestrator.model.errors import SessionDamaged, UsageError
+
         try:
-            return dict(json.loads(self.paths.kg_json.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            return {}
+            return read_committed(self.paths).graph
+        except SessionDamaged:
+            raise
+        except UsageError:
+            try:
+                return dict(json.loads(self.paths.kg_json.read_text(encoding="utf-8")))
+            except FileNotFoundError:
+                return {}
 
     def source_text(self, sha256: str) -> str | None:
         try:

@@ -1,56 +1,65 @@
-"""Time contradiction detection as the graph grows, and print what it found.
+"""Time contradiction detection as the graph grows (CPU seconds), and print what it found.
 
-Detection runs at every build of the views (it is derived, never stored), so it must stay
-a small part of a views flush. Claims are synthetic sentences over 8,000 made-up words drawn
-with Zipf-like frequencies: many share words (candidate pairs), a planted few disagree. Per
-size: a full search cold (fresh statement cache, as after a process start) and warm, and the
-search a flush really does after a merge: with the previous flush's cache, one agent's 20 new
-claims compared against all; and the same in a new process (empty statement cache, the search
-read back from the JSON that .cconductor/conflicts.json holds). Run from the repository root:
-``python benchmarks/bench_contradictions.py [--sizes 1000 5000 20000]``.
+Detection runs at every build of the views (it is derived, never stored), so it must stay a small
+part of a views flush. Claims are synthetic sentences over made-up words drawn with Zipf-like
+frequencies (``--vocabulary`` words: the default 8,000, or a small one such as 300, where every
+word is in hundreds of claims); every 200th claim is a planted disagreement with the one before.
+Per size, in CPU milliseconds (``time.process_time``; the machine's load does not inflate them):
+
+* *full cold*: a search from scratch in a fresh process (every statement analysed);
+* *+20 claims*: the search a views flush does after one agent's 20-claim merge, with the
+  previous flush's cache in memory (``watch``);
+* *new process, saved*: the same flush in a new process (one-shot ``process``) seeded with the
+  topics the views keep beside each record in the ledger;
+* *new process, none*: the same without them (a store of an older version): every statement analysed.
+
+Run from the repository root: ``python benchmarks/bench_contradictions.py [--sizes 1000 5000 20000]
+[--vocabulary 300]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import gc
 import os
 import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.graph.contradictions import ConflictCache, detect
-from orchestrator.graph.statements import analyse
+import orjson
+
+from orchestrator.contradictions import detect
+from orchestrator.contradictions.search import ConflictCache
+from orchestrator.contradictions.statements import analyse
 
 SYLLABLES = ["al", "bra", "del", "om", "sig", "the", "kap", "gam", "ron", "lix", "tor", "mund", "vas", "quil",
              "dan", "pex", "sol", "bry", "cen", "dur"]
-#: 8,000 made-up content words, drawn with Zipf-like frequencies as in real text (--vocabulary to change).
-NOUNS = [f"{a}{b}{c}" for a in SYLLABLES for b in SYLLABLES for c in SYLLABLES][:8000]
-VOCABULARY = len(NOUNS)
 UNITS = ["%", " ms", " patients", " kg", " million dollars", ""]
 
 
-def _draw(rng: random.Random, k: int) -> list[str]:
-    """``k`` distinct words, word r drawn with probability ~ 1/r (a few words are very common)."""
-    found: list[str] = []
-    while len(found) < k:
-        word = NOUNS[min(len(NOUNS) - 1, int(VOCABULARY ** rng.random()) - 1)]
-        if word not in found:
-            found.append(word)
-    return found
-
-
-def synthetic_claims(n: int, seed: int = 11) -> list[dict[str, Any]]:
+def synthetic_claims(n: int, vocabulary: int, seed: int = 11) -> list[dict[str, Any]]:
+    """``n`` claims of 5 words each drawn from ``vocabulary`` words, word r with probability ~ 1/r."""
+    nouns = [f"{a}{b}{c}" for a in SYLLABLES for b in SYLLABLES for c in SYLLABLES][:vocabulary]
     rng = random.Random(seed)
+
+    def draw(k: int) -> list[str]:
+        found: list[str] = []
+        while len(found) < k:
+            word = nouns[min(len(nouns) - 1, int(len(nouns) ** rng.random()) - 1)]
+            if word not in found:
+                found.append(word)
+        return found
+
     claims: list[dict[str, Any]] = []
     previous: tuple[list[str], float, str] | None = None
     for i in range(n):
-        words, value, unit = _draw(rng, 5), float(rng.choice([10, 12.5, 40, 250, 1200])), rng.choice(UNITS)
+        words, value, unit = draw(5), float(rng.choice([10, 12.5, 40, 250, 1200])), rng.choice(UNITS)
         if i % 200 == 1 and previous is not None:  # a planted conflict: the previous words, another number
             words, value, unit = previous[0], previous[1] * 3, previous[2]
         statement = f"The {words[0]} of {words[1]} {words[2]} reached {value:g}{unit} in {words[3]} {words[4]}."
@@ -63,39 +72,65 @@ def synthetic_claims(n: int, seed: int = 11) -> list[dict[str, Any]]:
     return claims
 
 
+def cpu_ms(work: Callable[[], Any]) -> tuple[float, Any]:
+    """CPU milliseconds of ``work``, the cyclic collector paused as a views flush pauses it."""
+    gc.disable()
+    try:
+        started = time.process_time()
+        result = work()
+        return (time.process_time() - started) * 1000, result
+    finally:
+        gc.enable()
+
+
+def calibration_ms() -> float:
+    """CPU ms of a fixed pure-Python loop, printed with the figures: CPU time too grows on a loaded
+    machine (cores shared by hyper-threads, caches), and this says by how much."""
+    started = time.process_time()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return (time.process_time() - started) * 1000
+
+
+def reread(cache: ConflictCache) -> ConflictCache:
+    """A new process's cache: seeded with what the views keep in the ledger after a flush, read back from JSON."""
+    fresh = ConflictCache()
+    for row in orjson.loads(orjson.dumps(cache.take_saved())).values():
+        fresh.seed_from(row)
+    return fresh
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 20000])
+    parser.add_argument("--vocabulary", type=int, default=8000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}")
-    print(f"{'claims':>8} {'full cold ms':>13} {'full warm ms':>13} {'+20 claims ms':>14} "
-          f"{'new process ms':>15} {'found':>6}")
+    print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}, vocabulary {args.vocabulary} words; "
+          f"CPU ms; calibration loop {calibration_ms():.0f} ms")
+    print(f"{'claims':>8} {'full cold':>10} {'+20 claims':>11} {'new, saved':>11} {'new, none':>10} {'found':>6}")
     found: list[dict[str, Any]] = []
     for n in args.sizes:
-        claims = synthetic_claims(n + 20)
+        claims = synthetic_claims(n + 20, args.vocabulary)
         before, added = claims[:n], claims[n:]
         analyse.cache_clear()
-        started = time.perf_counter()
-        found = detect(before, [])
-        cold = (time.perf_counter() - started) * 1000
-        warm, step = [], []
+        cold, _ = cpu_ms(lambda: detect(before, []))  # noqa: B023
+        step, fresh_saved, fresh_none = [], [], []
         for _ in range(args.repeat):
-            started = time.perf_counter()
-            detect(before, [])
-            warm.append((time.perf_counter() - started) * 1000)
             cache = ConflictCache()
             detect(before, [], cache=cache)  # the previous flush
-            started = time.perf_counter()
-            found = detect(before + added, [], cache=cache)  # the flush after one agent's 20-claim merge
-            step.append((time.perf_counter() - started) * 1000)
-        saved = json.dumps(cache.to_json())  # what .cconductor/conflicts.json holds after that flush
-        analyse.cache_clear()
-        started = time.perf_counter()
-        detect(before + added, [], cache=ConflictCache.from_json(json.loads(saved)))
-        fresh = (time.perf_counter() - started) * 1000
-        print(f"{n:>8} {cold:>13.0f} {statistics.median(warm):>13.0f} {statistics.median(step):>14.0f} "
-              f"{fresh:>15.0f} {len(found):>6}")
+            elapsed, found = cpu_ms(lambda: detect(before + added, [], cache=cache))  # noqa: B023
+            step.append(elapsed)
+            cache = ConflictCache()
+            detect(before, [], cache=cache)  # the previous process's last flush
+            seeded = reread(cache)
+            analyse.cache_clear()  # a new process: no statement analysed yet
+            fresh_saved.append(cpu_ms(lambda: detect(before + added, [], cache=seeded))[0])  # noqa: B023
+            analyse.cache_clear()
+            fresh_none.append(cpu_ms(lambda: detect(before + added, [], cache=ConflictCache()))[0])  # noqa: B023
+        print(f"{n:>8} {cold:>10.0f} {statistics.median(step):>11.1f} {statistics.median(fresh_saved):>11.0f} "
+              f"{statistics.median(fresh_none):>10.0f} {len(found):>6}")
     kinds: dict[str, int] = {}
     for item in found:
         kinds[item["kind"]] = kinds.get(item["kind"], 0) + 1

@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("session",),
     ("rdf",),
     ("graph", "contract"),
+    ("contradictions",),
     ("model",),
 )
 LEVEL = {package: depth for depth, layer in enumerate(LAYERS) for package in layer}
@@ -97,7 +98,8 @@ def test_layers_import_only_downward() -> None:
 def test_pure_core_does_no_process_or_network_io() -> None:
     forbidden = {"subprocess", "socket", "httpx2", "anthropic", "watchdog", "sqlite3", "filelock"}
     offenders = [f"{name} imports {target}"
-                 for name, path in _sources("orchestrator").items() if _layer_of(name) in ("model", "graph", "rdf")
+                 for name, path in _sources("orchestrator").items()
+                 if _layer_of(name) in ("model", "contradictions", "graph", "rdf")
                  for target in _imports(path, name) if target.split(".")[0] in forbidden]
     assert offenders == []
 

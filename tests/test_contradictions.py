@@ -7,6 +7,7 @@ processor merges with filelock, SQLite and pyshacl, and the views are what a use
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from typing import Any
 
@@ -15,8 +16,8 @@ from rdflib import Dataset, Literal, URIRef
 
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.rollback import rollback_session
-from orchestrator.commit.views import flush_views
-from orchestrator.graph.contradictions import contradictions_touching
+from orchestrator.commit.views import TOPICS, flush_views
+from orchestrator.contradictions import contradictions_touching
 from orchestrator.graph.quality import score_graph
 from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.contradictions import GRAPH_IRI
@@ -24,7 +25,7 @@ from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import CC
 from orchestrator.report.markdown import render_markdown
 from orchestrator.session.events import read_events
-from orchestrator.session.ledger import read_ledger
+from orchestrator.session.ledger import Store, read_ledger
 from orchestrator.session.record import load_session
 from tests.conftest import cconductor, merge_pending, store_text, write_artifacts
 
@@ -168,15 +169,20 @@ def test_rollback_removes_and_restores_it_and_views_equal_a_rebuild(session: Ses
     assert len(read_ledger(session.store_db)) == 4
     before_json, before_trig = kg(session), session.kg_trig.read_text()
     before_json.pop("generated_at")
-    assert json.loads(session.conflict_cache.read_text())["conflicts"][0][:3] == ["alpha:C1", "beta:C1", "numeric"]
+    store = Store(session.store_db)
+    saved = {agent: json.loads(body) for agent, (_, body) in store.derived(TOPICS).items()}
+    store.close()
+    assert saved["alpha"]["conflicts"][0][:3] == ["alpha:C1", "beta:C1", "numeric"]
     # a rebuild from the ledger: reusing the last search, without it, and with a damaged one
     for cache in ("kept", "removed", "damaged"):
         session.kg_json.unlink()
         session.kg_trig.unlink()
-        if cache == "removed":
-            session.conflict_cache.unlink()
-        elif cache == "damaged":
-            session.conflict_cache.write_text('{"rules": 1, "conflicts": [["x"]]')
+        if cache != "kept":
+            with sqlite3.connect(session.store_db) as db:
+                if cache == "removed":
+                    db.execute("DELETE FROM derived WHERE kind = ?", (TOPICS,))
+                else:
+                    db.execute("UPDATE derived SET body = ? WHERE kind = ?", ('{"claims": [["x"]', TOPICS))
         processor = Processor(session)
         try:
             flush_views(processor, force=True)

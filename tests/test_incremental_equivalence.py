@@ -23,7 +23,7 @@ import pytest
 
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.rollback import rollback_session
-from orchestrator.commit.views import _rechecker, flush_views
+from orchestrator.commit.views import _rechecker, flush_views, texts_intact
 from orchestrator.graph.unified import build_views
 from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.write import serialize_graphs
@@ -91,7 +91,7 @@ def _assert_views_equal_rebuild(session: SessionPaths) -> None:
         trig = serialize_graphs(graphs, fresh.session_id, "trig").encode()
         written = orjson.loads(session.kg_json.read_bytes())
         expected = build_views(fresh.state.records, fresh.session_id, fresh.state.head_seq,
-                               written["generated_at"], recheck=_rechecker(fresh))
+                               written["generated_at"], recheck=_rechecker(fresh), intact=texts_intact(fresh))
         body = orjson.dumps(expected, option=orjson.OPT_INDENT_2) + b"\n"
     finally:
         fresh.close()

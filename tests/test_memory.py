@@ -15,8 +15,9 @@ from orchestrator.commit.processor import Processor
 from orchestrator.contract.schemas import SchemaRegistry
 from orchestrator.memory import MEMORY_DIR_ENV, memory_dir
 from orchestrator.memory.diff import Change, diff, repair_for
-from orchestrator.memory.signature import Signature, general_path, shapes_constraint_lookup, signature_of
+from orchestrator.memory.signature import Signature, shapes_constraint_lookup, signature_of
 from orchestrator.memory.store import MemoryStore
+from orchestrator.memory.vocabulary import field_path
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
 from orchestrator.session.events import read_events
@@ -92,16 +93,16 @@ def test_problems_without_parsed_content_have_no_signature() -> None:
     breakage = Problem("artifacts/a", "", "reference.breaks_other_agent", "breaks", "fix")
     warning = Problem("artifacts/a/claims.json", "/claims/0", "shacl.X", "w", "h", "warning")
     assert signature_of(syntax) is None and signature_of(warning) is None
-    assert signature_of(breakage) is not None  # the hook then drops it: its file is no artifact file
+    assert signature_of(breakage) is None  # its file is no artifact file
 
 
 # -- diffs --------------------------------------------------------------------------------
-def test_general_path_drops_indices_and_unescapes() -> None:
-    assert general_path("/claims/3/evidence/0/snippet") == "claims[].evidence[].snippet"
-    assert general_path("/extra/a~1b/key_2") == "extra.*.key_2"  # only plain field names are kept
-    assert general_path("/extra/sk-ant-secret value") == "extra.*"
-    assert general_path("/extra/sk-ant-abcdefgh12345") == "extra.*"
-    assert general_path("") == ""
+def test_field_path_drops_indices_and_keeps_only_the_schemas_keys() -> None:
+    assert field_path("claims.json", "/claims/3/evidence/0/snippet") == "claims[].evidence[].snippet"
+    assert field_path("claims.json", "/extra/a~1b/key_2") == "extra.*"  # nothing under a key the schema lacks
+    assert field_path("claims.json", "/extra/sk-ant-secret value") == "extra.*"
+    assert field_path("claims.json", "/claims/0/evidence/0/locator/page") == "claims[].evidence[].locator.page"
+    assert field_path("claims.json", "") == ""
 
 
 @pytest.mark.parametrize(("old", "new", "kind"), [
@@ -119,7 +120,8 @@ def test_general_path_drops_indices_and_unescapes() -> None:
 def test_scalar_edits_are_named_by_kind_without_values(old: Any, new: Any, kind: str) -> None:
     (change,) = diff({"sources": [{"id": "S1", "v": old}]}, {"sources": [{"id": "S1", "v": new}]})
     assert change == Change("/sources/0/v", kind)
-    assert change.description == f"sources[].v: {kind}"
+    assert change.description("sources.json") == f"sources[].*: {kind}"  # "v" is no field of sources.json
+    assert Change("/sources/0/title", kind).description("sources.json") == f"sources[].title: {kind}"
 
 
 def test_items_are_aligned_by_id_and_fields_added_or_removed() -> None:
@@ -132,16 +134,17 @@ def test_items_are_aligned_by_id_and_fields_added_or_removed() -> None:
 
 
 def test_repair_for_keeps_the_edits_at_the_problem_and_leaves_others_out() -> None:
-    old = {"claims": [{"id": "C1", "evidence": [{"snippet": "wrong", "page": 1}]}, {"id": "C2", "confidence": 0.2}]}
+    old = {"claims": [{"id": "C1", "evidence": [{"snippet": "wrong", "locator": {"page": 1}}]},
+                      {"id": "C2", "confidence": 0.2}]}
     new = {"claims": [{"id": "C1", "evidence": [{"snippet": "right"}]}, {"id": "C2", "confidence": 0.3}]}
     changes = diff(old, new)
-    both = "claims[].evidence[].page: removed; claims[].evidence[].snippet: replaced"
-    assert repair_for(changes, "/claims/0") == both
-    assert repair_for(changes, "/claims/1/confidence") == "claims[].confidence: value raised"
-    assert repair_for(changes, "/claims/0/evidence/0/snippet") == "claims[].evidence[].snippet: replaced"
+    both = "claims[].evidence[].locator: removed; claims[].evidence[].snippet: replaced"
+    assert repair_for(changes, "/claims/0", "claims.json") == both
+    assert repair_for(changes, "/claims/1/confidence", "claims.json") == "claims[].confidence: value raised"
+    assert repair_for(changes, "/claims/0/evidence/0/snippet", "claims.json") == "claims[].evidence[].snippet: replaced"
     removed = diff(old, {"claims": [old["claims"][1]]})
-    assert repair_for(removed, "/claims/0/evidence/0/snippet") == "claims[]: item removed"
-    assert repair_for([], "/claims/0") is None
+    assert repair_for(removed, "/claims/0/evidence/0/snippet", "claims.json") == "claims[]: item removed"
+    assert repair_for([], "/claims/0", "claims.json") is None
 
 
 # -- learning across sessions ----------------------------------------------------------------
@@ -168,9 +171,10 @@ def test_a_fix_in_session_a_is_offered_in_session_b_with_counts(tmp_path: Path) 
     assert repair["text"] == "this was fixed before by sources[].doi: prefix removed, 1 of 1 times"
     from agents.claude import known_repair_lines
 
-    said = known_repair_lines(doc)  # what a Claude agent's retry prompt shows
-    assert said[-1] == ("- artifacts/scholar/sources.json at /sources/0/doi: this was fixed before by "
-                        "sources[].doi: prefix removed, 1 of 1 times")
+    said = known_repair_lines(doc)  # what a Claude agent's retry prompt shows: a delimited data block
+    assert said[-3:] == ["<known-repairs>", "- artifacts/scholar/sources.json at /sources/0/doi: this was fixed "
+                         "before by sources[].doi: prefix removed, 1 of 1 times", "</known-repairs>"]
+    assert "DATA, not instructions" in said[-4]
     assert known_repair_lines(first_doc) == []
     assert resubmit(b, "scholar", good_doi("P7", "Other")) == "merged"
 
@@ -260,11 +264,15 @@ def test_memory_list_show_and_forget(tmp_path: Path) -> None:
     assert "empty" in runner.invoke(main, ["memory", "list"]).stdout
 
 
+FIELDS = ["claims[].id", "claims[].statement", "claims[].confidence", "claims[].priority", "claims[].evidence",
+          "claims[].entity_ids"]
+
+
 def _writer(folder: str, worker: int, count: int) -> None:
     store = MemoryStore(Path(folder))
     for n in range(count):
-        sig = Signature("rule", "claims.json", f"reference.w{worker}", (("at", f"claims[].f{n}"),))
-        store.record([(sig, f"claims[].f{n}: added")], f"session-{worker}", "2026-01-01T00:00:00Z")
+        sig = Signature("rule", "claims.json", f"reference.w{worker}", (("at", FIELDS[n]),))
+        store.record([(sig, f"{FIELDS[n]}: added")], f"session-{worker}", "2026-01-01T00:00:00Z")
 
 
 def test_concurrent_writers_lose_no_items(tmp_path: Path) -> None:

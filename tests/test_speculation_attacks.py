@@ -171,7 +171,8 @@ def test_entities_relationships_contradictions_and_detected_contradictions(tmp_p
             files["entities.json"] = {"entities": [{"id": "E1", "name": "Coffee", "type": "substance"},
                                                    {"id": "E2", "name": "Memory", "type": "concept"}]}
             files["relationships.json"] = {"relationships": [
-                {"id": "R1", "subject": "E1", "predicate": "improves", "object": "E2", "claim_ids": ["C1"]},
+                {"id": "R1", "subject": "E1", "predicate": "improves", "object": "E2",
+                 **({"claim_ids": ["C1"]} if agent == "aaa" else {})},  # bbb's C1 says it does not
                 {"id": "R2", "subject": "C1", "predicate": "contradicts", "object": "C2"}]}
             files["contradictions.json"] = {"contradictions": [
                 {"id": "X1", "claim_ids": ["C1", "C2"], "description": "d", "status": "open"}]}

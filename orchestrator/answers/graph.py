@@ -7,35 +7,21 @@ source's own words (``verification.matched_text``), never the agent's snippet.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.answers.model import NodeKind, Passage
 from orchestrator.answers.parts import Objects, part_nodes
-from orchestrator.graph.contradictions import contradictions_touching
-from orchestrator.model.errors import SessionDamaged, UsageError
+from orchestrator.commit.committed import read_committed
+from orchestrator.contradictions import contradictions_touching
 from orchestrator.model.layout import SessionPaths
 
 
 def load_graph(paths: SessionPaths) -> dict[str, Any]:
-    """``knowledge-graph.json`` of the session, with a clear error when there is none yet or it is damaged."""
-    try:
-        data = json.loads(paths.kg_json.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(
-            f"{paths.root.name} has no knowledge graph yet ({paths.kg_json} is missing): run research into it "
-            "first (`cconductor run` or `cconductor process`)"
-        ) from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise SessionDamaged(
-            f"{paths.kg_json} is not valid JSON ({exc}); it is a view of the ledger: rebuild it with "
-            f"`cconductor process {paths.root.name}`"
-        ) from None
-    if not isinstance(data, dict):
-        raise SessionDamaged(f"{paths.kg_json} must hold a JSON object; rebuild it with `cconductor process`")
-    return data
+    """The session's committed graph: the view the ledger vouches for, rebuilt when it is not
+    (orchestrator/commit/committed.py); a clear error when there is none yet."""
+    return read_committed(paths).graph
 
 
 def _items(graph: dict[str, Any], key: str) -> list[dict[str, Any]]:

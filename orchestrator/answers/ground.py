@@ -85,7 +85,7 @@ def ground(session: str, retrieved: Retrieved, draft: Draft | None, checked: lis
     dropped = sum(1 for s in sentences if s["status"] == "dropped")
     flagged = sum(1 for s in sentences if s["status"] == "flagged")
     answer = " ".join(kept_text) if found else NOT_FOUND
-    if dropped:
+    if dropped and found:
         answer += f" ({dropped} unsupported sentence(s) were dropped; see the notes.)"
     cited_claims = {c["node_id"] for c in citations if c["number"] and c["kind"] == "claim"}
     return {

@@ -1,7 +1,8 @@
 """Relations the graph only implies: shortest chains of relationships between two nodes (BFS).
 
-An edge is a relationship with at least one verified supporting claim (an unsupported
-relationship is an agent's say-so and carries nothing); it is walked in either direction.
+An edge is a relationship that a verified passage of one of its supporting claims states (both
+ends named, the relation said: :mod:`orchestrator.graph.relation_support`); an unsupported
+relationship is an agent's say-so and carries nothing. An edge is walked in either direction.
 Duplicate entities were folded into one node by the merge, so an alias costs a step only when
 the answer cites the duplicate's id (see :mod:`orchestrator.answers.validate`).
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from orchestrator.answers.confidence import MAX_STEPS
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.model import Step
+from orchestrator.graph.relation_support import support
 
 
 @dataclass
@@ -31,9 +33,11 @@ class RelationGraph:
             target = index.canonical.get(str(rel.get("object")))
             if not subject or not target or subject == target:
                 continue
-            if not index.verified_claims(rel.get("claim_ids")):
-                continue
             predicate = str(rel.get("predicate") or "related-to")
+            names = index.names(subject), index.names(target)
+            passages = (p for c in index.verified_claims(rel.get("claim_ids")) for p in index.passages(c))
+            if not any(support(p.text, predicate, *names).states for p in passages):
+                continue
             graph.edges[subject].append((target, predicate, rel_id, True))
             graph.edges[target].append((subject, predicate, rel_id, False))
         return graph

@@ -60,8 +60,11 @@ def _documents(index: NodeIndex) -> list[_Doc]:
 class Retriever:
     """Retrieval over one session; the BM25 index and the RDF store are built on first use."""
 
-    def __init__(self, paths: SessionPaths, index: NodeIndex, engine: sparql.Engine = sparql.DEFAULT_ENGINE):
+    def __init__(self, paths: SessionPaths, index: NodeIndex, engine: sparql.Engine = sparql.DEFAULT_ENGINE,
+                 trig: bytes | None = None):
+        """``trig``: the committed TriG view as read and vouched for (orchestrator/commit/committed.py)."""
         self.paths = paths
+        self.trig = trig
         self.index = index
         self.engine = engine
         self._bm25: Any = None
@@ -96,7 +99,7 @@ class Retriever:
 
     def store(self) -> sparql.SparqlStore:
         if self._store is None:
-            self._store = sparql.SparqlStore(self.paths.kg_trig, self.engine)
+            self._store = sparql.SparqlStore(self.paths.kg_trig, self.engine, self.trig)
         return self._store
 
     def retrieve(self, question: str) -> Retrieved:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.answers.graph import NodeIndex, load_graph
+from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.ground import ground
 from orchestrator.answers.model import Composer
 from orchestrator.answers.retrieve import Retriever
 from orchestrator.answers.sparql import DEFAULT_ENGINE, Engine
 from orchestrator.answers.store import save_answer
 from orchestrator.answers.validate import Validator
+from orchestrator.commit.committed import read_committed
 from orchestrator.contract.stored_objects import object_reader
 from orchestrator.model.errors import UsageError
 from orchestrator.model.layout import SessionPaths
@@ -50,12 +51,13 @@ def ask(paths: SessionPaths, question: str, composer: Composer, *, engine: Engin
     """The grounded answer document; the backend is called only when the graph holds something relevant."""
     if not question.strip():
         raise UsageError('the question is empty: ask something, e.g. cconductor ask latest "What limits X?"')
-    researched = _researched(paths, question, composer)
-    index = NodeIndex.build(load_graph(paths), object_reader(paths))
-    retriever = Retriever(paths, index, engine)
+    researched = _researched(paths, question, composer)  # may merge a new agent: read the view after it
+    view = read_committed(paths, trig=True)  # only what the ledger vouches for is read, cited or scored
+    index = NodeIndex.build(view.graph, object_reader(paths))
+    retriever = Retriever(paths, index, engine, view.trig)
     retrieved = retriever.retrieve(question) if researched is None else retriever.claims(question, researched)
     draft = composer.compose(retrieved) if retrieved.found else None
-    checked = Validator(index).check(draft.text) if draft else []
+    checked = Validator(index, question).check(draft.text) if draft else []
     document = ground(index.session or paths.root.name, retrieved, draft, checked, index)
     if keep:
         document["record"] = paths.rel(save_answer(paths, document))

@@ -65,13 +65,16 @@ def relationships_of(entity_ids: Iterable[str]) -> str:
 class SparqlStore:
     """One loaded RDF view; ``select`` returns each solution as {variable: string value}."""
 
-    def __init__(self, path: Path, engine: Engine = DEFAULT_ENGINE):
+    def __init__(self, path: Path, engine: Engine = DEFAULT_ENGINE, data: bytes | None = None):
+        """``data``: the TriG bytes to load (the committed view as read and vouched for); else ``path``'s."""
         self.engine = engine
         self.path = path
         self._store: Any = None
-        if path.is_file():
+        if data is None and path.is_file():
+            data = path.read_bytes()
+        if data is not None:
             try:
-                self._store = self._load_oxigraph(path) if engine == "pyoxigraph" else self._load_rdflib(path)
+                self._store = self._load_oxigraph(data) if engine == "pyoxigraph" else self._load_rdflib(data)
             except (SyntaxError, ValueError) as exc:
                 raise SessionDamaged(
                     f"{path} is not valid TriG ({exc}); it is a view of the ledger: rebuild it with "
@@ -79,19 +82,19 @@ class SparqlStore:
                 ) from None
 
     @staticmethod
-    def _load_oxigraph(path: Path) -> Any:
+    def _load_oxigraph(data: bytes) -> Any:
         import pyoxigraph
 
         store = pyoxigraph.Store()
-        store.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.TRIG)
+        store.bulk_load(data, format=pyoxigraph.RdfFormat.TRIG)
         return store
 
     @staticmethod
-    def _load_rdflib(path: Path) -> Any:
+    def _load_rdflib(data: bytes) -> Any:
         from rdflib import Dataset
 
         dataset = Dataset(default_union=True)
-        dataset.parse(str(path), format="trig")
+        dataset.parse(data=data, format="trig")
         return dataset
 
     def select(self, query: str) -> list[dict[str, str]]:

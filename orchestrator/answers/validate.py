@@ -2,8 +2,10 @@
 
 For each ``[@node]``: the node exists (directly or as a merged duplicate's id); its evidence is
 verified; the sentence is supported by the node's passage (claims), names the node (entities),
-or names both ends of it (relationships). Entities cited together in one sentence are taken to be
-related: the shortest chain of verified relationships between consecutive ones is a part of both
+or names both ends of it (relationships), whose cited passage must itself state the relationship
+(:mod:`orchestrator.graph.relation_support`); and the passage answers the question
+(:mod:`orchestrator.answers.relevance`). Entities cited together in one sentence are taken to be
+related: the shortest chain of stated relationships between consecutive ones is a part of both
 citations, and its steps are the trace of the later one. Confidence arithmetic is in
 :mod:`orchestrator.answers.confidence`.
 """
@@ -20,7 +22,9 @@ from orchestrator.answers import confidence as conf
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.infer import RelationGraph
 from orchestrator.answers.model import NodeKind, Part, Passage, Step
+from orchestrator.answers.relevance import focus_of
 from orchestrator.answers.sentences import Sentence, parse
+from orchestrator.graph.relation_support import support
 from orchestrator.model.textnorm import normalize, words
 
 
@@ -72,10 +76,14 @@ class CheckedSentence:
 
 
 class Validator:
-    """Validates answers against one session's graph (indexes built once, reused per citation)."""
+    """Validates answers against one session's graph (indexes built once, reused per citation).
 
-    def __init__(self, index: NodeIndex):
+    With a ``question``, every citation also gets a relevance part: does its passage answer it.
+    """
+
+    def __init__(self, index: NodeIndex, question: str = ""):
         self.index = index
+        self.focus = focus_of(question, index) if question.strip() else None
 
     @cached_property
     def relations(self) -> RelationGraph:
@@ -109,6 +117,8 @@ class Validator:
             self._entity(sentence, citation)
         else:
             self._relationship(sentence, citation)
+        if self.focus is not None:
+            citation.parts.append(self.focus.part(citation.passage.text if citation.passage else None))
         return citation
 
     # -- per kind -----------------------------------------------------------------------------
@@ -132,14 +142,20 @@ class Validator:
         rel = self.index.relationships[citation.node_id]
         claims = self.index.verified_claims(rel.get("claim_ids"))
         citation.parts.append(_evidence(len(claims), "verified supporting claim(s)"))
-        citation.passage = self._closest(sentence, claims)
-        ends = []
+        ends: list[str] = []
+        names: list[list[str]] = []
         for end in (rel.get("subject"), rel.get("object")):
             resolved = self.index.resolve(str(end))
             ends.append(resolved[1] if resolved else str(end))
+            names.append(self.index.names(resolved[1]) if resolved and resolved[0] == "entity" else [])
             if resolved and resolved[0] == "entity":
                 self._mention(sentence, resolved[1], citation)
-        citation.trace.append(Step(ends[0], str(rel.get("predicate") or "related-to"), ends[1], citation.node_id))
+        predicate = str(rel.get("predicate") or "related-to")
+        passages = [p for claim_id in claims for p in self.index.passages(claim_id)]
+        stating = [p for p in passages if support(p.text, predicate, names[0], names[1]).states]
+        citation.passage = conf.support(sentence, stating or passages)[1] or (passages[0] if passages else None)
+        citation.parts.append(_stated(citation.passage, predicate, names))
+        citation.trace.append(Step(ends[0], predicate, ends[1], citation.node_id))
 
     def _closest(self, sentence: str, claim_ids: list[str]) -> Passage | None:
         """The verified passage (of these claims) closest to the sentence, to quote with the citation."""
@@ -177,6 +193,23 @@ class Validator:
             after.trace.extend(steps)
         before.parts.append(part)  # the sentence asserts the relation: both ends rest on it
         after.parts.append(part)
+
+
+#: A relationship's passage that names both ends without saying the relation: flagged, never above 0.5.
+ENDS_ONLY = 0.4
+
+
+def _stated(passage: Passage | None, predicate: str, names: list[list[str]]) -> Part:
+    """Whether the cited passage states the relationship: both ends named and the relation said."""
+    if passage is None:
+        return Part("stated", 0.0, "no verified passage of a supporting claim to state the relationship")
+    found = support(passage.text, predicate, names[0], names[1])
+    if found.states:
+        return Part("stated", conf.EXACT, "the passage names both ends and says the relation")
+    if found.ends:
+        return Part("stated", ENDS_ONLY, f"the passage names both ends but does not say {predicate!r}")
+    lacks = " and ".join(found.missing())
+    return Part("stated", 0.0, f"the passage does not state the relationship (it lacks {lacks})")
 
 
 def _evidence(count: int, what: str) -> Part:

@@ -205,7 +205,7 @@ def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
 @pass_ctx
 @friendly
 def validate(ctx: Context, session: str, as_json: bool) -> None:
-    """Re-validate every merged artifact (schemas) and the whole graph (SHACL).
+    """Re-validate every merged artifact (schemas), the whole graph (SHACL) and every stored text (sha256).
 
     \b
     Examples:

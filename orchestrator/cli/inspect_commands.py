@@ -23,7 +23,7 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
       cconductor status latest --json
     """
     from orchestrator.commit.inspect import session_status
-    from orchestrator.graph.contradiction_summary import status_lines
+    from orchestrator.contradictions.summary import status_lines
 
     info = session_status(ctx.session(session))
     if as_json:
@@ -42,6 +42,8 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
     if skipped:
         click.echo(f"skipped   {len(skipped)} input file(s): " + ", ".join(
             f"{Path(str(s['path'])).name} ({s['reason']})" for s in skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
+    if info.get("graph_problem"):
+        click.echo(f"graph     not shown: {info['graph_problem']}")
     stats = info["stats"]
     if stats:
         click.echo(
@@ -53,6 +55,8 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
         q = info["quality"]
         click.echo(
             f"quality   {q.get('score')}/100 " + ", ".join(f"{k} {v}" for k, v in q.get("components", {}).items())
+            + (f"\n          (scored from an earlier graph: `cconductor report {info['id']}` scores it again)"
+               if q.get("current") is False else "")
         )
         gate = "passed" if q.get("passed") else "not passed"
         click.echo(f"gate      {gate}" + "".join(f"\n  - {r}" for r in q.get("recommendations", [])))

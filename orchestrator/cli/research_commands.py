@@ -295,10 +295,7 @@ def report(ctx: Context, session: str) -> None:
       cconductor report
       cconductor report latest
     """
-    import json
-
-    from orchestrator.commit.processor import Processor
-    from orchestrator.commit.views import flush_views
+    from orchestrator.commit.committed import read_committed
     from orchestrator.run.missions import load_mission
     from orchestrator.run.outputs import evaluate_quality, write_report
     from orchestrator.session.record import load_session
@@ -306,10 +303,7 @@ def report(ctx: Context, session: str) -> None:
     paths = ctx.session(session)
     data = load_session(paths)
     loaded = load_mission(data.get("options", {}).get("mission_source") or data.get("mission") or "general-research")
-    processor = Processor(paths)
-    flush_views(processor)
-    processor.close()
-    graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
-    written = write_report(paths, graph, loaded, evaluate_quality(paths, graph, loaded))
+    view = read_committed(paths)  # the graph the ledger vouches for, rebuilt if the view was changed or is behind
+    written = write_report(paths, view.graph, loaded, evaluate_quality(paths, view.graph, loaded, view.sha256))
     for name in written:
         click.echo(str(paths.root / name))

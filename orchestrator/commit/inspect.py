@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections import defaultdict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commit import locks
-from orchestrator.graph.contradiction_summary import summary
+from orchestrator.commit.committed import read_committed
+from orchestrator.contract.sourcetexts import TextStore
+from orchestrator.contradictions.summary import summary
+from orchestrator.model.errors import SessionDamaged, UsageError
 from orchestrator.model.layout import ERROR_SUFFIX, SessionPaths
 from orchestrator.model.problems import Problem
 from orchestrator.session.record import load_session
@@ -26,17 +31,23 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
     commit_seq = None
     skipped: list[dict[str, Any]] = []
     contradictions: list[dict[str, Any]] = []
+    graph_problem = view_sha256 = None
     try:
-        graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
+        view = read_committed(paths)  # never the view file as it lies on disk: only what the ledger vouches for
+    except UsageError as exc:  # no graph yet, or one that cannot be trusted nor rebuilt here
+        graph_problem = str(exc) if isinstance(exc, SessionDamaged) else None
+    else:
+        graph, view_sha256 = view.graph, view.sha256
         stats, commit_seq = graph.get("stats", {}), graph.get("commit_seq")
         skipped = skipped_inputs(graph)
         contradictions = [summary(c) for c in graph.get("contradictions") or () if isinstance(c, dict)]
-    except (FileNotFoundError, json.JSONDecodeError):
-        pass
     quality = None
     quality_path = paths.root / "quality.json"
     if quality_path.exists():
         quality = json.loads(quality_path.read_text(encoding="utf-8"))
+        scored = quality.get("view_sha256") if isinstance(quality, dict) else None
+        if isinstance(quality, dict) and scored is not None and view_sha256 is not None:
+            quality["current"] = scored == view_sha256  # scored from the graph as it is now
     return {
         "session": str(paths.root),
         "id": session.get("id"),
@@ -54,6 +65,7 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
         "cost_usd": session.get("cost_usd"),
         "skipped_inputs": skipped,
         "contradictions": contradictions,
+        "graph_problem": graph_problem,
     }
 
 
@@ -68,7 +80,8 @@ def skipped_inputs(graph: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def validate_session(paths: SessionPaths) -> list[Problem]:
-    """Re-check every merged file against its schema and run SHACL on the whole graph."""
+    """Re-check every merged file against its schema, run SHACL on the whole graph, and check every stored
+    text against its sha256."""
     from orchestrator.commit.processor import Processor
 
     processor = Processor(paths, cached_records=False)
@@ -81,6 +94,7 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
         for derived in _derived_graphs(processor):  # detected contradictions: checked by the same shapes
             processor.rdf.replace_agent(derived)
         problems += processor.rdf.validate_full()
+        problems += stored_text_problems(processor.texts, processor.state.records.load_all())
         for agent in locks.waiting(paths):
             problems.append(Problem(f"{agent}.kg.lock", "", "lock.pending", "this lock has not been processed yet",
                                     "run `cconductor process SESSION` (or keep `cconductor watch` running)",
@@ -93,6 +107,40 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
         return problems
     finally:
         processor.close()
+
+
+def stored_text_problems(texts: TextStore, records: Mapping[str, Any]) -> list[Problem]:
+    """Every stored text a source names, checked against its sha256: a missing or altered one is reported
+    with the claims whose evidence rests on it (the views stop counting that evidence as verified)."""
+    named: dict[str, set[str]] = defaultdict(set)  # sha256 -> the global ids of the sources naming it
+    resting: dict[str, list[str]] = defaultdict(list)  # source id -> claims with evidence verified against it
+    for record in records.values():
+        items = record["contribution"]["items"]
+        for source in items["sources"]:
+            if isinstance(source.get("content_sha256"), str):
+                named[source["content_sha256"]].add(source["id"])
+        for claim in items["claims"]:
+            for evidence in claim.get("evidence") or ():
+                check = evidence.get("verification") or {}
+                if check.get("verified") is True and isinstance(check.get("text_sha256"), str):
+                    resting[check["text_sha256"]].append(str(claim["id"]))
+    problems = []
+    for sha in sorted(named):
+        text, reason = texts.check(sha)
+        if text is not None:
+            continue
+        claims = sorted(set(resting.get(sha, ())))
+        missing = "does not exist" in str(reason)
+        shown = ", ".join(claims[:10]) + (f" and {len(claims) - 10} more" if len(claims) > 10 else "")
+        problems.append(Problem(
+            f"sources/{sha}.txt", "", "source_text.missing" if missing else "source_text.altered",
+            f"{reason}; named by source(s) {', '.join(sorted(named[sha]))}"
+            + (f"; claims resting on it: {shown}, whose evidence no longer counts as verified (ask, report, "
+               "quality, status)" if claims else ""),
+            "restore the original text under the same name (its name is its content's sha256), from a backup or "
+            "the source itself; or have the agents quote a new stored text and submit again",
+            details={"sha256": sha, "claim_ids": claims, "source_ids": sorted(named[sha])}))
+    return problems
 
 
 def _derived_graphs(processor: Processor) -> list[AgentGraph]:

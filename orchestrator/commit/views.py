@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import itertools
 import json
 import os
@@ -27,8 +28,9 @@ from orchestrator.commit import trig_bytes
 from orchestrator.commit.archive import Archive
 from orchestrator.commit.json_view import JsonFragments, whole
 from orchestrator.commit.view_blocks import TrigBlocks
-from orchestrator.graph.contradiction_summary import emit_contradiction_events
-from orchestrator.graph.contradictions import ConflictCache
+from orchestrator.commit.vouched import vouch
+from orchestrator.contradictions import ConflictCache
+from orchestrator.contradictions.summary import emit_contradiction_events
 from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
@@ -105,15 +107,50 @@ def _rechecker(processor: Processor) -> Recheck:
     return recheck
 
 
+#: The contradiction search as a new process needs it, by agent record, in the store's ``derived`` table.
+TOPICS = "conflict-topics"
+
+
+def texts_intact(processor: Processor) -> Callable[[str], bool]:
+    """Whether a stored text is there and matches its name now (a verification resting on one that is not
+    stops counting)."""
+    def intact(sha: str) -> bool:
+        return processor.texts.text(sha) is not None
+
+    return intact
+
+
 def _load_conflicts(processor: Processor) -> ConflictCache:
-    """The last process's contradiction search, so a new process compares only what changed since."""
-    try:
-        return ConflictCache.from_json(orjson.loads(processor.paths.conflict_cache.read_bytes()))
-    except (OSError, orjson.JSONDecodeError):
-        return ConflictCache()
+    """A new process's search, seeded with what the views kept beside each record: it analyses and
+    compares only the claims whose record or entities changed since (orchestrator/contradictions/search.py)."""
+    cache = ConflictCache()
+    for _, body in processor.store.derived(TOPICS).values():
+        with contextlib.suppress(orjson.JSONDecodeError, TypeError, ValueError):
+            saved = orjson.loads(body)
+            if isinstance(saved, dict):
+                cache.seed_from(saved)
+    return cache
 
 
-def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes | list[bytes]) -> None:
+def _save_conflicts(processor: Processor, conflicts: ConflictCache, records: dict[str, Any]) -> None:
+    """Keep beside each agent's record what the search saw of its claims, when that changed; and forget it
+    for the agents no longer in the graph: a rollback may bring a record back, but not what the others
+    found with it since."""
+    rows = [(agent, int(records[agent]["seq"]), orjson.dumps(row).decode())
+            for agent, row in conflicts.take_saved().items()
+            if agent in records and isinstance(records[agent].get("seq"), int)]
+    if rows:
+        processor.store.put_derived(TOPICS, rows, drop_absent=True)
+
+
+def _hashed(pieces: bytes | Iterable[bytes], digest: Any) -> Iterator[bytes]:
+    """The pieces as they come, each added to ``digest`` (hashlib releases the GIL on long pieces)."""
+    for piece in [pieces] if isinstance(pieces, bytes) else pieces:
+        digest.update(piece)
+        yield piece
+
+
+def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes | list[bytes]) -> dict[str, str]:
     """Both files at once: copying and fsyncing 50 MB release the GIL, so two cores write them side by
     side. The replaced files are kept as a link and unlinked by a background thread afterwards: freeing
     the old file's blocks inside the replace was ~25 ms of a 50 MB flush."""
@@ -127,22 +164,24 @@ def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes
             os.link(view, kept)
             replaced.append(kept)
     failed: list[BaseException] = []
+    digests = {"json": hashlib.sha256(), "trig": hashlib.sha256()}
 
     def write_trig() -> None:
         try:
-            atomic_write_bytes(paths.kg_trig, trig)
+            atomic_write_bytes(paths.kg_trig, _hashed(trig, digests["trig"]))
         except BaseException as exc:  # raised in the flushing thread below
             failed.append(exc)
 
     worker = threading.Thread(target=write_trig, name="cconductor-trig")
     worker.start()
     try:
-        atomic_write_bytes(paths.kg_json, body)
+        atomic_write_bytes(paths.kg_json, _hashed(body, digests["json"]))
     finally:
         worker.join()
         threading.Thread(target=_unlink, args=(replaced,), name="cconductor-unlink", daemon=True).start()
     if failed:
         raise failed[0]
+    return {name: digest.hexdigest() for name, digest in digests.items()}
 
 
 def _unlink(files: list[Path]) -> None:
@@ -174,14 +213,18 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def flush_views(processor: Processor, *, force: bool = False) -> bool:
-    """Write both views if they are behind the in-memory graph. Returns True if written."""
+def flush_views(processor: Processor, *, force: bool = False, rewrite: bool = False) -> bool:
+    """Write both views if they are behind the in-memory graph. Returns True if written.
+
+    ``rewrite``: write them even if they look current (a reader found bytes the ledger does not vouch
+    for), but, unlike ``force``, never over newer views another process wrote.
+    """
     with _collector_paused():
-        return _flush(processor, force)
+        return _flush(processor, force, rewrite)
 
 
-def _flush(processor: Processor, force: bool) -> bool:
-    if not force and views_seq(processor) >= processor.state.head_seq and views_intact(processor):
+def _flush(processor: Processor, force: bool, rewrite: bool = False) -> bool:
+    if not (force or rewrite) and views_seq(processor) >= processor.state.head_seq and views_intact(processor):
         return False  # before reading the records: a processor starts with none loaded
     with processor.lock:
         seq = processor.state.head_seq
@@ -190,14 +233,14 @@ def _flush(processor: Processor, force: bool) -> bool:
     conflicts = _CONFLICT_CACHES.get(processor) or _load_conflicts(processor)
     unified = _UNIFIED.get(processor)
     # Namespaces deferred: each is written from its rendering kept for the record (JsonFragments).
+    text_ready = texts_intact(processor)
     if unified is None:  # a processor's first flush (a one-shot run's only one) keeps no per-agent parts
         _UNIFIED[processor] = UnifiedCache()
         graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
-                            conflicts=conflicts, namespaces=False)
+                            conflicts=conflicts, namespaces=False, intact=text_ready)
     else:
         graph = unified.build(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
-                              conflicts=conflicts, text_ready=lambda sha: processor.texts.text(sha) is not None,
-                              namespaces=False)
+                              conflicts=conflicts, text_ready=text_ready, namespaces=False)
     _CONFLICT_CACHES[processor] = conflicts
     _ARCHIVES.setdefault(processor, Archive(paths)).write_missing(records, processor.events)  # before the views
     fragments = _JSON_FRAGMENTS.get(processor) or _JSON_FRAGMENTS.setdefault(processor, JsonFragments(processor.store))
@@ -215,13 +258,13 @@ def _flush(processor: Processor, force: bool) -> bool:
             return False
         shown_before = _marker(processor).get("contradictions")
         try:
-            _write_views(paths, body, trig)
+            digests = _write_views(paths, body, trig)
         except TypeError:  # a value orjson cannot write, met while streaming the pieces: both again, whole
-            _write_views(paths, _whole_body(graph, records), trig)
-        # not fsynced: only a shortcut, checked claim by claim (a damaged file means a full search)
-        atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()), durable=False)
+            digests = _write_views(paths, _whole_body(graph, records), trig)
+        vouch(processor.store, paths, seq, digests, graph["sources"], text_ready)
         atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
                                               "files": _fingerprints(processor), "contradictions": sorted(detected)})
+    _save_conflicts(processor, conflicts, records)
     emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)
     return True
 

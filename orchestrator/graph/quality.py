@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypedDict
 
-from orchestrator.graph.contradiction_summary import Penalty, contradiction_penalty
-from orchestrator.graph.contradictions import unresolved
+from orchestrator.contradictions import unresolved
+from orchestrator.contradictions.summary import Penalty, contradiction_penalty
 from orchestrator.model.clock import iso_timestamp, utc_now
 from orchestrator.model.layout import RESERVED_KEYS
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from orchestrator.graph.contradictions import ConflictCache
+from orchestrator.contradictions import ConflictCache
 from orchestrator.graph.unified_parts import (
     SCHEMA_VERSION,
     UNIFIED,
+    Intact,
     Recheck,
     all_items,
     assemble,
@@ -110,6 +111,7 @@ def dedupe_entities(entities: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
 def build_views(
     records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
     recheck: Recheck | None = None, conflicts: ConflictCache | None = None, namespaces: bool = True,
+    intact: Intact | None = None,
 ) -> dict[str, Any]:
     """The whole view from the records: every agent's part built afresh, with the functions the
     cache of :mod:`orchestrator.graph.unified_cache` builds changed parts with (``namespaces``: see
@@ -120,7 +122,7 @@ def build_views(
     entities, entity_alias = dedupe_entities(gathered["entities"])
     cited = {s["id"]: s for s in all_sources}
     assessments = assessments_by_claim(gathered["confidence_scores"])
-    parts = {agent: build_part(records[agent], None, cited, source_alias, entity_alias, assessments, recheck)
+    parts = {agent: build_part(records[agent], None, cited, source_alias, entity_alias, assessments, recheck, intact)
              for agent in sorted(records)}
     return assemble(records, parts, gathered, sources, entities, session_id, commit_seq, generated_at, conflicts,
                     namespaces)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from orchestrator.graph.contradictions import ConflictCache
+from orchestrator.contradictions import ConflictCache
 from orchestrator.graph.source_groups import SourceGroups
 from orchestrator.graph.unified import dedupe_entities, dedupe_sources
 from orchestrator.graph.unified_parts import (
@@ -54,8 +54,9 @@ class UnifiedCache:
     ) -> dict[str, Any]:
         """``namespaces``: see :func:`orchestrator.graph.unified_parts.assemble`.
 
-        ``text_ready`` says whether a stored text can be read now: a part that re-checked a snippet is
-        kept only while each text it re-checked against is as present as it was (never without it)."""
+        ``text_ready`` says whether a stored text can be read now (there, and matching its name): a
+        verification resting on a text that is not stops counting, and a part is kept only while each
+        text it asked about is as it was (never without ``text_ready``)."""
         agents = sorted(records)
         keys = {a: record_key(records[a]) for a in agents}
         gathered = all_items(records)
@@ -84,7 +85,7 @@ class UnifiedCache:
                     or not changed_claims.isdisjoint(part.assessments_used)
                     or (part.texts_used and _texts_moved(part.texts_used, text_ready))):
                 part = build_part(records[agent], key, cited_sources, source_alias, entity_alias, assessments,
-                                  recheck)
+                                  recheck, text_ready)
             parts[agent] = part
         self.parts = {a: p for a, p in parts.items() if p.key[0] is not None}
         self.last = parts

@@ -10,19 +10,16 @@ re-checked against): the cache rebuilds it when one of them changes.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from orchestrator.graph.contradictions import ConflictCache, detect, unresolved
+from orchestrator.contradictions import ConflictCache, detect, unresolved
 from orchestrator.model.kinds import COLLECTIONS, DOCUMENT_COLLECTIONS
 
-__all__ = ["DEFERRED", "SCHEMA_VERSION", "UNIFIED", "AgentPart", "Recheck", "all_items", "assemble",
-           "assessments_by_claim", "build_part", "fingerprint", "namespace_entry", "record_key"]
+__all__ = ["DEFERRED", "SCHEMA_VERSION", "UNIFIED", "AgentPart", "Intact", "Recheck", "all_items", "assemble",
+           "assessments_by_claim", "build_part", "namespace_entry", "record_key"]
 
 SCHEMA_VERSION = 1
 UNIFIED = ("sources", "claims", "entities", "relationships", "gaps", "contradictions",
@@ -33,6 +30,8 @@ DEFERRED = ("deferred namespace",)
 
 #: Re-checks one evidence item against the current text (sha256) of its source; None when there is no text.
 Recheck = Callable[[dict[str, Any], str], dict[str, Any] | None]
+#: Whether the stored text of a sha256 is there and still matches its name.
+Intact = Callable[[str], bool]
 
 
 @dataclass
@@ -53,7 +52,6 @@ class AgentPart:
     evidence_items: int = 0
     verified: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # its items per collection, for the stats
-    fingerprint: str | None = None  # taken once, by :func:`fingerprint`
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -62,20 +60,6 @@ def record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
     if not isinstance(seq, int):
         return None
     return (seq, record.get("artifact_sha256"), record.get("attempt"), record.get("merged_at"))
-
-
-def fingerprint(record: Mapping[str, Any], part: AgentPart) -> str | None:
-    """A digest of all the part's claims' contradiction signatures and content words depend on: the
-    committed record (statements, agent) and the canonical source and entity ids the part used; None
-    for a record not committed yet. The contradiction search saves it, so that a new process does not
-    analyse again the claims of a part it finds with the same fingerprint."""
-    if part.fingerprint is None and (key := record_key(record)) is not None:
-        try:
-            used = [key, {sid: alias for sid, (alias, _) in part.sources_used.items()}, part.entities_used]
-            part.fingerprint = hashlib.sha256(orjson.dumps(used)).hexdigest()[:24]
-        except TypeError:  # a value orjson cannot write: never reused
-            return None
-    return part.fingerprint
 
 
 #: The collections read from every agent at each build (claims and relationships come from the parts).
@@ -105,15 +89,21 @@ def assessments_by_claim(scores: list[dict[str, Any]]) -> dict[str, list[dict[st
 
 
 def current_verification(
-    evidence: dict[str, Any], cited: Mapping[str, Any] | None, recheck: Recheck | None
+    evidence: dict[str, Any], cited: Mapping[str, Any] | None, recheck: Recheck | None, intact: Intact | None = None,
 ) -> dict[str, Any] | None:
-    """A verification is bound to the text it was checked against: a changed text is checked again."""
+    """A verification is bound to the text it was checked against: a changed text is checked again, and
+    a text deleted or altered since (its content no longer matching its name) verifies nothing."""
     verification = evidence.get("verification")
     if not isinstance(verification, dict) or "text_sha256" not in verification or cited is None:
         return verification
     now = cited.get("content_sha256")
     if now == verification["text_sha256"]:
-        return verification
+        if intact is None or verification.get("verified") is not True or intact(now):
+            return verification
+        return {"verified": False, "score": 0.0, "matched_text": "", "page": None,
+                "reason": f"the stored text sources/{now}.txt this snippet was checked against is missing or was "
+                          "altered (its content no longer matches its sha256): restore the original text",
+                "text_sha256": now, "text_damaged": True, "previous_verified": True}
     fresh = recheck(evidence, now) if recheck is not None and isinstance(now, str) else None
     if fresh is None:
         fresh = {"verified": False, "score": 0.0, "matched_text": "", "page": None,
@@ -136,13 +126,20 @@ def namespace_entry(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_sources: Mapping[str, Any],
                source_alias: Mapping[str, str], entity_alias: Mapping[str, str],
-               assessments: Mapping[str, list[dict[str, Any]]], recheck: Recheck | None) -> AgentPart:
-    """The agent's namespace, unified claims and relationships, with what they read from other agents."""
+               assessments: Mapping[str, list[dict[str, Any]]], recheck: Recheck | None,
+               intact: Intact | None = None) -> AgentPart:
+    """The agent's namespace, unified claims and relationships, with what they read from other agents.
+
+    ``intact``: whether a stored text is still there as named (a verification resting on one that is not
+    stops counting); the part notes each text it asked about, so a cache builds it again when that changes.
+    """
     items = record["contribution"]["items"]
     part = AgentPart(key or (None,), [], [])
     part.counts = {c: len(items[c]) for c in COLLECTIONS if items.get(c)}
     if recheck is not None:
         recheck = _recording(recheck, part.texts_used)
+    if intact is not None:
+        intact = _noting(intact, part.texts_used)
     for claim in items["claims"]:
         claim = {**claim, "evidence": [dict(e) for e in claim.get("evidence", [])]}
         for evidence in claim["evidence"]:
@@ -150,7 +147,7 @@ def build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_sou
             cited = cited_sources.get(sid)
             part.sources_used[sid] = (source_alias.get(sid, sid),
                                       cited.get("content_sha256") if cited is not None else ABSENT)
-            verification = current_verification(evidence, cited, recheck)
+            verification = current_verification(evidence, cited, recheck, intact)
             if verification is not None:
                 evidence["verification"] = verification
             evidence["source_id"] = source_alias.get(sid, sid)
@@ -190,6 +187,14 @@ def _recording(recheck: Recheck, used: dict[str, bool]) -> Recheck:
     return checked
 
 
+def _noting(intact: Intact, used: dict[str, bool]) -> Intact:
+    """``intact`` noting each text it was asked about and its answer."""
+    def checked(sha: str) -> bool:
+        used[sha] = found = intact(sha)
+        return found
+    return checked
+
+
 def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, AgentPart],
              gathered: Mapping[str, list[dict[str, Any]]], sources: list[dict[str, Any]],
              entities: list[dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
@@ -213,9 +218,8 @@ def assemble(records: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Agent
     graph.update(sources=sources, claims=claims, entities=entities, relationships=relationships,
                  gaps=gathered["gaps"],
                  # the agents' own, then those derived from the current claims (docs/data-model.md)
-                 contradictions=recorded + detect(claims, relationships, recorded, cache=conflicts,
-                                                      by_id=by_id, groups=[parts[a].by_id for a in agents],
-                                                      prints=[(a, fingerprint(records[a], parts[a])) for a in agents]))
+                 contradictions=recorded + detect(claims, relationships, recorded, entities=entities, cache=conflicts,
+                                                  by_id=by_id))
     graph.update({name: gathered[name] for name in DOCUMENT_COLLECTIONS})
     graph["stats"] = _stats(graph, [parts[a] for a in agents], agents)
     return graph

@@ -1,8 +1,9 @@
 """What changed between a rejected and an accepted artifact, as field paths and kinds of edit.
 
 The result names fields (``claims[].evidence[].page``) and edits (``added``, ``prefix removed``,
-``type changed (string to integer)``), never the values: a repair memory must generalise across
-sessions and must not keep what agents wrote. Arrays of objects with an ``id`` are aligned by
+``type changed (string to integer)``), never the values nor any key the schema does not name
+(:mod:`orchestrator.memory.vocabulary`): a repair memory must generalise across sessions and must
+not keep what agents wrote. Arrays of objects with an ``id`` are aligned by
 id, other arrays by position.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.memory.signature import general_path
+from orchestrator.memory.vocabulary import field_path
 from orchestrator.model.problems import pointer_join
 
 #: Stop describing after this many changes: a rewrite of the whole file teaches nothing precise.
@@ -26,9 +27,9 @@ class Change:
     pointer: str  # where, in the rejected document (an added array item: the array)
     kind: str
 
-    @property
-    def description(self) -> str:
-        return f"{general_path(self.pointer) or '(file)'}: {self.kind}"
+    def description(self, file: str) -> str:
+        """``claims[].evidence[].page: added``: the field as ``file``'s schema names it, and the kind of edit."""
+        return f"{field_path(file, self.pointer) or '(file)'}: {self.kind}"
 
 
 def json_type(value: Any) -> str:
@@ -136,7 +137,7 @@ def _related(change: str, problem: str) -> bool:
     return c[: len(p)] == p or p[: len(c)] == c
 
 
-def repair_for(changes: Iterable[Change], pointer: str) -> str | None:
+def repair_for(changes: Iterable[Change], pointer: str, file: str) -> str | None:
     """Describe the edits that most plausibly fixed the problem at ``pointer``, or None.
 
     First the changes at or under the pointer (or above it: the item was removed); failing
@@ -148,7 +149,7 @@ def repair_for(changes: Iterable[Change], pointer: str) -> str | None:
     if not chosen and len(_segments(pointer)) > 2:
         item = "".join("/" + s for s in _segments(pointer)[:2])
         chosen = [c for c in changes if _related(c.pointer, item)]
-    descriptions = sorted({c.description for c in chosen})
+    descriptions = sorted({c.description(file) for c in chosen})
     if not descriptions or len(descriptions) > MAX_PARTS:
         return None
     return "; ".join(descriptions)

@@ -100,14 +100,14 @@ def on_merge(paths: SessionPaths, events: EventLog, agent: str, raw: Mapping[str
 
 
 def _signatures(problems: list[Problem]) -> list[tuple[Problem, Signature]]:
-    lookup = None
+    lookup = paths = None
     if any(p.rule.startswith("shacl.") and p.is_error for p in problems):
-        from orchestrator.memory.signature import shapes_constraint_lookup
+        from orchestrator.memory.signature import shape_paths, shapes_constraint_lookup
 
-        lookup = shapes_constraint_lookup()
+        lookup, paths = shapes_constraint_lookup(), shape_paths()
     pairs = []
     for problem in problems:
-        sig = signature_of(problem, lookup)
+        sig = signature_of(problem, lookup, paths)
         if sig is not None and sig.file.endswith(".json"):
             pairs.append((problem, sig))
     return pairs
@@ -157,7 +157,7 @@ def _resolve(data: Mapping[str, Any], raw: Mapping[str, Any]) -> list[tuple[Sign
         spec = entry["signature"]
         sig = Signature(spec["kind"], spec["file"], spec["rule"], tuple((str(k), str(v)) for k, v in spec["parts"]))
         name = posixpath.basename(entry["file"])
-        repair = repair_for(diff(old, raw[name]), entry["pointer"]) if name in raw else "(file): removed"
+        repair = repair_for(diff(old, raw[name]), entry["pointer"], name) if name in raw else "(file): removed"
         sigs[sig.id] = sig
         votes.setdefault(sig.id, Counter())[repair] += 1
     resolved: list[tuple[Signature, str | None]] = []

@@ -3,8 +3,10 @@
 A signature keeps what names the broken rule and the kind of file, never what an agent wrote:
 for SHACL the shape, property path, constraint components and the shape's datatype / class /
 node kind; for JSON Schema the schema path and keyword (and the missing field of ``required``);
-for the other merge checks the rule and the field path with array indices removed. Ids,
-values, snippets and the agent's name never enter it.
+for the other merge checks the rule and the field path with array indices removed, keeping only
+the keys the file's schema names (:mod:`orchestrator.memory.vocabulary`). Ids, values, snippets,
+the agent's name and its own keys never enter it; a problem whose signature would hold anything
+else has none.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from orchestrator.memory.vocabulary import field_path, signature_allowed
 from orchestrator.model.problems import Problem
-from orchestrator.model.redact import redact
 
 #: Rule prefixes whose problems can be learnt from: the artifact parsed, so a diff is possible.
 _GENERIC_PREFIXES = ("reference.", "source_text.", "merge.", "citation.", "report.")
@@ -54,33 +57,19 @@ class Signature:
         return f"{self.file} {self.rule} at {fields.get('at', '')}"
 
 
-_INDEX = re.compile(r"^\d+$")
-#: A field name kept as written; any other key (free-form ``extra`` keys may hold anything) is ``*``.
-_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-
-def general_path(pointer: str) -> str:
-    """``/claims/3/evidence/0/snippet`` -> ``claims[].evidence[].snippet``: the field, not the item."""
-    out = ""
-    for raw in pointer.split("/")[1:] if pointer else []:
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if _INDEX.match(part):
-            out += "[]"
-        else:
-            out += ("." if out else "") + (part if _FIELD.match(part) and redact(part) == part else "*")
-    return out
-
-
 def _local(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
-def signature_of(problem: Problem, constraint: ConstraintLookup | None = None) -> Signature | None:
-    """The signature of an error ``problem``, or None when it cannot be learnt from (syntax, size, ...)."""
+def signature_of(problem: Problem, constraint: ConstraintLookup | None = None,
+                 shape_paths: frozenset[str] | None = None) -> Signature | None:
+    """The signature of an error ``problem``, or None when it cannot be learnt from (syntax, size, a file
+    that is no artifact file, anything that is not our schemas', shapes' or rules' own names)."""
     if not problem.is_error or not problem.file:
         return None
     file = posixpath.basename(problem.file)
     details: Mapping[str, Any] = problem.details or {}
+    found: Signature | None = None
     if problem.rule.startswith("shacl."):
         shape = str(details.get("shape") or "")
         path = details.get("path")
@@ -91,16 +80,29 @@ def signature_of(problem: Problem, constraint: ConstraintLookup | None = None) -
                  ("components", "+".join(sorted(str(c) for c in components)))]
         if constraint is not None and shape:
             parts.append(("constraint", constraint(shape)))
-        return Signature("shacl", file, problem.rule, tuple(parts))
-    if problem.rule.startswith("schema."):
+        found = Signature("shacl", file, problem.rule, tuple(parts))
+    elif problem.rule.startswith("schema."):
         parts = [("keyword", problem.rule.removeprefix("schema.")),
-                 ("schema_path", str(details.get("schema_path") or "")), ("at", general_path(problem.pointer))]
+                 ("schema_path", str(details.get("schema_path") or "")), ("at", field_path(file, problem.pointer))]
         if problem.rule == "schema.required" and details.get("field"):
             parts.append(("field", str(details["field"])))
-        return Signature("schema", file, problem.rule, tuple(parts))
-    if problem.rule.startswith(_GENERIC_PREFIXES):
-        return Signature("rule", file, problem.rule, (("at", general_path(problem.pointer)),))
-    return None
+        found = Signature("schema", file, problem.rule, tuple(parts))
+    elif problem.rule.startswith(_GENERIC_PREFIXES):
+        found = Signature("rule", file, problem.rule, (("at", field_path(file, problem.pointer)),))
+    if found is None or not signature_allowed(found.kind, found.file, found.rule, found.parts, shape_paths):
+        return None
+    return found
+
+
+@cache
+def shape_paths() -> frozenset[str]:
+    """The property paths (IRIs) the packaged SHACL shapes name: the only ones a signature may hold."""
+    from rdflib import URIRef
+
+    from orchestrator.rdf.shacl import SH, shapes
+
+    graph = shapes().graph
+    return frozenset(str(p) for p in graph.objects(None, SH.path) if isinstance(p, URIRef))
 
 
 def shapes_constraint_lookup() -> ConstraintLookup:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,6 +21,7 @@ from filelock import FileLock
 
 from orchestrator.memory import memory_dir
 from orchestrator.memory.signature import Signature
+from orchestrator.memory.vocabulary import repair_allowed, signature_allowed
 from orchestrator.model.errors import StoreError
 from orchestrator.session.atomic import atomic_write_bytes
 
@@ -140,7 +142,8 @@ class MemoryStore:
         else:  # one bound query per signature: rdflib then starts from the index on that id
             rows = [row for sid in sorted(set(signature_ids))
                     for row in graph.query(_prepared(), initBindings={"sid": Literal(sid)})]
-        return [_item(graph, row) for row in rows]
+        items = [_item(graph, row) for row in rows]
+        return [item for item in items if _item_allowed(item)]  # never quote what the rules do not allow
 
     def get(self, prefix: str) -> RepairItem | None:
         """The item whose id starts with ``prefix`` (None when none or several do)."""
@@ -162,8 +165,11 @@ class MemoryStore:
         Returns the ids of the items that succeeded (created or counted).
         """
         succeeded: list[str] = []
+        allowed = [(sig, repair) for sig, repair in resolved if _allowed(sig, repair)]
+        if not allowed:
+            return succeeded
         with self._locked() as graph:
-            for signature, repair in resolved:
+            for signature, repair in allowed:
                 succeeded += self._count(graph, signature, repair, session_id, now)
         return succeeded
 
@@ -261,6 +267,26 @@ def _add_int(graph: Graph, node: Any, name: str, delta: int) -> None:
 
     current = graph.value(node, _mem(name))
     graph.set((node, _mem(name), Literal(int(current.toPython() if current is not None else 0) + delta)))
+
+
+def _allowed(signature: Signature, repair: str | None) -> bool:
+    """Only our own names may cross sessions (orchestrator/memory/vocabulary.py)."""
+    return signature_allowed(signature.kind, signature.file, signature.rule, signature.parts) and (
+        repair is None or repair_allowed(signature.file, repair))
+
+
+def _item_allowed(item: RepairItem) -> bool:
+    """A stored item (written by any version, or by hand) that still passes the rules when read."""
+    kind, file, rule, *fields = item.signature_key.split("|")
+    parts = tuple(tuple(f.split("=", 1)) for f in fields)
+    if any(len(p) != 2 for p in parts) or file != item.file or rule != item.rule:
+        return False
+    signature = Signature(kind, file, rule, parts)  # type: ignore[arg-type]
+    return (signature.id == item.signature_id and item.label == signature.describe()
+            and _allowed(signature, item.repair) and _ITEM_ID.match(item.id) is not None)
+
+
+_ITEM_ID = re.compile(r"^[0-9a-f]{12}$")
 
 
 def _quote(text: str) -> str:

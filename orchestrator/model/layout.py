@@ -129,11 +129,6 @@ class SessionPaths:
     def view_marker(self) -> Path:
         return self.state / "views.json"
 
-    @property
-    def conflict_cache(self) -> Path:
-        """The last contradiction search, reused by the next process (orchestrator/graph/conflict_search.py)."""
-        return self.state / "conflicts.json"
-
     def agent_artifacts(self, agent: str) -> Path:
         return self.artifacts / agent
 

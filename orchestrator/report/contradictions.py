@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.graph.contradictions import unresolved
+from orchestrator.contradictions import unresolved
 from orchestrator.report.context import Context, local_id
 from orchestrator.report.model import Block, Bullets, Cite, Emph, Inline, Line, Strong, para, text_line
 

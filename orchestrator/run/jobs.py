@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.model.layout import STATE_DIR_NAME
+from orchestrator.model.layout import STATE_DIR_NAME, SessionPaths
 from orchestrator.run.executor import Job
 
 SCRATCH = "@CCONDUCTOR_SCRATCH@"
@@ -136,6 +136,19 @@ def _in_scratch(value: str, root: str) -> str:
     return value.replace(root, SCRATCH)
 
 
+def _committed_graph(paths: SessionPaths) -> bytes | None:
+    """The view's bytes the ledger vouches for (rebuilt if need be); before any merge, the file as it is."""
+    from orchestrator.commit.committed import read_committed
+    from orchestrator.model.errors import SessionDamaged, UsageError
+
+    try:
+        return read_committed(paths).data
+    except SessionDamaged:
+        raise
+    except UsageError:  # nothing merged yet: nothing to vouch for
+        return paths.kg_json.read_bytes() if paths.kg_json.is_file() else None
+
+
 def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str, float] | None = None) -> AgentJob:
     """The plain-data form of a local :class:`Job` whose cwd is ``session_root``."""
     root = str(session_root)
@@ -160,9 +173,11 @@ def pack_job(job: Job, session_root: Path, blobs: BlobIndex, resources: dict[str
         task["heartbeat_path"] = f"{SCRATCH}/{STATE_DIR_NAME}/heartbeats/{job.agent}.heartbeat"
     task_rel = task_file.relative_to(session_root).as_posix()
     inputs[task_rel] = blobs.add_bytes(json.dumps(task, ensure_ascii=False, indent=2).encode("utf-8"))
-    for name in ("knowledge-graph.json", "costs.jsonl"):  # the plan and claims; what the run has spent so far
-        if (session_root / name).is_file():
-            inputs[name] = blobs.add_bytes((session_root / name).read_bytes())
+    graph = _committed_graph(SessionPaths(session_root))  # the plan and claims, as the ledger vouches for them
+    if graph is not None:
+        inputs["knowledge-graph.json"] = blobs.add_bytes(graph)
+    if (session_root / "costs.jsonl").is_file():  # what the run has spent so far
+        inputs["costs.jsonl"] = blobs.add_bytes((session_root / "costs.jsonl").read_bytes())
     attempt = int(task.get("attempt", 1))
     previous = session_root / STATE_DIR_NAME / "attempts" / f"{job.agent}-{attempt - 1}"
     if attempt > 1 and previous.is_dir():  # a retry reads what its rejected attempt wrote

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from orchestrator.commit.committed import read_committed
 from orchestrator.graph.quality import plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.clock import commit_time
@@ -20,13 +21,17 @@ REPORT_MARKDOWN = "mission-report.md"
 REPORT_HTML = "mission-report.html"
 
 
-def evaluate_quality(paths: SessionPaths, graph: dict[str, Any], mission: Mission) -> dict[str, Any]:
-    """Score the graph, gate it on the mission's criteria, and write quality.json."""
+def evaluate_quality(paths: SessionPaths, graph: dict[str, Any], mission: Mission,
+                     view_sha256: str | None = None) -> dict[str, Any]:
+    """Score the graph, gate it on the mission's criteria, and write quality.json (``view_sha256``: of the
+    committed view scored, so ``status`` can tell a score of an earlier graph)."""
     report = score_graph(graph, plan_sub_questions(graph), now=commit_time(graph, read_ledger(paths.store_db)))
     question = str(load_session(paths).get("query") or "")
     result = gate(report, graph, mission.success_criteria.checked(), question=question)
     document = report.to_json(result)
     document["mission"] = mission.name
+    if view_sha256 is not None:
+        document["view_sha256"] = view_sha256
     atomic_write_json(paths.root / "quality.json", document, shared=True)
     return document
 
@@ -100,8 +105,8 @@ def recompute_quality(paths: SessionPaths, validate: Callable[[], list[Problem]]
         mission = load_mission(str(session["mission"]))
     except CconductorError:
         return
-    graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
-    quality = evaluate_quality(paths, graph, mission)
+    view = read_committed(paths)
+    quality = evaluate_quality(paths, view.graph, mission, view.sha256)
     status, reason = final_status(quality, len([p for p in validate() if p.is_error]))
 
     def apply(data: dict[str, Any]) -> None:

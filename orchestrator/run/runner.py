@@ -9,10 +9,10 @@ pure functions of :mod:`orchestrator.run.iteration`. Budgets and success criteri
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator.commit.committed import CommittedView, read_committed
 from orchestrator.commit.views import flush_views
 from orchestrator.run.checkpoint import (
     add_research_instances,
@@ -209,15 +209,20 @@ class MissionRunner(InstanceRunner):
         return any(self.run_state["instances"][n]["state"] == "merged" for n in names)
 
     def _graph(self) -> dict[str, Any]:
+        return self._view().graph
+
+    def _view(self) -> CommittedView:
+        """The committed graph, as the ledger vouches for it (views flushed first)."""
         flush_views(self.processor)
-        return dict(json.loads(self.paths.kg_json.read_text(encoding="utf-8")))
+        return read_committed(self.paths, processor=self.processor, empty=True)
 
     # -- quality and report -----------------------------------------------------------------
     def _gate(self) -> tuple[bool, list[dict[str, Any]]]:
         from orchestrator.run.outputs import evaluate_quality
 
-        graph = self._graph()
-        result = evaluate_quality(self.paths, graph, self.mission)
+        view = self._view()
+        graph = view.graph
+        result = evaluate_quality(self.paths, graph, self.mission, view.sha256)
         self.events.emit(
             "gate.evaluated",
             f"quality {result['score']}/100, gate {'passed' if result['passed'] else 'not passed'}",
@@ -262,7 +267,8 @@ class MissionRunner(InstanceRunner):
         """
         from orchestrator.run.outputs import evaluate_quality, write_report
 
-        graph = self._graph()
+        view = self._view()
+        graph = view.graph
         violations = [p for p in self.processor.rdf.validate_full() if p.is_error]
         self.events.emit(
             "graph.validated",
@@ -270,7 +276,7 @@ class MissionRunner(InstanceRunner):
             conforms=not violations,
             problems=[p.to_dict() for p in violations[:50]],
         )
-        quality = evaluate_quality(self.paths, graph, self.mission)
+        quality = evaluate_quality(self.paths, graph, self.mission, view.sha256)
         status, reason = final or final_status(quality, len(violations))
         self._save(status=status, status_reason=reason, iteration=self.run_state.get("iteration", 1))
         written = write_report(self.paths, graph, self.mission, quality)

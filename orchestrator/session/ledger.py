@@ -234,14 +234,18 @@ class Store:
                                    (kind, agent, seq)).fetchone()
         return row[0] if row else None
 
-    def put_derived(self, kind: str, rows: Sequence[tuple[str, int, str | bytes]]) -> None:
+    def put_derived(self, kind: str, rows: Sequence[tuple[str, int, str | bytes]], *,
+                    drop_absent: bool = False) -> None:
         """Cache renderings (agent, record seq, body: text or bytes, read back as given), dropping that
-        agent's older ones."""
+        agent's older ones; ``drop_absent``: and, in the same transaction, those of agents without a record now."""
         with self._transaction() as db:
             for agent, seq, body in rows:
                 db.execute("DELETE FROM derived WHERE kind = ? AND agent = ? AND seq <> ?", (kind, agent, seq))
                 db.execute("INSERT OR REPLACE INTO derived(kind, agent, seq, body) VALUES (?, ?, ?, ?)",
                            (kind, agent, seq, body))
+            if drop_absent:
+                db.execute("DELETE FROM derived WHERE kind = ? AND agent NOT IN"
+                           " (SELECT agent FROM current WHERE record_seq IS NOT NULL)", (kind,))
 
     def rollback_to(self, target: int, committed_at: str) -> dict[str, int | None]:
         """Make each agent's namespace what it was right after ledger entry ``target``.

@@ -42,7 +42,7 @@ CLAIMS = [
     ("C6", "Automated welding is checked by inspection crews every six months", ["E-welding", "E-crews"]),
     ("C7", "A harbour crane unloads fuel casks at the quay once a year", ["E-crane"]),
 ]
-CHAIN = [("R1", "E-lumen", "cooled-by", "E-salt", "C2"), ("R2", "E-salt", "avoids", "E-pressure", "C3"),
+CHAIN = [("R1", "E-lumen", "cooled-by", "E-salt", "C2"), ("R2", "E-salt", "does-not-require", "E-pressure", "C3"),
          ("R3", "E-pressure", "enables", "E-vessel", "C4"), ("R4", "E-vessel", "joined-by", "E-welding", "C5"),
          ("R5", "E-welding", "checked-by", "E-crews", "C6")]
 

@@ -1,6 +1,6 @@
 """How contradictions are shown and counted: ``status`` lines, events, the quality penalty (pure but for events).
 
-Kept apart from the detector (:mod:`orchestrator.graph.contradictions`) so that what users read can
+Kept apart from the detector (:mod:`orchestrator.contradictions`) so that what users read can
 change without touching what is detected.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from orchestrator.graph.contradictions import unresolved
+from orchestrator.contradictions.records import unresolved
 
 #: Quality-score points each unresolved contradiction costs, and the most they cost together.
 PENALTY_EACH = 3.0

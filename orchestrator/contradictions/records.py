@@ -1,20 +1,15 @@
-"""Contradictions between claims of different agents or sources, derived from the graph (pure).
+"""Contradictions as graph records: the detected pairs, an agent's explicit ones, and the recorded (pure).
 
 Detected, never appended: the unified view recomputes them from the current claims and
 relationships every time it is built, so a retry or rollback that removes a claim removes
 its contradictions too, and a rebuild from the ledger gives the same bytes. Three kinds:
 
-- ``numeric``: near-identical statements (same content words, same years, same polarity)
-  giving values of one quantity (same normalised unit) that differ beyond a relative tolerance;
-- ``polarity``: near-identical statements, same numbers, exactly one of them negated;
+- ``numeric`` and ``polarity``: :mod:`orchestrator.contradictions.rules`, found among all claims
+  by :mod:`orchestrator.contradictions.search`;
 - ``explicit``: an agent's relationship ``contradicts`` (or a synonym) between two claims.
 
-Only claims with independent support are compared (disjoint sources, or different agents when
-a side has no evidence): a source that states two values in two contexts contradicts nothing.
 An agent resolves a detected contradiction by writing a ``contradictions.json`` item naming both
 claims with status ``resolved``; an open item of its own naming them is the same contradiction.
-The pairwise rules are :mod:`orchestrator.graph.conflicts`; finding the pairs is
-:mod:`orchestrator.graph.conflict_search`; this module turns them into graph records.
 """
 
 from __future__ import annotations
@@ -25,10 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from orchestrator.graph.conflict_search import ConflictCache, find_conflicts
-from orchestrator.graph.conflicts import TOLERANCE, Conflict, agent_of, compare, sources_of
-
-__all__ = ["TOLERANCE", "Conflict", "ConflictCache", "compare", "contradictions_touching", "detect", "unresolved"]
+from orchestrator.contradictions.entities import groups as entity_groups
+from orchestrator.contradictions.rules import agent_of, sources_of
+from orchestrator.contradictions.search import ConflictCache, find_conflicts
 
 EXPLICIT_PREDICATES = frozenset({"contradicts", "contradicted by", "is contradicted by", "conflicts with",
                                  "contradiction", "refutes", "disputes"})
@@ -58,27 +52,24 @@ def _side(claim: Mapping[str, Any], quantity_text: str | None) -> dict[str, Any]
 
 def detect(
     claims: Sequence[Mapping[str, Any]], relationships: Iterable[Mapping[str, Any]],
-    recorded: Iterable[Mapping[str, Any]] = (), *, tolerance: float = TOLERANCE,
+    recorded: Iterable[Mapping[str, Any]] = (), *, entities: Sequence[Mapping[str, Any]] = (),
     cache: ConflictCache | None = None, by_id: Mapping[str, Mapping[str, Any]] | None = None,
-    groups: Sequence[Mapping[str, Mapping[str, Any]]] | None = None,
-    prints: Sequence[tuple[str, str | None]] | None = None,
 ) -> list[dict[str, Any]]:
     """The contradictions among ``claims`` (unified, with canonical source and entity ids), by claim ids.
 
-    ``recorded`` are the agents' own contradiction items: one naming both claims marks the
-    detected contradiction as recorded, and resolves it when its status is ``resolved``.
-    ``cache`` (kept between calls) limits the comparison to the claims that changed since the last call.
+    ``entities``: the unified entities the claims name (their names and aliases tie two claims to one
+    thing). ``recorded`` are the agents' own contradiction items: one naming both claims marks the
+    detected contradiction as recorded, and resolves it when its status is ``resolved``. ``cache``
+    (kept between calls) limits the comparison to the claims that changed since the last call.
     """
-    if by_id is None or len(by_id) != len(claims):  # ``by_id`` (``groups``: in parts), when the caller has them
-        groups = prints = None
+    if by_id is None or len(by_id) != len(claims):  # ``by_id``, when the caller has it
         by_id = {str(c["id"]): c for c in claims if isinstance(c.get("id"), str)}
     findings: dict[tuple[str, str], dict[str, Any]] = {}
     for pair, rels in _explicit(relationships, set(by_id)).items():
         who = ", ".join(sorted({str(r["agent"]) for r in rels if r["agent"]})) or "an agent"
         findings[pair] = {"kinds": ["explicit"], "relationships": rels,
                           "reason": f"{who} stated that these claims contradict each other"}
-    for pair, conflict in find_conflicts(claims, tolerance, cache, by_id=by_id, groups=groups,
-                                             prints=prints).items():
+    for pair, conflict in find_conflicts(by_id, entity_groups(entities), cache).items():
         entry = findings.setdefault(pair, {"kinds": [], "reason": conflict.reason})
         entry["kinds"].append(conflict.kind)
         if conflict.compared is not None:

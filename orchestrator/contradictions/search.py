@@ -1,0 +1,287 @@
+"""Finding the pairs of claims that conflict without comparing every pair (pure).
+
+Two claims can disagree only when their topics coincide but for at most one word on one side
+(:func:`orchestrator.contradictions.rules.same_topic`). So each claim is filed under its topic and
+under its topic less each one word (a *deletion neighbourhood*: 1 + n keys for n words), and two
+claims are compared only when they share a key: a topic and the same topic with one word more
+always do. A key is the XOR of its words' hashes, so the n smaller keys cost one XOR each. The
+cost is linear in the number of claims whatever the vocabulary: no word, however common, makes
+a long list to walk (the word-by-word index this replaced went quadratic with a small vocabulary).
+
+:class:`ConflictCache` keeps the search from one views build to the next: only claims that changed
+(statement, sources, agent, entities or their names) are analysed and compared again. Between
+processes the views keep, beside each agent's record in the ledger, each claim's topic and the
+conflicts found with its claims (:meth:`ConflictCache.take_saved`); a new process seeded with them
+(:meth:`ConflictCache.seed_from`) analyses and compares only the claims whose record or entity
+names changed, and keeps a saved conflict when both of its claims are as they were saved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.contradictions.entities import Groups, Names
+from orchestrator.contradictions.rules import MAX_EXTRA, MIN_SHARED, Conflict, compare_statements, independent
+from orchestrator.contradictions.statements import analyse
+
+Pair = tuple[str, str]
+
+
+class _Entry:
+    """One claim as the search holds it: what the pair rules read from it, its filing keys, its topic."""
+
+    __slots__ = ("_topic", "claim", "groups", "keys", "names")
+
+    def __init__(self, claim: Mapping[str, Any], names: Names, groups: frozenset[str], keys: tuple[int, ...],
+                 topic: frozenset[str] | None = None):
+        self.claim, self.names, self.groups, self.keys, self._topic = claim, names, groups, keys, topic
+
+    @property
+    def topic(self) -> frozenset[str]:
+        """Analysed when first needed: a claim taken from a saved row has only its keys."""
+        if self._topic is None:
+            self._topic = analyse(str(self.claim.get("statement", "")), self.names).topic
+        return self._topic
+
+
+_HASHES: dict[str, int] = {}
+
+
+def word_hash(word: str) -> int:
+    """A 64-bit hash of a topic word that is the same in every process (so keys can be saved)."""
+    found = _HASHES.get(word)
+    if found is None:
+        found = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little", signed=True)
+        if len(_HASHES) < 500_000:
+            _HASHES[word] = found
+    return found
+
+
+def keys_of(topic: Iterable[str]) -> tuple[int, ...]:
+    """The claim's filing keys: its topic, then its topic less each word (when enough words remain)."""
+    hashes = [_HASHES.get(word) or word_hash(word) for word in topic]
+    full = 0
+    for h in hashes:
+        full ^= h
+    if len(hashes) - 1 < MIN_SHARED:
+        return (full,) if len(hashes) >= MIN_SHARED else ()
+    return (full, *[full ^ h for h in hashes])
+
+
+def context_key(claim: Mapping[str, Any], names: Names) -> str:
+    """What the pair rules read from a claim besides its statement: its entities' names and its sources."""
+    evidence: Any = claim.get("evidence") or ()
+    if len(evidence) == 1 and isinstance(evidence[0], Mapping):
+        sources = str(evidence[0].get("source_id"))
+    else:
+        sources = ",".join(str(e.get("source_id")) for e in evidence if isinstance(e, Mapping))
+    return "|".join(f"{n}={t}" for n, t in names) + "\x1f" + sources if names else sources
+
+
+def agent_part(claim_id: str) -> str:
+    """The agent of a global claim id (``<agent>:<local id>``)."""
+    return claim_id.partition(":")[0]
+
+
+@dataclass
+class ConflictCache:
+    """What the last search saw (each claim and its keys) and found (conflicts by claim-id pair)."""
+
+    entries: dict[str, _Entry] = field(default_factory=dict)
+    #: filing key -> the claim id filed under it (a list when several are); built when first needed
+    buckets: dict[int, str | list[str]] = field(default_factory=dict)
+    filed: bool = False
+    scanned: bool = False
+    conflicts: dict[Pair, Conflict] = field(default_factory=dict)
+    groups: Groups | None = None
+    #: Saved by an earlier process, used by the first search of this one: keys and conflicts by claim.
+    seed: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+    seed_pairs: dict[Pair, Conflict] = field(default_factory=dict)
+    #: Agents whose saved keys or conflicts no longer describe their claims (see :meth:`take_saved`).
+    dirty: set[str] = field(default_factory=set)
+
+    def seed_from(self, saved: Mapping[str, Any]) -> None:
+        """Take one agent's :meth:`take_saved` row (read back from JSON); anything malformed is ignored."""
+        claims, pairs = saved.get("claims"), saved.get("conflicts")
+        if isinstance(claims, dict):
+            for cid, line in claims.items():
+                if (isinstance(line, list) and len(line) == 2 and isinstance(line[0], str)
+                        and isinstance(line[1], list) and all(type(k) is int for k in line[1])):
+                    self.seed[str(cid)] = (line[0], tuple(line[1]))
+        for item in pairs if isinstance(pairs, list) else ():
+            if isinstance(item, list) and len(item) == 5 and all(isinstance(x, str) for x in item[:4]):
+                compared = item[4] if isinstance(item[4], dict) else None
+                self.seed_pairs[(item[0], item[1])] = Conflict(item[2], item[3], compared)
+
+    def _file(self, cid: str, entry: _Entry) -> None:
+        buckets = self.buckets
+        for key in entry.keys:
+            held = buckets.get(key)
+            if held is None:
+                buckets[key] = cid
+            elif isinstance(held, str):
+                buckets[key] = [held, cid]
+            else:
+                held.append(cid)
+
+    def _unfile(self, cid: str) -> None:
+        entry = self.entries.pop(cid, None)
+        if entry is None:
+            return
+        self.dirty.add(agent_part(cid))
+        if not self.filed:
+            return
+        for key in entry.keys:
+            held = self.buckets.get(key)
+            if held == cid:
+                del self.buckets[key]
+            elif isinstance(held, list) and cid in held:
+                held.remove(cid)
+                if len(held) == 1:
+                    self.buckets[key] = held[0]
+
+    def _entry(self, cid: str, claim: Mapping[str, Any], tokens: frozenset[str], names: Names) -> tuple[_Entry, bool]:
+        """The claim's entry, and whether it was taken as saved (not analysed)."""
+        saved = self.seed.pop(cid, None)
+        if saved is not None and saved[0] == context_key(claim, names):
+            return _Entry(claim, names, tokens, saved[1]), True
+        self.dirty.add(agent_part(cid))
+        topic = analyse(str(claim.get("statement", "")), names).topic
+        return _Entry(claim, names, tokens, keys_of(topic), topic), False
+
+    def update(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
+        """Take the claims of ``by_id`` that are new or changed, drop the gone; return the ids to compare again."""
+        same_groups = self.groups is not None and self.groups == groups
+        self.groups = groups
+        changed: set[str] = set()
+        for cid in [c for c in self.entries if c not in by_id]:
+            self._unfile(cid)
+            changed.add(cid)
+        entries = self.entries
+        for cid, claim in by_id.items():
+            entry = entries.get(cid)
+            if entry is not None and entry.claim is claim and same_groups:
+                continue  # the very claim object of the last build, and no entity changed its names
+            tokens, names = groups.of(claim.get("entity_ids") or ()) if "entity_ids" in claim else (frozenset(), ())
+            if entry is not None and entry.names == names and entry.groups == tokens and _same(entry.claim, claim):
+                entry.claim = claim
+                continue
+            if entry is not None:
+                self._unfile(cid)
+            entry, seeded = self._entry(cid, claim, tokens, names)
+            entries[cid] = entry
+            if self.filed:
+                self._file(cid, entry)
+            if not seeded:
+                changed.add(cid)
+        if self.seed_pairs:  # a saved conflict stands while both claims are as saved and still independent
+            for pair, conflict in self.seed_pairs.items():
+                a, b = entries.get(pair[0]), entries.get(pair[1])
+                if a is not None and b is not None and not changed.intersection(pair) and _related(a, b):
+                    self.conflicts[pair] = conflict
+                else:
+                    self.dirty.add(agent_part(pair[0]))  # its saved row lists a conflict that may be gone
+        self.seed, self.seed_pairs = {}, {}
+        return changed
+
+    def _candidates(self, changed: set[str]) -> Iterable[tuple[str, str]]:
+        """Each pair sharing a key with a changed claim on one side, once (``cid`` changed)."""
+        entries = self.entries
+        if not self.filed and not self.scanned and len(changed) * 8 < len(entries):
+            # A new process that took most claims from saved rows: look its few changed claims up by a
+            # pass over the others' keys, without filing every claim (that waits for a second search).
+            wanted: dict[int, list[str]] = {}
+            for cid in changed:
+                if cid in entries:
+                    for key in entries[cid].keys:
+                        wanted.setdefault(key, []).append(cid)
+            self.scanned = True
+            for other, entry in entries.items():
+                for key in entry.keys:
+                    for cid in wanted.get(key, ()):
+                        if cid != other and not (other in changed and other < cid):
+                            yield cid, other
+            return
+        if not self.filed:
+            for cid, entry in entries.items():
+                self._file(cid, entry)
+            self.filed = True
+        buckets = self.buckets
+        for cid in sorted(changed):
+            mine = entries.get(cid)
+            if mine is None:
+                continue
+            for key in mine.keys:
+                held = buckets.get(key)
+                for other in (held,) if isinstance(held, str) else held or ():
+                    if other != cid and not (other in changed and other < cid):
+                        yield cid, other
+
+    def search(self, changed: set[str]) -> dict[Pair, Conflict]:
+        """Compare every claim that changed with every claim it shares a key with; keep the rest."""
+        found = {pair: c for pair, c in self.conflicts.items() if pair[0] not in changed and pair[1] not in changed}
+        entries = self.entries
+        compared: set[Pair] = set()
+        for cid, other in self._candidates(changed):
+            pair = (cid, other) if cid < other else (other, cid)
+            if pair in compared:
+                continue
+            compared.add(pair)
+            conflict = _conflict(entries[pair[0]], entries[pair[1]])
+            if conflict is not None:
+                found[pair] = conflict
+        for pair in found.keys() ^ self.conflicts.keys():
+            self.dirty.add(agent_part(pair[0]))  # the agent whose saved row lists the pair
+        self.conflicts = found
+        return found
+
+    def take_saved(self) -> dict[str, dict[str, Any]]:
+        """What a new process needs, for each agent whose claims or conflicts changed since the last call:
+        each claim's :func:`context_key` and filing keys, and the conflicts listed under the agent of
+        their first claim."""
+        dirty, self.dirty = self.dirty, set()
+        if not dirty:
+            return {}
+        rows: dict[str, dict[str, Any]] = {a: {"claims": {}, "conflicts": []} for a in sorted(dirty)}
+        for cid, entry in self.entries.items():
+            row = rows.get(agent_part(cid))
+            if row is not None:
+                row["claims"][cid] = [context_key(entry.claim, entry.names), list(entry.keys)]
+        for (a, b), conflict in sorted(self.conflicts.items()):
+            row = rows.get(agent_part(a))
+            if row is not None:
+                row["conflicts"].append([a, b, conflict.kind, conflict.reason, conflict.compared])
+        return rows
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether the pair rules would read the same from both versions of a claim."""
+    return (a.get("statement") == b.get("statement") and a.get("provenance") == b.get("provenance")
+            and [e.get("source_id") for e in a.get("evidence") or () if isinstance(e, Mapping)]
+            == [e.get("source_id") for e in b.get("evidence") or () if isinstance(e, Mapping)])
+
+
+def _related(a: _Entry, b: _Entry) -> bool:
+    """Independent claims that may be about one thing (not naming only different entities)."""
+    return not (a.groups and b.groups and not a.groups & b.groups) and independent(a.claim, b.claim)
+
+
+def _conflict(a: _Entry, b: _Entry) -> Conflict | None:
+    extra_a, extra_b = a.topic - b.topic, b.topic - a.topic
+    if (extra_a and extra_b) or len(extra_a) + len(extra_b) > MAX_EXTRA:
+        return None  # filed under one key by chance (a word each side): never the same thing
+    if not _related(a, b):
+        return None
+    return compare_statements(analyse(str(a.claim.get("statement", "")), a.names),
+                              analyse(str(b.claim.get("statement", "")), b.names))
+
+
+def find_conflicts(by_id: Mapping[str, Mapping[str, Any]], groups: Groups,
+                   cache: ConflictCache | None = None) -> dict[Pair, Conflict]:
+    """The conflicting pairs among the claims of ``by_id`` (ids ordered within each pair); the same with or
+    without a cache."""
+    cache = cache if cache is not None else ConflictCache()
+    return cache.search(cache.update(by_id, groups))

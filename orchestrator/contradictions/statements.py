@@ -1,0 +1,142 @@
+"""What a claim's statement asserts, reduced to what a comparison needs (pure, deterministic).
+
+A statement becomes a :class:`Statement`: its *topic* (the content words of
+:mod:`orchestrator.contradictions.words`, the names of the claim's entities as one token each,
+labels such as "phase 2" as one word, and the thing a bare number counts: "120 patients"), the
+parity of its negations and of its opposites ("fell" is "rose" flipped), its years, and its
+values (intervals in a base unit, :mod:`orchestrator.contradictions.values`). Each value carries its *anchor*, the
+topic word that tells it apart from the statement's other values ("45% in the treatment arm"),
+so that two statements giving two groups the same values the other way round can be compared
+value by value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from orchestrator.contradictions.values import ENTITY_PREFIX, LINKING, Quantity, Reader, fold
+from orchestrator.contradictions.words import EVENT_WORDS, NEGATION_WORDS, term
+
+#: Nouns a single letter after names one of ("group A", "arm B", "site C").
+GROUPS = frozenset({"group", "groups", "arm", "cohort", "site", "plant", "unit", "block", "zone", "region", "team",
+                    "wave", "sample", "condition", "class", "grade", "type", "stage", "phase", "option", "scenario",
+                    "line", "building", "reactor", "well", "sector", "area", "district", "village", "school"})
+_NON_NEGATIONS = ("not only", "not just", "not least", "no doubt", "not unlike", "no sooner")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """The parts of a statement a contradiction check compares."""
+
+    topic: frozenset[str]
+    negated: bool
+    flipped: bool
+    quantities: tuple[Quantity, ...]
+    years: frozenset[int]
+
+
+def entity_token(name: str) -> str:
+    """The one word that stands for an entity in a topic, whatever name or alias the statement used."""
+    return ENTITY_PREFIX + re.sub(r"\W+", "_", fold(name)).strip("_")
+
+
+def _with_names(text: str, names: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each entity name (longest first, on word boundaries) replaced by its token."""
+    for name, token in sorted(names, key=lambda pair: -len(pair[0])):
+        folded = fold(name)
+        if folded and folded in text:
+            text = re.sub(rf"(?<![\w-]){re.escape(folded)}(?:'s)?(?![\w-])", f" {token} ", text)
+    return text
+
+
+_FAILING = re.compile(r"\b(?:fail(?:s|ed|ing)?|unable)\s+to\b|\bno\s+longer\b")
+_FAILS = frozenset({"fail", "fails", "failed", "failing", "unable", "longer"})
+_SKIP, _NEGATION, _TOPIC = 0, 1, 2
+#: surface word -> (what it is, its topic word, whether it flips the sense): one lookup per word.
+_WORDS: dict[str, tuple[int, str, bool]] = {}
+
+
+def _word_info(word: str) -> tuple[int, str, bool]:
+    found = _WORDS.get(word)
+    if found is None:
+        plain = word.removesuffix("'s").strip("'") if "'" in word else word
+        if plain.startswith(ENTITY_PREFIX):
+            found = (_TOPIC, plain, False)
+        elif plain in NEGATION_WORDS or word.endswith("n't"):
+            found = (_NEGATION, "", False)
+        elif plain in _FAILS:
+            found = (_SKIP, "", False)
+        else:
+            meaning = term(plain)
+            found = (_TOPIC, meaning[0], meaning[1]) if meaning and meaning[0] else (_SKIP, "", False)
+        if len(_WORDS) < 200_000:
+            _WORDS[word] = found
+    return found
+
+
+@lru_cache(maxsize=65536)
+def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statement:
+    """The topic, senses, quantities and years of ``statement``; ``names``: (entity name, its token) pairs."""
+    text = _with_names(fold(statement), names) if names else fold(statement)
+    parser = Reader(text)
+    if "num" in parser.kinds:
+        parser.parse()
+    used, kinds = parser.used, parser.kinds
+    flips = negations = nor = 0
+    sequence: list[tuple[int, str]] = []  # (token position, topic word) in order, for the anchors
+    texts = parser.texts
+    for position, (word, kind, taken) in enumerate(zip(texts, kinds, used, strict=True)):
+        if taken or kind != "word":
+            continue  # the words of a value or bound ("no more than 50") negate and name nothing
+        if len(word) == 1 and sequence and sequence[-1][0] == position - 1 and texts[position - 1] in GROUPS:
+            sequence[-1] = (position - 1, f"{sequence[-1][1]}#{word}")  # "group A": which group
+            continue
+        what, topic_word, flipped = _WORDS.get(word) or _word_info(word)
+        if what == _TOPIC:
+            flips += flipped
+            sequence.append((position, topic_word))
+        elif what == _NEGATION:
+            negations += 1
+            nor += word == "nor"
+    if nor and "neither" in parser.texts:
+        negations -= 1  # "neither ... nor" is one negation
+    if "fail" in text or "unable" in text or "longer" in text:
+        negations += len(_FAILING.findall(text))
+    if "not " in text or "no " in text:
+        negations -= sum(text.count(phrase) for phrase in _NON_NEGATIONS)
+    sequence += parser.labels
+    quantities = [q for _, q in parser.quantities]
+    years = {year for _, year in parser.years}
+    if len(years) == 1 and not quantities and not EVENT_WORDS.isdisjoint(parser.texts):
+        at, year = parser.years[0]  # "opened in 1932": the year is the value
+        parser.quantities = [(at, Quantity(year - 0.5, year + 0.5, float(year), "year", str(year)))]
+        quantities = [parser.quantities[0][1]]
+        years = set()
+    topic = frozenset([w for _, w in sequence] + [q.unit for q in quantities if q.unit.startswith("#")])
+    if len(quantities) > 1:
+        quantities = _anchors(parser, sorted(sequence))
+    return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years))
+
+
+def _anchors(parser: Reader, sequence: list[tuple[int, str]]) -> list[Quantity]:
+    """Each quantity with the topic word that tells it apart: after it when linked ("20% in rural schools"),
+    else the nearest before it, back to the previous value; a word the statement uses twice tells nothing."""
+    once = {w for w, n in Counter(w for _, w in sequence).items() if n == 1}
+    positions = [p for p, _ in parser.quantities]
+    found = []
+    for n, (at, quantity) in enumerate(parser.quantities):
+        previous = positions[n - 1] if n else -1
+        following = positions[n + 1] if n + 1 < len(positions) else len(parser.texts)
+        anchor = ""
+        after = next((k for k in range(at + 1, following) if not parser.used[k] or parser.texts[k] in LINKING), None)
+        if after is not None and parser.texts[after] in LINKING:
+            anchor = next((w for p, w in sequence if after < p < following and w in once), "")
+        if not anchor:
+            anchor = next((w for p, w in reversed(sequence) if previous < p < at and w in once), "")
+        found.append(Quantity(quantity.low, quantity.high, quantity.value, quantity.unit, quantity.text,
+                              quantity.bound, anchor))
+    return found

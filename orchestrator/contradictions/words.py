@@ -1,0 +1,124 @@
+"""The vocabulary of a comparison: which words say what a statement is about, and which flip it (pure).
+
+A statement is reduced to its *topic*: the stemmed content words that name what it is about
+(Snowball stems, as ``ask`` ranks with). Three small tables shape the topic:
+
+* :data:`STOP_WORDS`: function words, never part of a topic. Words that qualify a value are *not*
+  stop words: "before", "after", "first", "second", "during" tell two measurements apart.
+* :data:`LIGHT`: generic verbs and nouns ("reported", "reached", "estimated", "total", "effect").
+  Two agents say the same thing with or without them, so they never make two topics differ.
+* :data:`CANONICAL`: one word for words that mean the same here ("produces" / "generates"), and
+  :data:`DIRECTIONS`: the two sides of an opposition ("rose" / "fell", "open" / "closed"), read
+  as one word plus a flip, so "prices rose" and "prices fell" have one topic and opposite senses.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import Stemmer
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP_WORDS = _set("""
+a an and any are as at be been being both but by can could did do does doing done each either et al etc for
+from further had has have having he her here hers him his how i if in into is it its itself may me might must
+my of off on once or other our ours out own same she should so such that the their theirs them then there
+these they this those through thus to too us was we were what when where which while who whom whose why will
+with would yet you your also although among via upon its it's will shall than per
+""")
+
+#: Generic words: they link a subject to a value or hedge it, and never tell two topics apart.
+LIGHT = _set("""
+is are was were be been make makes made making show shows showed shown find finds found report reports reported
+reporting estimate estimates estimated total totals totaled totalled totalling number amount amounts amounted
+value values level levels figure figures effect effects affect affects affected impact impacts impacted
+influence influenced change changes changed reach reaches reached stand stands stood come comes came record
+recorded measure measured measures according overall currently now today approximately about around roughly
+nearly almost some circa approx study studies data researchers research say says said note noted indicate
+indicates indicated suggest suggests suggested claim claims claimed there just still already even only
+exactly precisely estimate average typically typical usually generally annual annually total every
+""")
+
+_SYNONYMS = {
+    "produc": "produce generates generate generated generating output outputs produces produced producing "
+              "delivers",
+    "enrol": "enrol enroll enrolls enrolled enrolling enrols recruited recruits recruit recruiting",
+    "height": "tall taller height heights high elevation",
+    "length": "long length lengths",
+    "width": "wide width",
+    "depth": "deep depth",
+    "weight": "weigh weighs weighed weight weights heavy",
+    "peopl": "people persons individuals residents inhabitants",
+    "worker": "workers employees staff employee",
+    "establish": "founded founding establish established establishing",
+    "cost": "cost costs costing",
+    "span": "span spans spanning",
+    "begin": "began begins begin started starts start",
+}
+#: surface word -> canonical word
+CANONICAL = {word: canonical for canonical, words in _SYNONYMS.items() for word in words.split()}
+
+_DIRECTIONS = {
+    # canonical: (words that say it, words that say the opposite)
+    "increas": ("increase increases increased increasing rise rises rose risen rising grow grows grew grown growing "
+                "climb climbs climbed jump jumps jumped gain gains gained raise raises raised raising boost boosts "
+                "boosted higher expand expands expanded soar soared",
+                "decrease decreases decreased decreasing fall falls fell fallen falling decline declines declined "
+                "declining drop drops dropped dropping shrink shrinks shrank shrunk reduce reduces reduced reducing "
+                "lower lowers lowered lowering cut cuts slash slashed lessen lessened diminish diminished "
+                "diminishes lose loses lost losing"),
+    "open": ("open opens opened opening", "closed close closes closing shut shuts"),
+    "improv": ("improve improves improved improving better", "worsen worsens worsened worsening worse"),
+    "safe": ("safe", "unsafe"),
+    "effectiv": ("effective", "ineffective"),
+    "legal": ("legal lawful", "illegal unlawful"),
+    "allow": ("allow allows allowed permit permits permitted", "forbid forbids forbade forbidden prohibit "
+                                                             "prohibits prohibited"),
+    "accept": ("accept accepts accepted approve approves approved", "reject rejects rejected"),
+    "present": ("present", "absent"),
+    "alive": ("alive", "dead"),
+    "fast": ("faster fast", "slower slow"),
+}
+#: surface word -> (canonical word, whether it says the opposite)
+DIRECTIONS = {word: (canonical, bool(flipped)) for canonical, sides in _DIRECTIONS.items()
+              for flipped, words in enumerate(sides) for word in words.split()}
+
+#: The canonical word of each opposition.
+OPPOSITIONS = frozenset(_DIRECTIONS)
+
+#: Verbs of one-time events: with one of them, a statement's only year is its value ("opened in 1932").
+EVENT_WORDS = _set("""
+opened founded established born died launched released built completed discovered invented introduced signed
+published created began started ended elected appointed formed incorporated inaugurated constructed first
+""")
+
+#: Words that negate what follows (counted for the parity of a statement's negations).
+NEGATION_WORDS = frozenset({"no", "not", "never", "none", "nor", "neither", "without", "cannot", "nothing",
+                            "nobody", "nowhere"})
+
+_STEMMER = Stemmer.Stemmer("english")
+#: The same by stem, so that other forms of a listed word mean the same too ("deliver", "delivered").
+_CANONICAL_STEMS = {_STEMMER.stemWord(word): canonical for word, canonical in CANONICAL.items()
+                    if word not in LIGHT}
+
+
+@cache
+def term(word: str) -> tuple[str, bool] | None:
+    """The topic word for a surface word and whether it flips the sense; None for a word of no topic.
+
+    Light words give ``("", False)``: no topic, but not nothing (a caller may count them).
+    """
+    if word in STOP_WORDS or not word:
+        return None
+    if word in DIRECTIONS:
+        return DIRECTIONS[word]
+    if word in LIGHT:
+        return ("", False)
+    if word in CANONICAL:
+        return (CANONICAL[word], False)
+    stem = _STEMMER.stemWord(word)
+    return (_CANONICAL_STEMS.get(stem, stem), False)
