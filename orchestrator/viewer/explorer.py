@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.graph.contradiction_summary import summary
+from orchestrator.contradictions.summary import summary
 from orchestrator.viewer.lookup import COLLECTIONS, GraphIndex, preview
 
 PAGE = 100

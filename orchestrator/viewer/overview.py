@@ -12,7 +12,7 @@ import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from orchestrator.graph.contradiction_summary import summary as contradiction
+from orchestrator.contradictions.summary import summary as contradiction
 from orchestrator.graph.quality import plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.clock import commit_time
