@@ -4,7 +4,7 @@ A claim is a sentence of a source, never a paraphrase: with no model to check a 
 a quotation can be verified. Sentences are ranked by the BM25 score of their passage and by how
 much of the sub-question's topic they mention; reference lists, captions and running headers are
 never quoted (see ``corpus.informative``). Entities are the claims' key phrases and relationships
-their co-occurrence in one claim. Sub-questions nothing answers become gaps.
+their co-occurrence in one claim (``concepts.py``). Sub-questions nothing answers become gaps.
 """
 
 from __future__ import annotations
@@ -12,18 +12,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Any
 
 from rapidfuzz import fuzz
 
+from agents.offline.concepts import concept_entities
 from agents.offline.corpus import Corpus, load_corpus, plan_questions
 from agents.offline.document_parts import PartPassage, document_passages, search_parts
-from agents.offline.keyphrases import key_phrases
 from agents.offline.retrieval import retriever_for
 from agents.offline.retry_repair import complete_retry
-from agents.offline.sentences import Sentence, stem
-from agents.offline.text import normalize_ws, sentence_spans, wordlist
+from agents.offline.sentences import Sentence
+from agents.offline.text import normalize_ws, sentence_spans
 from agents.runtime import AgentContext
 
 __all__ = ["Pick", "claim_record", "fix_claim", "run", "select"]
@@ -33,19 +32,6 @@ Items = list[dict[str, Any]]
 MIN_SCORE = 0.3
 SUPPORTS = 80.0  # token-set similarity a re-quoted sentence needs with the claim it replaces
 MIN_TOPIC = 0.25  # share of the topic's (idf-weighted) terms a sentence must mention
-MAX_RELATIONSHIPS = 150
-#: Words that are never a concept on their own, however often they recur.
-_GENERIC = frozenset(wordlist("""
-    analysis approach associations aim aims case cases change changes compare control data day days effect
-    effects example factor factors finding findings group groups increase level levels method methods model
-    number objective objectives part people period process rate research response result role set studies
-    study system time times type types value values way work year years
-    allow allows apply based consist consists construct contain contains describe develop enable
-    introduce include includes obtain present propose provide provides report require requires show
-    shows suggest suggests support supports
-"""))
-
-
 @dataclass(frozen=True)
 class Pick:
     """A chosen sentence and its score (0..1): passage BM25 relevance, topic and facet terms."""
@@ -140,68 +126,6 @@ def _part_claims(parts: list[PartPassage], question: dict[str, Any], query: str,
     return out
 
 
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
-    words = [re.escape(w) for w in phrase.split()]
-    return re.compile(r"(?<![\w'-])" + r"[\s\W]{1,3}".join(words) + r"(?![\w'-])", re.IGNORECASE)
-
-
-def _entities(claims: Items, corpus: Corpus) -> tuple[Items, Items]:
-    """Key phrases of the claims as concept entities, and their co-occurrence in one claim.
-
-    A phrase counts as a concept when two claims use it or its source repeats it (three times or
-    more): one-off word runs such as "demonstrated superior stay" are not things.
-    """
-    if not claims:
-        return [], []
-    statements = " . ".join(c["statement"] for c in claims)
-    texts: dict[str, str] = {}
-    entities: list[dict[str, Any]] = []
-    members: dict[str, list[str]] = {}
-    seen: set[tuple[str, ...]] = set()
-    for phrase in key_phrases(statements, top_n=min(150, 6 * len(claims)), max_words=4):
-        key = tuple(stem(w) for w in phrase.split())
-        single = " " not in phrase
-        if len(phrase) < 4 or any(ch.isdigit() for ch in phrase) or key in seen or (
-                single and (phrase in _GENERIC or phrase.endswith(("ed", "ing", "ly")) or len(phrase) < 5)):
-            continue
-        pattern = _phrase_pattern(phrase)
-        hits = [(c, m) for c, m in ((c, pattern.search(c["statement"])) for c in claims) if m]
-        if not hits or re.match(r"\s+et al\b", hits[0][0]["statement"][hits[0][1].end():]):
-            continue  # none, or an author cited as "Name et al."
-        if len(hits) < 2:
-            source_id = hits[0][0]["evidence"][0]["source_id"]
-            if source_id not in texts:
-                doc = corpus.documents.get(source_id)
-                texts[source_id] = normalize_ws(doc.text) if doc else ""
-            if len(pattern.findall(texts[source_id])) < (5 if single else 3):
-                continue
-        seen.add(key)
-        entity_id = "E-" + re.sub(r"[^a-z0-9]+", "-", phrase.casefold()).strip("-")[:60]
-        if entity_id in members:  # "heat-stress" and "heat stress" are one entity
-            continue
-        entities.append({"id": entity_id, "name": normalize_ws(hits[0][1].group()), "type": "concept",
-                         "description": f"Key phrase of {len(hits)} claim(s) in this research."})
-        members[entity_id] = [c["id"] for c, _ in hits]
-    by_claim: dict[str, list[str]] = {}
-    for entity_id, claim_ids in members.items():
-        for claim_id in claim_ids:
-            by_claim.setdefault(claim_id, []).append(entity_id)
-    pairs: dict[tuple[str, str], list[str]] = {}
-    for claim in claims:
-        ids = sorted(by_claim.get(claim["id"], []))[:6]
-        if ids:
-            claim["entity_ids"] = ids
-        for a, b in combinations(ids, 2):
-            pairs.setdefault((a, b), []).append(claim["id"])
-    ranked = sorted(pairs.items(), key=lambda p: (-len(p[1]), p[0]))[:MAX_RELATIONSHIPS]
-    relationships = [
-        {"id": f"R{n}", "subject": a, "predicate": "co-occurs-with", "object": b,
-         "confidence": round(min(0.9, 0.5 + 0.1 * len(ids)), 2), "claim_ids": ids}
-        for n, ((a, b), ids) in enumerate(ranked, start=1)
-    ]
-    return entities, relationships
-
-
 def _gap(question: dict[str, Any], found: int, sources: int) -> dict[str, Any]:
     keywords = [str(k) for k in question.get("keywords") or ()]
     text = str(question.get("question", ""))
@@ -248,7 +172,7 @@ def _produce(context: AgentContext) -> dict[str, int]:
         if len(picks) < 2 and not question.get("source_ids"):  # a paper that is about something else is no gap
             gaps.append(_gap(question, len(picks), len(corpus.documents)))
         log.append({"sub_question_id": question.get("id"), "passages_read": read, "claims": len(picks)})
-    entities, relationships = _entities(claims, corpus)
+    entities, relationships = concept_entities(claims, corpus)
     corpus.close()
     context.write_items("claims", "claims", claims)
     for name, items in (("entities", entities), ("relationships", relationships), ("gaps", gaps)):
