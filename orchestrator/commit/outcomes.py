@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,8 @@ class Outcome:
 
 #: An outcome with the artifact set it judged and, when merged, the record committed for it.
 Staged = tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]
+#: A ledger decision: (seq, agent, action, attempt, record seq it leaves current).
+Decision = tuple[int, str, str, "int | None", "int | None"]
 
 
 def apply_outcome(
@@ -88,11 +90,14 @@ def apply_outcome(
                     agent=agent)
 
 
-def record_outcomes(paths: SessionPaths, staged: list[Staged]) -> None:
-    """Each decided agent's attempts, state and last commit in ``session.json``."""
+#: ``session.json``'s key for the last ledger entry whose decision it shows.
+RECORDED_SEQ = "recorded_seq"
+
+
+def record_outcomes(paths: SessionPaths, staged: list[Staged], head: int) -> None:
+    """Each decided agent's attempts, state and last commit in ``session.json``, which then shows the
+    ledger up to ``head`` (the ledger's head after this batch's commit)."""
     changes = [o for o, _, _ in staged if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]
-    if not changes:
-        return
     now = iso_timestamp()
 
     def apply(data: dict[str, Any]) -> None:
@@ -103,34 +108,47 @@ def record_outcomes(paths: SessionPaths, staged: list[Staged]) -> None:
             if outcome.status == "merged":
                 entry["last_commit_seq"] = outcome.seq
             entry["updated_at"] = now
+        data[RECORDED_SEQ] = max(head, _recorded(data))
 
-    update_session(paths, apply)
+    if changes:
+        update_session(paths, apply)
 
 
-def record_missing_merges(paths: SessionPaths, seqs: Mapping[str, int | None],
-                          records: Mapping[str, dict[str, Any]]) -> None:
-    """Record in ``session.json`` the committed merges (agent -> record ``seqs``) it does not show yet.
+def record_missing_decisions(paths: SessionPaths, decisions_after: Callable[[int], list[Decision]]) -> None:
+    """Show in ``session.json`` the ledger's decisions it does not show yet.
 
-    A process that crashed after its commit could not record them there. Only those agents'
-    ``records`` are read.
+    A process stopped (kill -9) between its commit and its ``session.json`` update leaves them
+    there: the file says up to which ledger entry it is current (:data:`RECORDED_SEQ`), and the
+    entries after it (``decisions_after(seq)``: seq, agent, action, attempt, record seq) are
+    applied in order. A session written before the marker existed is brought up to date whole.
     """
-    known = load_session(paths).get("agents", {})
-    stale = sorted(agent for agent, seq in seqs.items()
-                   if (known.get(agent) or {}).get("last_commit_seq") != seq)
-    if not stale:
+    recorded = _recorded(load_session(paths))
+    decisions = decisions_after(recorded)
+    if not decisions:
         return
     now = iso_timestamp()
 
     def apply(data: dict[str, Any]) -> None:
-        for agent in stale:
-            record = records[agent]
+        start = _recorded(data)
+        for seq, agent, action, attempt, record_seq in decisions:
+            if seq <= start or not AGENT_NAME_RE.fullmatch(agent):
+                continue
             entry = _agent_entry(data, agent)
-            entry["attempts"] = max(entry.get("attempts", 0), record["attempt"])
-            entry["state"] = "merged"
-            entry["last_commit_seq"] = record.get("seq")
+            entry["attempts"] = max(entry.get("attempts", 0), attempt or 0)
+            if action == "reject":
+                entry["state"] = "rejected"
+            else:
+                entry["state"] = "merged" if record_seq is not None else "rolled_back"
+                entry["last_commit_seq"] = record_seq
             entry["updated_at"] = now
+        data[RECORDED_SEQ] = max(start, decisions[-1][0])
 
     update_session(paths, apply)
+
+
+def _recorded(data: Mapping[str, Any]) -> int:
+    value = data.get(RECORDED_SEQ)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _agent_entry(session: dict[str, Any], agent: str) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from orchestrator.commit.evaluation import Evaluation
 from orchestrator.commit.index_keys import record_index
 from orchestrator.commit.internal_errors import internal_error_problem, log_internal_error
 from orchestrator.commit.judge import Pending
-from orchestrator.commit.outcomes import Outcome, Staged, apply_outcome, record_missing_merges, record_outcomes
+from orchestrator.commit.outcomes import Outcome, Staged, apply_outcome, record_missing_decisions, record_outcomes
 from orchestrator.commit.readahead import ReadAhead
 from orchestrator.commit.retry import error_class
 from orchestrator.contract.artifacts import ArtifactSet
@@ -216,7 +216,7 @@ class Processor:
                                  f"{item[0].agent}: internal error while recording its outcome: {exc!r}",
                                  agent=item[0].agent, error=repr(exc), log=detail)
                 self.failures.append(f"{item[0].agent}: {exc}")
-        record_outcomes(self.paths, staged)
+        record_outcomes(self.paths, staged, self.state.head_seq)
 
     def _already_rejected(self, outcome: Outcome, artifact_set: ArtifactSet | None) -> bool:
         last = self.store.last_entry(outcome.agent)
@@ -232,11 +232,11 @@ class Processor:
         self.refresh()
 
     def _reconcile_session(self) -> None:
-        """Record in session.json the merges a crashed process committed but could not record there.
+        """Record in session.json the decisions a crashed process committed but could not record there.
 
         Runs under the merge mutex (no commit can race it), once per new head of the ledger.
         """
         if self._session_checked_at == self.state.head_seq:
             return
-        record_missing_merges(self.paths, self.state.seqs(), self.state.records)
+        record_missing_decisions(self.paths, self.store.decisions_after)
         self._session_checked_at = self.state.head_seq

@@ -192,6 +192,19 @@ class Store:
             return None
         return {"seq": row[0], "action": row[1], "artifact_sha256": row[2], "attempt": row[3]}
 
+    def decisions_after(self, seq: int) -> list[tuple[int, str, str, int | None, int | None]]:
+        """(seq, agent, action, attempt, record seq) of each merge, rejection and rollback after ``seq``.
+
+        The record seq is the one the entry leaves current: a merge's own, a rollback's restored one
+        (None: none); None for a rejection (it leaves the agent's record as it was).
+        """
+        with self._lock:
+            rows = self._db.execute("SELECT seq, agent, action, attempt, detail FROM ledger WHERE seq > ? ORDER BY seq",
+                                    (seq,)).fetchall()
+        return [(int(at), agent, action, attempt,
+                 at if action == "merge" else json.loads(detail).get("record_seq") if action == "rollback" else None)
+                for at, agent, action, attempt, detail in rows]
+
     def attempt_bases(self, agents: list[str]) -> dict[str, tuple[int, str | None]]:
         """For each agent: its merges and rejections so far, and its last one's artifact sha256 if it is a rejection."""
         found: dict[str, tuple[int, str | None]] = dict.fromkeys(agents, (0, None))
