@@ -83,7 +83,7 @@ class Archive:
                 shutil.rmtree(staging)
 
     def _write(self, seq: int, agent: str, raw: Mapping[str, Any]) -> None:
-        self.paths.archive.mkdir(parents=True, exist_ok=True)
+        self.paths.archive.mkdir(exist_ok=True)  # never the session's folders above it (a deleted session)
         staging = self.paths.archive / f".{folder_name(seq, agent)}-{uuid.uuid4().hex[:12]}"
         staging.mkdir()
         try:

@@ -63,7 +63,7 @@ def claim(paths: SessionPaths, agent: str) -> bool:
     target = claim_path(paths, agent)
     if target.exists():
         return True
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(exist_ok=True)  # never the session's folders above it (a deleted session)
     source = paths.lock(agent)
     # A hard link and an unlink, not a rename: a rename out of the watched folder is an unpaired
     # IN_MOVED_FROM, which watchdog holds back for half a second (to pair it with a move in), and

@@ -77,7 +77,7 @@ def apply_outcome(
         on_rejection(paths, events, agent, outcome.problems,  # never raises: adds known_repairs if any
                      {f.rel: f.data for f in artifact_set.files} if artifact_set else {}, instructions)
         try:
-            atomic_write_json(paths.retry_instructions(agent), instructions)
+            atomic_write_json(paths.retry_instructions(agent), instructions, root=paths.root)
         finally:  # even if the instructions cannot be written, the rejection is final: never re-judged for ever
             locks.error(paths, agent)
         events.emit("merge.rejected", f"{agent}: attempt {outcome.attempt} rejected "

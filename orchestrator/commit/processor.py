@@ -15,8 +15,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock
-
 from orchestrator.commit import locks
 from orchestrator.commit.batch_judge import judge_batch
 from orchestrator.commit.evaluation import Evaluation
@@ -32,9 +30,11 @@ from orchestrator.contract.sourcetexts import TextStore
 from orchestrator.graph.evidence import DEFAULT_THRESHOLD
 from orchestrator.graph.state import GraphState
 from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.errors import SessionGone
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import errors
 from orchestrator.session.events import EventLog
+from orchestrator.session.mutex import SessionMutex
 from orchestrator.session.record import load_session
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class Processor:
         self.lazy = LazyRdf(self.session_id, self.state, self.store)
         self.texts = TextStore(paths)
         self.lock = threading.RLock()
-        self._mutex = FileLock(paths.mutex)
+        self._mutex = SessionMutex(paths.mutex)
         self._session_checked_at = -1
         #: Outcomes that were committed but whose effects failed (the watcher reports them).
         self.failures: list[str] = []
@@ -159,6 +159,8 @@ class Processor:
         try:
             evaluation = Evaluation(self)
             return evaluation.stage(name) if ahead else evaluation.evaluate(name)
+        except SessionGone:
+            raise
         except Exception as exc:
             # Undo whatever the failed evaluation installed: the graph goes back to the committed record.
             with contextlib.suppress(Exception):
@@ -210,6 +212,8 @@ class Processor:
         for item in staged:
             try:
                 apply_outcome(self.paths, self.events, item, max_attempts=self.max_attempts)
+            except SessionGone:
+                raise
             except Exception as exc:  # committed already: the claim stays and the next batch finishes the job
                 detail = log_internal_error(self.paths, f"recording the outcome of {item[0].agent}", exc)
                 self.events.emit("processor.agent_failed",

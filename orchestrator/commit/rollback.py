@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from filelock import FileLock
-
 from orchestrator.commit.outcomes import record_missing_decisions
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
+from orchestrator.session.mutex import SessionMutex
 
 
 def rollback_session(
@@ -25,7 +24,7 @@ def rollback_session(
 
     processor = Processor(paths)
     try:
-        with FileLock(paths.mutex):
+        with SessionMutex(paths.mutex):
             changed = processor.store.rollback_to(target, iso_timestamp())
             processor.refresh()
             record_missing_decisions(paths, processor.store.decisions_after)  # the rollback's entries

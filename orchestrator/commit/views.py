@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from filelock import FileLock
 
 from orchestrator.commit import trig_bytes
 from orchestrator.commit.archive import Archive
@@ -32,10 +31,12 @@ from orchestrator.graph.contradictions import ConflictCache
 from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
+from orchestrator.model.errors import SessionGone
 from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.contradictions import contradiction_graph
 from orchestrator.rdf.write import trig_block
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
+from orchestrator.session.mutex import SessionMutex
 
 if TYPE_CHECKING:
     from orchestrator.commit.processor import Processor
@@ -130,14 +131,14 @@ def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes
 
     def write_trig() -> None:
         try:
-            atomic_write_bytes(paths.kg_trig, trig)
+            atomic_write_bytes(paths.kg_trig, trig, root=paths.root)
         except BaseException as exc:  # raised in the flushing thread below
             failed.append(exc)
 
     worker = threading.Thread(target=write_trig, name="cconductor-trig")
     worker.start()
     try:
-        atomic_write_bytes(paths.kg_json, body)
+        atomic_write_bytes(paths.kg_json, body, root=paths.root)
     finally:
         worker.join()
         threading.Thread(target=_unlink, args=(replaced,), name="cconductor-unlink", daemon=True).start()
@@ -210,7 +211,7 @@ def _flush(processor: Processor, force: bool) -> bool:
         blocks.append((str(derived.graph_iri), trig_block(derived).encode()))
     trig = trig_bytes.pieces(processor.session_id, blocks)
     detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
-    with FileLock(paths.state / "views.mutex"):
+    with SessionMutex(paths.state / "views.mutex"):
         if not force and views_seq(processor) > seq:
             return False
         shown_before = _marker(processor).get("contradictions")
@@ -219,9 +220,11 @@ def _flush(processor: Processor, force: bool) -> bool:
         except TypeError:  # a value orjson cannot write, met while streaming the pieces: both again, whole
             _write_views(paths, _whole_body(graph, records), trig)
         # not fsynced: only a shortcut, checked claim by claim (a damaged file means a full search)
-        atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()), durable=False)
+        atomic_write_bytes(paths.conflict_cache, orjson.dumps(conflicts.to_json()), durable=False,
+                           root=paths.root)
         atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
-                                              "files": _fingerprints(processor), "contradictions": sorted(detected)})
+                                              "files": _fingerprints(processor), "contradictions": sorted(detected)},
+                          root=paths.root)
     emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)
     return True
 
@@ -262,9 +265,13 @@ class ViewFlusher:
                 continue  # the session folder is gone: never re-create it
             try:
                 flush_views(self.processor)
+            except SessionGone:
+                continue  # the watcher stops (it checks the folder itself): nothing to write, nowhere to say it
             except Exception as exc:  # the watcher must keep running; the event log says why
                 self.error = exc
-                self.processor.events.emit("views.failed", f"could not write graph views: {exc}", error=repr(exc))
+                with contextlib.suppress(SessionGone):
+                    self.processor.events.emit("views.failed", f"could not write graph views: {exc}",
+                                               error=repr(exc))
             # Rate limit, but never delay stop(). A flush competes with merges for the interpreter,
             # so on a big graph wait at least as long as the flush took: merges keep >= half the time.
             self._stop.wait(max(self.interval, time.monotonic() - started))

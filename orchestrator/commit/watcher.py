@@ -27,17 +27,13 @@ from orchestrator.commit.fs_detect import polling_reason
 from orchestrator.commit.internal_errors import log_internal_error
 from orchestrator.commit.processor import Outcome, Processor
 from orchestrator.commit.views import ViewFlusher
-from orchestrator.model.errors import CconductorError
+from orchestrator.model.errors import SessionGone
 from orchestrator.model.layout import LOCK_SUFFIX
 
 RESCAN = "<rescan>"
 #: After a failed batch the watcher waits this long, doubling up to the maximum, before trying again.
 BACKOFF_START_S = 0.2
 BACKOFF_MAX_S = 30.0
-
-
-class SessionGone(CconductorError):
-    """The watched session folder was deleted or renamed."""
 
 
 class _LockHandler(FileSystemEventHandler):
@@ -192,23 +188,22 @@ class Watcher:
                 try:
                     self._process_once()
                 finally:
-                    self.flusher.stop()
-                    events.emit("watch.stopped", "watcher stopped; views flushed")
+                    if self.gone:
+                        self.flusher.abandon()
+                    else:
+                        self.flusher.stop()
+                        events.emit("watch.stopped", "watcher stopped; views flushed")
 
     def _check_session(self) -> None:
         if _identity(self.processor.paths.root) != self._identity:
             self.gone = True
-            raise SessionGone(
-                f"the session folder {self.processor.paths.root} was deleted or renamed; the watcher stopped and "
-                "wrote nothing. Start `cconductor watch` again on the folder's new location"
-            )
+            raise SessionGone(self.processor.paths.root, "the watcher", "start `cconductor watch` again")
 
     def _process_once(self) -> None:
         try:
             outcomes = self.processor.process_pending()
         except Exception as exc:
-            if _identity(self.processor.paths.root) != self._identity:
-                return  # the session vanished mid-batch: the next check stops the watcher
+            self._check_session()  # the session vanished mid-batch: stop now
             self._failures += 1
             delay = min(BACKOFF_START_S * 2 ** (self._failures - 1), BACKOFF_MAX_S)
             self._retry_at = time.monotonic() + delay

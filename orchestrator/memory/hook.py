@@ -142,7 +142,8 @@ def _remember_pending(paths: SessionPaths, agent: str, pairs: list[tuple[Problem
     for old in list(snapshots)[:-MAX_SNAPSHOTS]:
         snapshots.pop(old)
         kept = [e for e in kept if e["snapshot"] != old]
-    atomic_write_json(path, {"agent": agent, "entries": kept, "snapshots": snapshots}, durable=False)
+    atomic_write_json(path, {"agent": agent, "entries": kept, "snapshots": snapshots}, durable=False,
+                      root=paths.root)
 
 
 def _resolve(data: Mapping[str, Any], raw: Mapping[str, Any]) -> list[tuple[Signature, str | None]]:

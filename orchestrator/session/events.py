@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.redact import redact
+from orchestrator.session.mutex import SessionMutex
 
 EventListener = Callable[[dict[str, Any]], None]
 #: Encoded lines and their events, held back from the log.
@@ -29,8 +28,8 @@ Held = tuple[list[bytes], list[dict[str, Any]]]
 class EventLog:
     def __init__(self, path: Path, mutex: Path):
         self.path = path
-        mutex.parent.mkdir(parents=True, exist_ok=True)
-        self._mutex = FileLock(mutex)
+        mutex.parent.mkdir(exist_ok=True)
+        self._mutex = SessionMutex(mutex)
         self._thread_lock = threading.Lock()
         self._listeners: list[EventListener] = []
         self._warned = False

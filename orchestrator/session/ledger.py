@@ -44,7 +44,7 @@ class LedgerEntry:
 
 class Store:
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(exist_ok=True)  # the state folder, never a deleted session's own
         self.path = path
         self._lock = threading.RLock()
         try:

@@ -8,13 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from orchestrator.model.clock import SESSION_ID_RE, iso_timestamp, new_session_id
 from orchestrator.model.errors import SessionNotFound, StoreError
 from orchestrator.model.layout import STATE_DIR_NAME, SessionPaths
 from orchestrator.session.atomic import atomic_write_json
 from orchestrator.session.ledger import Store
+from orchestrator.session.mutex import SessionMutex
 
 SCHEMA_VERSION = 1
 STATUSES = ("created", "running", "completed", "partial", "failed", "budget_exhausted", "interrupted")
@@ -102,12 +101,11 @@ def recorded_answer(root: Path) -> dict[str, Any] | None:
 
 def update_session(paths: SessionPaths, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Read-modify-write ``session.json`` under its own cross-process lock."""
-    paths.state.mkdir(exist_ok=True)
-    with FileLock(paths.session_mutex):
+    with SessionMutex(paths.session_mutex):
         data = load_session(paths)
         change(data)
         data["updated_at"] = iso_timestamp()
-        atomic_write_json(paths.session_json, data)
+        atomic_write_json(paths.session_json, data, root=paths.root)
     return data
 
 
