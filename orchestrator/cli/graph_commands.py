@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from orchestrator.commit.processor import Processor
 
 
-def _outcome_line(outcome: object) -> str:
+def _outcome_line(outcome: object, paths: SessionPaths) -> str:
     from orchestrator.commit.processor import Outcome
 
     assert isinstance(outcome, Outcome)
@@ -24,7 +24,7 @@ def _outcome_line(outcome: object) -> str:
         text += f" (attempt {outcome.attempt})"
     if outcome.status == "rejected":
         failing = [p for p in outcome.problems if p.is_error]
-        text += f" - {len(failing)} problem(s); see {outcome.agent}.retry-instructions.json"
+        text += f" - {len(failing)} problem(s); see {paths.retry_instructions(outcome.agent).name}"
         for problem in failing[:5]:
             text += "\n    " + problem.render()
     return text
@@ -118,7 +118,7 @@ def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) 
         )
     else:
         for outcome in outcomes:
-            click.echo(_outcome_line(outcome))
+            click.echo(_outcome_line(outcome, paths))
         if not outcomes:
             click.echo("nothing pending")
     if any(o.status == "rejected" for o in outcomes):
@@ -152,7 +152,7 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
         processor,
         polling=polling,
         rescan_interval=rescan_interval,
-        on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o)),
+        on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o, paths)),
         warm_helpers=True,  # a burst of locks is judged by helpers from its first wave
     )
     if not as_json:

@@ -23,7 +23,7 @@ from typing import Any
 from orchestrator.memory.diff import diff, repair_for
 from orchestrator.memory.signature import Signature, signature_of
 from orchestrator.model.clock import iso_timestamp
-from orchestrator.model.layout import SessionPaths
+from orchestrator.model.layout import SessionPaths, fitting_name
 from orchestrator.model.problems import Problem
 from orchestrator.session.atomic import atomic_write_json
 from orchestrator.session.events import EventLog
@@ -38,7 +38,7 @@ MAX_ANNOTATED = 20
 
 
 def pending_path(paths: SessionPaths, agent: str) -> Path:
-    return paths.state / "memory" / f"{agent}.pending.json"
+    return paths.state / "memory" / f"{fitting_name(agent)}.pending.json"
 
 
 def on_rejection(paths: SessionPaths, events: EventLog, agent: str, problems: list[Problem],

@@ -205,6 +205,15 @@ class Store:
                  at if action == "merge" else json.loads(detail).get("record_seq") if action == "rollback" else None)
                 for at, agent, action, attempt, detail in rows]
 
+    def rejected_last(self) -> set[str]:
+        """The agents whose last merge or rejection is a rejection (their last submission is not in the graph)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT l.agent FROM ledger l JOIN (SELECT agent, MAX(seq) AS last FROM ledger"
+                " WHERE action IN ('merge', 'reject') GROUP BY agent) x ON l.seq = x.last"
+                " WHERE l.action = 'reject'").fetchall()
+        return {agent for (agent,) in rows}
+
     def attempt_bases(self, agents: list[str]) -> dict[str, tuple[int, str | None]]:
         """For each agent: its merges and rejections so far, and its last one's artifact sha256 if it is a rejection."""
         found: dict[str, tuple[int, str | None]] = dict.fromkeys(agents, (0, None))
