@@ -23,7 +23,7 @@ import orjson
 
 from orchestrator.graph.unified import UNIFIED
 from orchestrator.graph.unified_parts import DEFERRED, namespace_entry, record_key
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 
 __all__ = ["KIND", "JsonFragments", "whole"]
 
@@ -56,7 +56,7 @@ def whole(graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) ->
 class JsonFragments:
     """One per processor: the rendered namespace of each agent, keyed by its record."""
 
-    def __init__(self, store: Store | None = None) -> None:
+    def __init__(self, store: Ledger | None = None) -> None:
         self._store = store
         self._loaded = store is None
         self._memory: dict[str, tuple[tuple[Any, ...], bytes]] = {}

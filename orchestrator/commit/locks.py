@@ -42,7 +42,7 @@ def pending(paths: SessionPaths) -> list[str]:
 
 
 def claimed(paths: SessionPaths) -> list[str]:
-    """Agents whose claimed submission was not finished (a crash, or a batch still running)."""
+    """Agents whose claimed submission was not finished (a crash, or a sweep still running)."""
     return _names(claims_dir(paths), LOCK_SUFFIX)
 
 
@@ -58,7 +58,7 @@ def waiting(paths: SessionPaths) -> list[str]:
 def claim(paths: SessionPaths, agent: str) -> bool:
     """Take the pending lock (if any) for processing; True when a claim now exists for ``agent``.
 
-    An earlier unfinished claim is processed first and the pending lock stays for the next batch.
+    An earlier unfinished claim is processed first and the pending lock stays for the next sweep.
     """
     target = claim_path(paths, agent)
     if target.exists():

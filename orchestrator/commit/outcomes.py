@@ -22,38 +22,46 @@ from orchestrator.memory.hook import on_merge, on_rejection
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import AGENT_NAME_RE, SessionPaths
 from orchestrator.model.problems import Problem, errors
+from orchestrator.model.records import LedgerAction, OutcomeStatus, Record
 from orchestrator.session.atomic import atomic_write_json
 from orchestrator.session.events import EventLog
 from orchestrator.session.record import load_session, update_session
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
+    """What became of one submission; ``seq`` is its ledger entry once committed (merged, rejected)."""
+
     agent: str
-    status: str  # merged | rejected | noop | deferred
+    status: OutcomeStatus
     attempt: int | None = None
     problems: list[Problem] = field(default_factory=list)
     seq: int | None = None
 
 
-#: An outcome with the artifact set it judged and, when merged, the record committed for it.
-Staged = tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]
+@dataclass(frozen=True)
+class Judged:
+    """A submission's outcome with the artifact set it judged and, when merged, the record to commit."""
+
+    outcome: Outcome
+    artifact_set: ArtifactSet | None = None
+    record: Record | None = None
+
+    @property
+    def agent(self) -> str:
+        return self.outcome.agent
+
+
 #: A ledger decision: (seq, agent, action, attempt, record seq it leaves current).
-Decision = tuple[int, str, str, "int | None", "int | None"]
+Decision = tuple[int, str, LedgerAction, "int | None", "int | None"]
 
 
-def apply_outcome(
-    paths: SessionPaths,
-    events: EventLog,
-    staged: Staged,
-    *,
-    max_attempts: int,
-) -> None:
+def apply_outcome(paths: SessionPaths, events: EventLog, judged: Judged, *, max_attempts: int) -> None:
     """Consume or rename the lock, write or remove retry instructions, and log the outcome.
 
     The archive copy of a merge is written with the views (commit/archive.py).
     """
-    outcome, artifact_set, record = staged
+    outcome, artifact_set, record = judged.outcome, judged.artifact_set, judged.record
     agent = outcome.agent
     if outcome.status in ("merged", "noop"):
         if outcome.status == "merged" and record is not None:
@@ -94,10 +102,10 @@ def apply_outcome(
 RECORDED_SEQ = "recorded_seq"
 
 
-def record_outcomes(paths: SessionPaths, staged: list[Staged], head: int) -> None:
+def record_outcomes(paths: SessionPaths, outcomes: list[Outcome], head: int) -> None:
     """Each decided agent's attempts, state and last commit in ``session.json``, which then shows the
-    ledger up to ``head`` (the ledger's head after this batch's commit)."""
-    changes = [o for o, _, _ in staged if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]
+    ledger up to ``head`` (the ledger's head after this sweep's commit)."""
+    changes = [o for o in outcomes if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]
     now = iso_timestamp()
 
     def apply(data: dict[str, Any]) -> None:

@@ -25,9 +25,9 @@ def rollback_session(
     processor = Processor(paths)
     try:
         with SessionMutex(paths.mutex):
-            changed = processor.store.rollback_to(target, iso_timestamp())
+            changed = processor.ledger.rollback_to(target, iso_timestamp())
             processor.refresh()
-            record_missing_decisions(paths, processor.store.decisions_after)  # the rollback's entries
+            record_missing_decisions(paths, processor.ledger.decisions_after)  # the rollback's entries
         flush_views(processor, force=True)
         if after is not None:
             after(processor.rdf.validate_full)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.report.layout import build_document
+from orchestrator.report.document import build_document
 from orchestrator.report.model import (
     Block,
     Bullets,

@@ -12,7 +12,7 @@ from orchestrator.model.clock import SESSION_ID_RE, iso_timestamp, new_session_i
 from orchestrator.model.errors import SessionNotFound, StoreError
 from orchestrator.model.layout import STATE_DIR_NAME, SessionPaths
 from orchestrator.session.atomic import atomic_write_json
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 from orchestrator.session.mutex import SessionMutex
 
 SCHEMA_VERSION = 1
@@ -46,7 +46,7 @@ def create_session(
     paths = SessionPaths(root.resolve())
     for folder in (paths.artifacts, paths.sources, paths.state):
         folder.mkdir()
-    Store(paths.store_db).close()  # created now, so processes that open the session later never race to
+    Ledger(paths.store_db).close()  # created now, so processes that open the session later never race to
     now = iso_timestamp()
     atomic_write_json(
         paths.session_json,

@@ -9,7 +9,7 @@ from orchestrator.commit import locks
 from orchestrator.graph.contradiction_summary import summary
 from orchestrator.model.layout import SessionPaths, fitting_name
 from orchestrator.model.problems import Problem
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 from orchestrator.session.record import load_session
 
 if TYPE_CHECKING:  # rdflib is imported only by the commands that need it
@@ -24,7 +24,7 @@ def errored_agents(paths: SessionPaths) -> list[str]:
     signals = set(locks.errored(paths))
     if not signals:
         return []
-    store = Store(paths.store_db)
+    store = Ledger(paths.store_db)
     try:
         rejected = store.rejected_last()
     finally:
