@@ -58,7 +58,7 @@ def test_merge_gives_global_ids_and_reports_a_reference_that_resolves_nowhere(pr
 
 
 def test_evidence_records_a_verification_and_leaves_the_verdict_to_shacl(processor: Processor) -> None:
-    sha = store_text(processor.paths, f"Page one.\fWe found that {QUOTE}, again and again.")
+    sha = store_text(processor.paths, f"We found that {QUOTE}, again and again.\fPage two.")
     files = {"sources.json": {"sources": [sample_source("S1", content_sha256=sha)]},
              "claims.json": {"claims": [sample_claim("C1", "S1", QUOTE), sample_claim("C2", "S1", "a quote the "
                                                                                       "text does not hold at all")]}}

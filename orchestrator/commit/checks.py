@@ -63,7 +63,7 @@ def merge(context: JudgingContext, submission: Submission) -> list[Problem]:
         submission.agent, submission.artifact_set.files, context.graph.state.excluding(submission.agent),
         attempt=submission.attempt, merged_at=submission.merged_at, artifact_sha256=submission.artifact_set.sha256,
     )
-    submission.contribution, submission.namespace = result.contribution, result.namespace  # type: ignore[assignment]
+    submission.contribution, submission.namespace = result.contribution, result.namespace
     return result.problems
 
 

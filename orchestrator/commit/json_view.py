@@ -23,6 +23,7 @@ import orjson
 
 from orchestrator.graph.unified import UNIFIED
 from orchestrator.graph.unified_parts import DEFERRED, namespace_entry, record_key
+from orchestrator.model.records import Record
 from orchestrator.session.ledger import Ledger
 
 __all__ = ["KIND", "JsonFragments", "whole"]
@@ -48,7 +49,7 @@ def _list_items(name: str, items: Sequence[Any]) -> bytes:
     return orjson.dumps({name: items}, option=_INDENT)[len(label) + 8:-6]  # '{\n  "x": [\n' ... '\n  ]\n}'
 
 
-def whole(graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def whole(graph: Mapping[str, Any], records: Mapping[str, Record]) -> dict[str, Any]:
     """The view with every deferred namespace in place (for writing it in one piece)."""
     return {key: namespace_entry(records[key]) if value is DEFERRED else value for key, value in graph.items()}
 
@@ -62,13 +63,13 @@ class JsonFragments:
         self._memory: dict[str, tuple[tuple[Any, ...], bytes]] = {}
         self._segments: dict[tuple[str, str], tuple[Sequence[Any], bytes]] = {}
 
-    def render(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],
+    def render(self, graph: Mapping[str, Any], records: Mapping[str, Record],
                segments: Segments | None = None) -> bytes | None:
         """The whole view's bytes (with the final newline), or None: see :meth:`pieces`."""
         found = self.pieces(graph, records, segments)
         return None if found is None else b"".join(found)
 
-    def pieces(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],
+    def pieces(self, graph: Mapping[str, Any], records: Mapping[str, Record],
                segments: Segments | None = None) -> Iterator[bytes] | None:
         """The view's bytes in pieces, rendered as they are taken (write them one after the other), or
         None when it must be written in one piece: the keys are not header, agents, unified collections
@@ -84,7 +85,7 @@ class JsonFragments:
         self._load(records)
         return self._generate(graph, records, agents, segments or {})
 
-    def _generate(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]], agents: list[str],
+    def _generate(self, graph: Mapping[str, Any], records: Mapping[str, Record], agents: list[str],
                   segments: Segments) -> Iterator[bytes]:
         yield b"{\n"
         yield _members({key: graph[key] for key in HEADER})
@@ -103,7 +104,7 @@ class JsonFragments:
         if fresh and self._store is not None:
             self._store.put_derived(KIND, fresh)
 
-    def _load(self, records: Mapping[str, Mapping[str, Any]]) -> None:
+    def _load(self, records: Mapping[str, Record]) -> None:
         """Once per processor: the renderings kept in the store for the records not in memory."""
         if self._loaded or self._store is None or all(a in self._memory for a in records):
             return
@@ -114,7 +115,7 @@ class JsonFragments:
             if key is not None and record is not None and record.get("seq") == seq and agent not in self._memory:
                 self._memory[agent] = (key, body.encode() if isinstance(body, str) else body)
 
-    def _agent(self, agent: str, namespace: Any, record: Mapping[str, Any],
+    def _agent(self, agent: str, namespace: Any, record: Record,
                fresh: list[tuple[str, int, bytes]]) -> bytes:
         key = record_key(record)  # None: not committed yet, rendered every time
         cached = self._memory.get(agent)

@@ -20,6 +20,7 @@ from rdflib import URIRef
 
 from orchestrator.graph.dependents import cited_agents
 from orchestrator.graph.state import GraphState
+from orchestrator.model.records import Record
 from orchestrator.rdf.convert import AgentGraph, contribution_to_graph
 from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import FIELDS, ITEM_KINDS, parse_node_iri
@@ -53,7 +54,7 @@ def _prefixes(kind: str, item: Mapping[str, Any], found: set[str]) -> None:
                 found.add(ref.partition(":")[0])
 
 
-def referenced_agents(record: Mapping[str, Any]) -> frozenset[str]:
+def referenced_agents(record: Record) -> frozenset[str]:
     """The agents whose nodes the agent's RDF can point at (the prefix of each ``agent:id`` reference).
 
     Reads the same fields the RDF conversion turns into references (rdf.FIELDS), claims' evidence
@@ -140,7 +141,7 @@ class LazyRdf:
         return found
 
     # -- bookkeeping of committed records --------------------------------------------------
-    def note(self, agent: str, record: Mapping[str, Any] | None, *, staged: bool = False) -> None:
+    def note(self, agent: str, record: Record | None, *, staged: bool = False) -> None:
         """The state now holds ``record`` for ``agent``: index its references, refresh it if installed.
 
         ``staged``: the union already holds the graph of ``record`` (the merge just validated it).
@@ -161,7 +162,7 @@ class LazyRdf:
             else:
                 self._put(agent, record)
 
-    def _put(self, agent: str, record: Mapping[str, Any]) -> AgentGraph:
+    def _put(self, agent: str, record: Record) -> AgentGraph:
         graph = contribution_to_graph(self.session_id, record["contribution"], kind_of=self.state.kind_of)
         self.rdf.replace_agent(graph)
         self._installed[agent] = record.get("seq")
@@ -172,7 +173,7 @@ class LazyRdf:
         if agent in self._installed and self._installed[agent] is None:
             self._installed[agent] = seq
 
-    def _holds(self, agent: str, record: Mapping[str, Any]) -> bool:
+    def _holds(self, agent: str, record: Record) -> bool:
         """The installed graph of ``agent`` is the graph of ``record`` (the same seq; both None: this sweep's)."""
         return self._installed.get(agent, _NOT_INSTALLED) == record.get("seq")
 
@@ -200,7 +201,7 @@ class LazyRdf:
             needed |= self.references_of(other)
         return needed
 
-    def unstage(self, agent: str, record: Mapping[str, Any] | None) -> None:
+    def unstage(self, agent: str, record: Record | None) -> None:
         """Undo :meth:`note` (staged) of a merge whose graph was already put back (its Undo ran).
 
         :meth:`prepare` had installed the committed ``record``, which the Undo restored.
@@ -216,7 +217,7 @@ class LazyRdf:
             self._referrers[target].add(agent)
         self._installed[agent] = record.get("seq")
 
-    def restore(self, agent: str, record: Mapping[str, Any] | None) -> None:
+    def restore(self, agent: str, record: Record | None) -> None:
         """After a failed judging: the union holds exactly the committed graph of ``agent``, if any."""
         self.rdf.remove_agent(agent)
         self._installed.pop(agent, None)
@@ -227,7 +228,7 @@ class LazyRdf:
     def installed(self) -> frozenset[str]:
         return frozenset(self._installed)
 
-    def graph_of(self, agent: str, record: Mapping[str, Any]) -> AgentGraph | None:
+    def graph_of(self, agent: str, record: Record) -> AgentGraph | None:
         """The installed graph of ``agent`` if it was built from this record, else None."""
         if not self._holds(agent, record):
             return None

@@ -11,8 +11,9 @@ are, and a 50 MB graph's blocks are not held twice (as text and as bytes).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from orchestrator.model.records import Record
 from orchestrator.rdf.convert import contribution_to_graph
 from orchestrator.rdf.vocabulary import agent_iri
 from orchestrator.rdf.write import trig_block, trig_document
@@ -34,7 +35,7 @@ class TrigBlocks:
         self._memory: dict[str, tuple[int | None, bytes]] = {}
         self._loaded = False
 
-    def keyed_blocks(self, records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, bytes]]:
+    def keyed_blocks(self, records: Mapping[str, Record]) -> list[tuple[str, bytes]]:
         """(graph IRI, UTF-8 TriG block) of each agent of ``records``; the view writes them sorted by IRI."""
         context = self.context
         missing = self._missing(records)
@@ -59,10 +60,10 @@ class TrigBlocks:
             del self._memory[agent]
         return [(str(agent_iri(a)), self._memory[a][1]) for a in records]
 
-    def _missing(self, records: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    def _missing(self, records: Mapping[str, Record]) -> list[str]:
         memory = self._memory
         return [a for a, r in records.items()
                 if a not in memory or memory[a][0] is None or memory[a][0] != r.get("seq")]
 
-    def render(self, records: Mapping[str, Mapping[str, Any]]) -> str:
+    def render(self, records: Mapping[str, Record]) -> str:
         return trig_document(self.context.session_id, [b.decode() for _, b in sorted(self.keyed_blocks(records))])

@@ -15,7 +15,7 @@ import itertools
 import json
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,6 +32,7 @@ from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import SessionPaths
+from orchestrator.model.records import Record
 from orchestrator.rdf.contradictions import contradiction_graph
 from orchestrator.rdf.write import trig_block
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
@@ -213,7 +214,7 @@ def _unlink(files: list[Path]) -> None:
             path.unlink()
 
 
-def _whole_body(graph: dict[str, Any], records: dict[str, Any]) -> bytes:
+def _whole_body(graph: dict[str, Any], records: Mapping[str, Record]) -> bytes:
     """The view in one piece. orjson: the same indented, UTF-8 JSON as the json module, ~30x faster
     (the C encoder json uses is bypassed as soon as indent is set)."""
     complete = whole(graph, records)
