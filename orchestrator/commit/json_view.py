@@ -34,8 +34,8 @@ TRAILER = (*UNIFIED, "stats")
 SPLICED = ("sources", "claims", "relationships")
 CHUNK = 256  # items of a list rendered at a time when no per-agent pieces are given
 _INDENT = orjson.OPT_INDENT_2
-#: Per collection, per agent: that agent's unified items, in the order the view lists agents.
-Segments = Mapping[str, Mapping[str, Sequence[Any]]]
+#: Per collection, per agent: (what identifies them, None: never reused; that agent's unified items).
+Segments = Mapping[str, Mapping[str, tuple[Any, Sequence[Any]]]]
 
 
 def _members(value: Mapping[str, Any]) -> bytes:
@@ -61,7 +61,7 @@ class JsonFragments:
         self._store = store
         self._loaded = store is None
         self._memory: dict[str, tuple[tuple[Any, ...], bytes]] = {}
-        self._segments: dict[tuple[str, str], tuple[Sequence[Any], bytes]] = {}
+        self._segments: dict[tuple[str, str], tuple[Any, bytes]] = {}
 
     def render(self, graph: Mapping[str, Any], records: Mapping[str, Record],
                segments: Segments | None = None) -> bytes | None:
@@ -129,20 +129,20 @@ class JsonFragments:
                 fresh.append((agent, key[0], body))
         return body
 
-    def _collection(self, name: str, value: Any, agents: list[str], by_agent: Mapping[str, Sequence[Any]] | None
-                    ) -> Iterator[bytes]:
+    def _collection(self, name: str, value: Any, agents: list[str],
+                    by_agent: Mapping[str, tuple[Any, Sequence[Any]]] | None) -> Iterator[bytes]:
         """The pieces of one trailer member: each agent's items for a spliced collection, chunks of
         items for another list, the member whole otherwise."""
         if not isinstance(value, list) or not value:
             yield _members({name: value})
             return
         spliced = (by_agent is not None and name in SPLICED and all(a in by_agent for a in agents)
-                   and sum(len(by_agent[a]) for a in agents) == len(value))
+                   and sum(len(by_agent[a][1]) for a in agents) == len(value))
         label = orjson.dumps(name)
         yield b"  " + label + b": [\n"
         first = True
         if spliced and by_agent is not None:
-            chunks: Iterator[bytes] = (self._items(name, a, by_agent[a]) for a in agents if by_agent[a])
+            chunks: Iterator[bytes] = (self._items(name, a, *by_agent[a]) for a in agents if by_agent[a][1])
         else:
             chunks = (_list_items(name, value[i:i + CHUNK]) for i in range(0, len(value), CHUNK))
         for chunk in chunks:
@@ -152,11 +152,12 @@ class JsonFragments:
             yield chunk
         yield b"\n  ]"
 
-    def _items(self, name: str, agent: str, items: Sequence[Any]) -> bytes:
-        """The items as the indented document writes them inside a top-level list (cached per list object)."""
+    def _items(self, name: str, agent: str, key: Any, items: Sequence[Any]) -> bytes:
+        """The items as the indented document writes them inside a top-level list, kept while ``key`` is the same."""
         cached = self._segments.get((name, agent))
-        if cached is not None and cached[0] is items:
+        if key is not None and cached is not None and cached[0] == key:
             return cached[1]
         body = _list_items(name, items)
-        self._segments[(name, agent)] = (items, body)
+        if key is not None:
+            self._segments[(name, agent)] = (key, body)
         return body
