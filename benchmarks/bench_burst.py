@@ -26,7 +26,7 @@ from typing import Any
 from harness import Recorder, Results, count_sweeps, machine, ms, say, workdir
 from synthetic import expect_merged, new_processor, write_small
 
-from orchestrator.commit import locks
+from orchestrator.commit import burst, locks
 from orchestrator.commit import processor as processor_module
 from orchestrator.commit.watcher import Watcher
 from orchestrator.model.layout import SessionPaths
@@ -38,7 +38,7 @@ TARGET_S = 8.0
 
 def plain(enabled: bool) -> None:
     """Judge every sweep one by one (the burst seam off), or let big sweeps use it (the default)."""
-    processor_module.BURST_MIN = 10**9 if enabled else 16
+    processor_module.BURST_MIN = 10**9 if enabled else burst.BURST_MIN
 
 
 def writer(root: str, count: int, ready: Any, go: Any, report: Any) -> None:
