@@ -16,7 +16,6 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,7 +23,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import median_ms
+from synthetic import prose_contribution
 
 from orchestrator.answers import sparql
 from orchestrator.answers.graph import NodeIndex
@@ -36,51 +36,6 @@ from orchestrator.rdf.convert import contribution_to_graph
 from orchestrator.rdf.write import serialize_graphs
 
 SESSION = "bench-ask"
-random.seed(11)
-VOCABULARY = (
-    "reactor salt cooling pressure vessel welding inspection turbine grid power loop core fuel cask harbour crane "
-    "sensor model survey cohort outcome dose trial patient hospital ward nurse policy budget market price demand "
-    "supply network protocol latency cache index query graph claim source evidence passage agent merge retry"
-)
-WORDS = VOCABULARY.split()
-ENTITY_NAMES = [f"{a} {b}" for a in WORDS[:30] for b in WORDS[30:]]
-
-
-def sentence(rng: random.Random) -> str:
-    words = [rng.choice(WORDS) for _ in range(rng.randint(10, 18))]
-    return f"The {' '.join(words)} was measured at {rng.randint(2, 900)} units in {rng.randint(1990, 2025)}."
-
-
-def contribution(agent: str, claims: int, rng: random.Random) -> dict[str, Any]:
-    def prov(file: str, pointer: str) -> dict[str, Any]:
-        return {"agent": agent, "file": f"artifacts/{agent}/{file}", "pointer": pointer, "artifact_sha256": "0" * 64,
-                "attempt": 1, "merged_at": "2026-11-25T09:30:00Z"}
-
-    sources = [{"id": f"{agent}:S{i}", "local_id": f"S{i}", "type": "journal-article", "title": f"Paper {i} of {agent}",
-                "year": 2020, "content_sha256": f"{rng.getrandbits(256):064x}",
-                "provenance": prov("sources.json", f"/sources/{i}")} for i in range(max(1, claims // 4))]
-    names = rng.sample(ENTITY_NAMES, 8)  # shared names across agents: the merge folds them
-    entities = [{"id": f"{agent}:E{i}", "local_id": f"E{i}", "name": n, "type": "concept",
-                 "provenance": prov("entities.json", f"/entities/{i}")} for i, n in enumerate(names)]
-    items = []
-    for i in range(claims):
-        passage = " ".join(sentence(rng) for _ in range(rng.randint(1, 3)))
-        check = {"verified": True, "score": 100.0, "matched_text": passage, "page": 1 + i % 9, "match": "exact",
-                 "reason": "found on the cited page", "text_sha256": sources[i % len(sources)]["content_sha256"]}
-        items.append({"id": f"{agent}:C{i}", "local_id": f"C{i}", "statement": passage.split(".")[0] + ".",
-                      "confidence": 0.8, "priority": "medium",
-                      "entity_ids": [f"{agent}:E{i % 8}", f"{agent}:E{(i + 1) % 8}"],
-                      "evidence": [{"source_id": sources[i % len(sources)]["id"], "snippet": passage,
-                                    "locator": {"page": 1 + i % 9}, "verification": check}],
-                      "provenance": prov("claims.json", f"/claims/{i}")})
-    relationships = [{"id": f"{agent}:R{i}", "subject": f"{agent}:E{i}", "predicate": "affects",
-                      "object": f"{agent}:E{i + 1}", "claim_ids": [f"{agent}:C{i}"], "subject_kind": "entity",
-                      "object_kind": "entity", "provenance": prov("relationships.json", f"/relationships/{i}")}
-                     for i in range(7)]
-    return {"agent": agent, "attempt": 1, "merged_at": "2026-11-25T09:30:00Z", "artifact_sha256": "0" * 64,
-            "files": {}, "items": {"sources": sources, "entities": entities, "claims": items,
-                                   "relationships": relationships, "gaps": [], "contradictions": [],
-                                   "key_findings": [], "confidence_scores": [], "coverage": [], "sub_questions": []}}
 
 
 def build(folder: Path, target: int) -> tuple[SessionPaths, int]:
@@ -90,7 +45,7 @@ def build(folder: Path, target: int) -> tuple[SessionPaths, int]:
     triples = 0
     while triples < target:
         agent = f"agent-{len(records)}"
-        contrib = contribution(agent, 40, rng)
+        contrib = prose_contribution(agent, 40, rng)
         records[agent] = {"contribution": contrib, "namespace": {}, "attempt": 1, "merged_at": contrib["merged_at"],
                           "artifact_sha256": "0" * 64, "files": []}
         graph = contribution_to_graph(SESSION, contrib)
@@ -100,16 +55,6 @@ def build(folder: Path, target: int) -> tuple[SessionPaths, int]:
     paths.kg_json.write_text(json.dumps(build_views(records, SESSION, 1, "2026-11-25T09:30:00Z")))
     paths.kg_trig.write_text(serialize_graphs(graphs, SESSION, "trig"))
     return paths, triples
-
-
-def median_ms(fn: Callable[[], object], repeat: int) -> float:
-    """Median of ``repeat`` runs of the same call (for the SPARQL queries)."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def once_ms(fn: Callable[[], object]) -> tuple[float, Any]:

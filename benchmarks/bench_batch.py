@@ -22,10 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from harness import machine, shared, sweep_probe, sweep_sizes
 
-PAPERS = REPO.parent / "shared" / "data" / "scientific-pdfs"
 TOPICS = ["quality evaluation", "reported limitations", "study outcomes", "data collection methods",
           "sample sizes", "statistical analysis", "patient experience", "annotation of corpora",
           "long-form summarization", "metabolic response"]
@@ -124,7 +122,9 @@ def trivial_overhead() -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=100, help="questions in the batch (default 100)")
-    parser.add_argument("--papers", type=Path, default=PAPERS, help="input folder (default: the shared PDFs)")
+    parser.add_argument("--papers", type=Path, default=None, help="input folder (default: the shared PDFs)")
+    parser.add_argument("--plain", action="store_true", help="judge every sweep one by one (burst seam off)")
+    parser.add_argument("--only", choices=["local", "dask"], help="run one mode only")
     parser.add_argument("--mode", choices=["local", "dask", "overhead"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.mode == "overhead":
@@ -133,19 +133,28 @@ def main() -> None:
     if args.mode:
         print(json.dumps(run_mode(args.mode, args.questions, args.papers)))
         return
+    args.papers = args.papers or shared() / "data" / "scientific-pdfs"
     if not args.papers.is_dir():
         sys.exit(f"{args.papers}: no such folder; pass --papers DIR")
     print(f"batch of {args.questions} offline question(s) over {args.papers} ({len(list(args.papers.glob('*.pdf')))} "
           "PDFs), 2 sessions at a time")
+    print(f"{'burst seam off' if args.plain else 'as shipped'} ({machine()})")
     results = {}
-    for mode in ("local", "dask"):
+    probe_dir = Path(tempfile.mkdtemp(prefix="bench-batch-probe-"))
+    for mode in [args.only] if args.only else ["local", "dask"]:
+        env, sizes = sweep_probe(probe_dir / mode, plain=args.plain)
         out = subprocess.run([sys.executable, __file__, "--mode", mode, "--questions", str(args.questions),
-                              "--papers", str(args.papers)], capture_output=True, text=True, check=True)
+                              "--papers", str(args.papers)], capture_output=True, text=True, check=True, env=env)
+        sweeps = sweep_sizes(sizes)
+        print(f"  {mode}: {len(sweeps)} sweeps, largest {max(sweeps, default=0)}, {sum(sweeps)} locks judged")
         r = results[mode] = json.loads(out.stdout.strip().splitlines()[-1])
         label = "local executor (2 threads)" if mode == "local" else "Dask LocalCluster(n_workers=2)"
         print(f"{label:34s} wall {r['wall_s']:7.1f} s  {60 * r['n'] / r['wall_s']:6.2f} questions/min  "
               f"driver peak {r['peak_mib']:6.1f} MiB  ok {r['ok']}/{r['n']}  (start-up {r['startup_s']:.2f} s, "
               f"one session {r['session_s']:.1f} s on average inside its job)")
+    shutil.rmtree(probe_dir, ignore_errors=True)
+    if len(results) < 2:
+        return
     per_question = (results["dask"]["wall_s"] - results["local"]["wall_s"]) / args.questions
     print(f"Dask minus local, per question (whole session): {per_question:+.2f} s; the machine's load average "
           f"is {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s), so part of it may be contention")

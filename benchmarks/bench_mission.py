@@ -1,10 +1,12 @@
 """Wall time and peak memory of an offline academic-research mission over the eight shared PDFs.
 
-Target (issue: missions end to end): under 60 s and under 1 GiB on the 2-core machine.
-Memory is sampled every 20 ms as the summed RSS of the whole process tree (orchestrator
-plus every agent process alive at that moment), from /proc.
+    python benchmarks/bench_mission.py [--runs N] [--plain]
 
-    python benchmarks/bench_mission.py [--runs N]
+Target: under 60 s and under 1 GiB on the 2-core machine. Memory is sampled every 20 ms as the
+summed RSS of the whole process tree (orchestrator plus every agent process alive at that moment),
+from /proc. Also printed: the sizes of the sweeps the processor judged (a real run launches at most
+``--max-parallel`` agents at a time, so its sweeps are small), and with ``--plain`` every sweep is
+judged one by one (the burst seam, commit/burst/, off) to compare.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-PDFS = REPO.parent / "shared" / "data" / "scientific-pdfs"
+from harness import machine, shared, sweep_probe, sweep_sizes
+
 QUESTION = "How do these studies evaluate quality and outcomes, and what limitations do they report?"
 
 
@@ -48,14 +50,15 @@ def _tree_rss(root: int) -> int:
     return total
 
 
-def run_once() -> tuple[float, int, dict[str, object]]:
+def run_once(plain: bool) -> tuple[float, int, dict[str, object]]:
     with tempfile.TemporaryDirectory() as sessions:
-        env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": sessions}
+        env, sizes = sweep_probe(Path(sessions) / "probe", plain=plain)
+        env["CCONDUCTOR_SESSIONS_DIR"] = sessions
         env.pop("ANTHROPIC_API_KEY", None)
         started = time.perf_counter()
         process = subprocess.Popen(
             [sys.executable, "-m", "orchestrator.cli", "run", QUESTION, "--mission", "academic-research",
-             "--input-dir", str(PDFS), "--json", "--max-parallel", "2"],
+             "--input-dir", str(shared() / "data" / "scientific-pdfs"), "--json", "--max-parallel", "2"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
         )
         peak = 0
@@ -69,16 +72,22 @@ def run_once() -> tuple[float, int, dict[str, object]]:
         result = json.loads(out.splitlines()[-1])
         graph = json.loads((Path(result["session"]) / "knowledge-graph.json").read_text())
         return elapsed, peak, {"status": result["status"], "sources": len(graph["sources"]),
-                               "claims": len(graph["claims"])}
+                               "claims": len(graph["claims"]), "sweeps": _summary(sweep_sizes(sizes))}
+
+
+def _summary(sweeps: list[int]) -> str:
+    return f"{len(sweeps)} sweeps, largest {max(sweeps, default=0)}, {sum(sweeps)} locks" if sweeps else "none"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--plain", action="store_true", help="judge every sweep one by one (burst seam off)")
     args = parser.parse_args()
+    print(f"offline mission, {'burst seam off' if args.plain else 'as shipped'} ({machine()})")
     times, peaks = [], []
     for n in range(args.runs):
-        elapsed, peak, info = run_once()
+        elapsed, peak, info = run_once(args.plain)
         times.append(elapsed)
         peaks.append(peak)
         print(f"run {n + 1}: {elapsed:6.2f} s wall, peak tree RSS {peak / 2**20:7.1f} MiB, {info}")

@@ -1,26 +1,25 @@
-"""One-shot ``cconductor process`` against the original bash/jq processor, side by side.
+"""One-shot ``cconductor process`` against the original bash/jq processor, side by side in one run.
 
-Run: ``python benchmarks/bench_oneshot.py [--sizes 3k,1m,10m,50m] [--runs N] [--concurrent 8]``.
+    python benchmarks/bench_oneshot.py [--sizes 3k,1m,10m,50m] [--runs 5] [--flush] [--concurrent 8]
 
-For each size, builds (once, through the real pipeline) a session whose knowledge-graph.json is
-about that size, then alternates N runs of:
+For each size, a session whose knowledge-graph.json is about that size is built once, through the
+real pipeline. Then, alternately, ``--runs`` times each:
 
 * ``cconductor process SESSION`` on a fresh copy of the session with one small agent dropped in
-  (2 sources, 5 claims, as ``bench_pipeline.small_agent``);
+  (2 sources, 5 claims: ``synthetic.small_agent``);
 * ``bash kg-artifact-processor.sh DIR AGENT`` (the upstream original, MIT, in
-  ``../shared/reference/upstream-processor/``) on a copy of the same knowledge-graph.json with
-  the same agent's files.
+  ``shared/reference/upstream-processor/``; it needs jq) on a copy of the same knowledge-graph.json
+  with the same agent's files.
 
-Prints medians of wall time and peak RSS (``os.wait4`` of each child) and the ratio. Optional:
-``--concurrent 8`` starts 8 one-shot runs on one session at once (8 different agents) and
-compares with 8 original runs at once; ``--flush`` times an in-process view flush after one
-merge (what ``watch`` does after each commit) and the processor's start-up.
-The copy of the session is never timed. Before timing, the ``orchestrator`` and ``agents``
-packages are byte-compiled (``compileall``, as ``pip install`` does for a regular install): an
-editable install run with ``PYTHONDONTWRITEBYTECODE=1`` (as on the shared machine) would
-otherwise recompile every module from source on every run (~70-80 ms), which no installed
-copy pays. ``--no-compile`` skips it (and says so). Sessions are kept in ``--workdir`` (default a temporary
-folder) so that a second run with the same ``--workdir`` reuses the built graphs.
+Printed: medians of wall time, CPU time (user + system) and peak RSS of each child, and the ratios
+(the CPU ratio moves less with other work on a shared machine). Targets: cconductor within 2x /
+1.5x / 0.75x / 0.5x of the original at 3 KB / 1 MB / 10 MB / 50 MB, under 300 MiB at 50 MB, and
+(``--flush``, in one process as ``watch`` runs it) a views flush after one merge under 150 ms at
+50 MB. ``--concurrent 8`` starts 8 one-shot runs on one session at once, against 8 originals.
+
+The packages are byte-compiled first, as a regular install is (an editable install run with
+``PYTHONDONTWRITEBYTECODE=1`` would compile every module on every run). Copies are never timed.
+Sessions are kept in ``--workdir`` when given, so a second run reuses the built graphs.
 """
 
 from __future__ import annotations
@@ -32,52 +31,41 @@ import random
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
+from harness import MB, REPO, ChildRun, Results, cconductor, machine, run_child, say, shared, workdir
+from synthetic import GraphBuilder, expect_merged, new_processor, small_agent, write_files, write_small
 
-from bench_pipeline import (  # noqa: E402
-    GraphBuilder,
-    expect_merged,
-    new_processor,
-    say,
-    small_agent,
-    write_files,
-    write_small,
-)
+from orchestrator.commit.views import flush_views
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.record import create_session
 
-from orchestrator.model.layout import SessionPaths  # noqa: E402
-from orchestrator.session.record import create_session  # noqa: E402
-
-UPSTREAM = REPO.parent / "shared" / "reference" / "upstream-processor" / "src" / "utils" / "kg-artifact-processor.sh"
 SIZES = {"3k": 3_000, "1m": 1_000_000, "10m": 10_000_000, "50m": 50_000_000}
 TARGETS = {"3k": 2.0, "1m": 1.5, "10m": 0.75, "50m": 0.5}
+MAX_RSS_MIB_50M = 300
+FLUSH_TARGET_S_50M = 0.150
+AGENT = "probe-agent"
 
 
-def build(workdir: Path, label: str) -> SessionPaths:
-    """The base session for one size (reused when already built in ``workdir``)."""
-    done = workdir / f"base-{label}.done"
+def upstream() -> Path:
+    return shared() / "reference" / "upstream-processor" / "src" / "utils" / "kg-artifact-processor.sh"
+
+
+def build(folder: Path, label: str) -> SessionPaths:
+    """The base session for one size (reused when already built in ``folder``)."""
+    done = folder / f"base-{label}.done"
     if done.exists():
         paths = SessionPaths(Path(done.read_text().strip()))
-        new_processor(paths).close()  # a base built by an older version gets its store's key index once
+        new_processor(paths).close()  # a base built by an older version gets its ledger's key index once
         return paths
-    folder = workdir / f"base-{label}"
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = create_session(folder, f"oneshot benchmark {label}", "bench")
+    paths = create_session(folder / f"base-{label}", f"oneshot benchmark {label}", "bench")
     processor = new_processor(paths)
-    t0 = time.perf_counter()
-    target = SIZES[label]
-    if target < 100_000:  # a few small agents
-        rng = random.Random(3)
-        from orchestrator.commit.views import flush_views
-
-        i = 0
-        while not paths.kg_json.exists() or paths.kg_json.stat().st_size < 0.97 * target:
+    started = time.perf_counter()
+    if SIZES[label] < 100_000:  # a few small agents
+        rng, i = random.Random(3), 0
+        while not paths.kg_json.exists() or paths.kg_json.stat().st_size < 0.97 * SIZES[label]:
             write_small(paths, f"base-{i:03d}", rng)
             paths.lock(f"base-{i:03d}").touch()
             expect_merged(processor.process_pending())
@@ -85,34 +73,11 @@ def build(workdir: Path, label: str) -> SessionPaths:
             i += 1
         size = paths.kg_json.stat().st_size
     else:
-        size = GraphBuilder(paths, processor).grow_to(target)
+        size = GraphBuilder(paths, processor).grow_to(SIZES[label])
     processor.close()
-    say(f"  built {label}: knowledge-graph.json {size:,} bytes in {time.perf_counter() - t0:.0f} s")
+    say(f"  built {label}: knowledge-graph.json {size:,} bytes in {time.perf_counter() - started:.0f} s")
     done.write_text(str(paths.root))
     return paths
-
-
-def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit status) of one child process."""
-    # Through /usr/bin/time: a child forked from this (large) process would inherit its RSS high-water mark.
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, env=env, check=False)
-        wall = time.perf_counter() - t0
-        rss_kib = int(out.read().split()[-1])
-    if proc.returncode != 0:
-        say(f"    {argv[0]} exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-400:]}")
-    return wall, rss_kib / 1024, proc.returncode
-
-
-def cconductor() -> str:
-    exe = shutil.which("cconductor") or str(Path(sys.executable).with_name("cconductor"))
-    if not Path(exe).exists():
-        raise SystemExit("the cconductor command is not installed; run `pip install -e .`")
-    if "orchestrator.cli.launch" not in Path(exe).read_text(errors="replace"):
-        say(f"  note: {exe} predates the cli/launch.py entry point; run `pip install -e .` to measure the current one")
-    return exe
 
 
 def stage_ours(base: SessionPaths, run_dir: Path, agents: list[str], seed: int) -> SessionPaths:
@@ -122,137 +87,120 @@ def stage_ours(base: SessionPaths, run_dir: Path, agents: list[str], seed: int) 
     rng = random.Random(seed)
     for agent in agents:
         write_small(paths, agent, rng)
+        paths.lock(agent).touch()
     return paths
 
 
 def stage_upstream(base: SessionPaths, run_dir: Path, agents: list[str], seed: int) -> Path:
-    """The original's session layout: knowledge/knowledge-graph.json, artifacts/<agent>/, <agent>.kg.lock."""
+    """The original's layout: knowledge/knowledge-graph.json, artifacts/<agent>/, <agent>.kg.lock."""
     root = run_dir / "upstream"
     (root / "knowledge").mkdir(parents=True)
     shutil.copyfile(base.kg_json, root / "knowledge" / "knowledge-graph.json")
-    scratch = SessionPaths(root)
     rng = random.Random(seed)
     for agent in agents:
-        files, _, _ = small_agent(agent, rng)  # same files (same seed) as ours; no stored texts upstream
-        write_files(scratch, agent, files)
+        files, _, _ = small_agent(agent, rng)  # the same files (same seed) as ours; no stored texts upstream
+        write_files(SessionPaths(root), agent, files)
+        (root / f"{agent}.kg.lock").touch()
     return root
 
 
-def drop_locks(paths: SessionPaths | Path, agents: list[str]) -> None:
-    root = paths.root if isinstance(paths, SessionPaths) else paths
-    for agent in agents:
-        (root / f"{agent}.kg.lock").touch()
+def one_run(base: SessionPaths, folder: Path, side: str, seed: int) -> ChildRun:
+    run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=folder))
+    try:
+        if side == "cconductor":
+            paths = stage_ours(base, run_dir, [AGENT], seed)
+            argv = [cconductor(), "process", str(paths.root)]
+        else:
+            root = stage_upstream(base, run_dir, [AGENT], seed)
+            argv = ["bash", str(upstream()), str(root), AGENT]
+        os.sync()  # what staging wrote is not written back during the timed run
+        result = run_child(argv)
+        if result.code != 0:
+            raise SystemExit(f"{side} failed: {result.stderr[-600:]}")
+        return result
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def byte_compile() -> None:
-    """Write the .pyc files a regular install has, so each run imports rather than compiles."""
-    for package in ("orchestrator", "agents"):
-        # the ordinary __pycache__ location: what a child process with the default flags reads
-        if not compileall.compile_dir(REPO / package, quiet=1):
-            raise SystemExit(f"byte-compiling {package} failed")
-
-
-def bench_size(workdir: Path, label: str, runs: int) -> tuple[float, float, float, float]:
-    base = build(workdir, label)
-    os.sync()
-    exe = cconductor()
-    ours: list[tuple[float, float]] = []
-    theirs: list[tuple[float, float]] = []
-    agent = "probe-agent"
+def bench_size(results: Results, folder: Path, label: str, runs: int) -> None:
+    base = build(folder, label)
+    timed: dict[str, list[ChildRun]] = {"original": [], "cconductor": []}
     for i in range(runs):
-        for side in ("ours", "theirs") if i % 2 == 0 else ("theirs", "ours"):
-            run_dir = Path(tempfile.mkdtemp(prefix=f"run-{label}-", dir=workdir))
-            try:
-                if side == "ours":
-                    paths = stage_ours(base, run_dir, [agent], seed=i)
-                    drop_locks(paths, [agent])
-                    os.sync()
-                    wall, rss, code = run_child([exe, "process", str(paths.root)])
-                    if code != 0:
-                        raise SystemExit(f"cconductor process failed at {label}")
-                    ours.append((wall, rss))
-                else:
-                    root = stage_upstream(base, run_dir, [agent], seed=i)
-                    drop_locks(root, [agent])
-                    os.sync()
-                    wall, rss, code = run_child(["bash", str(UPSTREAM), str(root), agent])
-                    if code != 0 or (root / f"{agent}.kg.lock").exists():
-                        raise SystemExit(f"the original processor failed at {label}")
-                    theirs.append((wall, rss))
-            finally:
-                shutil.rmtree(run_dir, ignore_errors=True)
-    o_wall = statistics.median(w for w, _ in ours)
-    t_wall = statistics.median(w for w, _ in theirs)
-    o_rss = statistics.median(r for _, r in ours)
-    t_rss = statistics.median(r for _, r in theirs)
-    size = base.kg_json.stat().st_size
-    say(f"  {label} ({size / 1e6:.2f} MB): original {t_wall:.2f} s, {t_rss:.0f} MiB; cconductor {o_wall:.2f} s, "
-        f"{o_rss:.0f} MiB; ratio {o_wall / t_wall:.2f}x (target <= {TARGETS[label]}x)")
-    return t_wall, t_rss, o_wall, o_rss
+        for side in ("cconductor", "original") if i % 2 == 0 else ("original", "cconductor"):
+            timed[side].append(one_run(base, folder, side, i))
+    wall = {k: statistics.median(r.wall_s for r in v) for k, v in timed.items()}
+    cpu = {k: statistics.median(r.cpu_s for r in v) for k, v in timed.items()}
+    rss = {k: statistics.median(r.peak_mib for r in v) for k, v in timed.items()}
+    ratio, cpu_ratio = wall["cconductor"] / wall["original"], cpu["cconductor"] / cpu["original"]
+    say(f"  {label} ({base.kg_json.stat().st_size / MB:.2f} MB): original {wall['original']:.2f} s wall / "
+        f"{cpu['original']:.2f} s CPU / {rss['original']:.0f} MiB; cconductor {wall['cconductor']:.2f} s / "
+        f"{cpu['cconductor']:.2f} s / {rss['cconductor']:.0f} MiB; ratio {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU")
+    results.add(f"one-shot process at {label}: cconductor / original (wall; CPU)", f"{ratio:.2f}x; {cpu_ratio:.2f}x",
+                f"<= {TARGETS[label]}x", ratio <= TARGETS[label])
+    if label == "50m":
+        results.add("one-shot process at 50m: peak RSS", f"{rss['cconductor']:.0f} MiB", f"< {MAX_RSS_MIB_50M} MiB",
+                    rss["cconductor"] < MAX_RSS_MIB_50M)
 
 
-def bench_concurrent(workdir: Path, label: str, count: int) -> tuple[float, float]:
+def bench_concurrent(results: Results, folder: Path, label: str, count: int) -> None:
     """Wall time until ``count`` one-shot runs started together have all finished, both tools."""
-    base = build(workdir, label)
-    exe = cconductor()
+    base = build(folder, label)
     agents = [f"conc-{i}" for i in range(count)]
-    results = []
-    for side in ("theirs", "ours"):
-        run_dir = Path(tempfile.mkdtemp(prefix=f"conc-{label}-", dir=workdir))
+    walls = {}
+    for side in ("original", "cconductor"):
+        run_dir = Path(tempfile.mkdtemp(prefix=f"conc-{label}-", dir=folder))
         try:
-            if side == "ours":
+            if side == "cconductor":
                 paths = stage_ours(base, run_dir, agents, seed=99)
-                drop_locks(paths, agents)
-                argvs = [[exe, "process", str(paths.root), "--agent", a] for a in agents]
+                argvs = [[cconductor(), "process", str(paths.root), "--agent", a] for a in agents]
             else:
                 root = stage_upstream(base, run_dir, agents, seed=99)
-                drop_locks(root, agents)
-                argvs = [["bash", str(UPSTREAM), str(root), a] for a in agents]
+                argvs = [["bash", str(upstream()), str(root), a] for a in agents]
             os.sync()
-            t0 = time.perf_counter()
+            started = time.perf_counter()
             procs = [subprocess.Popen(a, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for a in argvs]
             codes = [p.wait() for p in procs]
-            wall = time.perf_counter() - t0
+            walls[side] = time.perf_counter() - started
             if any(codes):
                 say(f"    {side}: exit codes {codes}")
-            results.append(wall)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
-    say(f"  {count} at once at {label}: original {results[0]:.2f} s, cconductor {results[1]:.2f} s")
-    return results[0], results[1]
+    results.add(f"{count} one-shot runs at once at {label}: cconductor (original)",
+                f"{walls['cconductor']:.2f} s ({walls['original']:.2f} s)", "faster than the original",
+                walls["cconductor"] < walls["original"])
 
 
-def bench_flush(workdir: Path, label: str, merges: int) -> tuple[float, float]:
-    """(median view flush after one merge, processor start-up) in-process, as ``watch`` runs them."""
-    from orchestrator.commit.views import flush_views
-
-    base = build(workdir, label)
-    run_dir = Path(tempfile.mkdtemp(prefix=f"flush-{label}-", dir=workdir))
+def bench_flush(results: Results, folder: Path, label: str, merges: int = 7) -> None:
+    """The views flush after one merge and the processor's start-up, in one process as ``watch`` runs them."""
+    base = build(folder, label)
+    run_dir = Path(tempfile.mkdtemp(prefix=f"flush-{label}-", dir=folder))
     try:
         paths = stage_ours(base, run_dir, [], seed=0)
-        t0 = time.perf_counter()
+        started = time.perf_counter()
         processor = new_processor(paths)
-        start = time.perf_counter() - t0
+        start = time.perf_counter() - started
         flush_views(processor)  # the views are current: nothing to write
         rng = random.Random(5)
-        flushes, cpu = [], []
+        walls, cpus = [], []
         for i in range(merges):
             write_small(paths, f"flush-{i}", rng)
             paths.lock(f"flush-{i}").touch()
             expect_merged(processor.process_pending())
-            t1, c1 = time.perf_counter(), time.process_time()
+            wall0, cpu0 = time.perf_counter(), time.process_time()
             flush_views(processor)
-            flushes.append(time.perf_counter() - t1)
-            cpu.append(time.process_time() - c1)  # CPU: less at the mercy of a shared machine's load
+            walls.append(time.perf_counter() - wall0)
+            cpus.append(time.process_time() - cpu0)
         processor.close()
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
-    median = statistics.median(flushes)
-    say(f"  {label}: processor start-up {start * 1000:.0f} ms (reads no record); view flush after one merge: "
-        f"median {median * 1000:.0f} ms, CPU {statistics.median(cpu) * 1000:.0f} ms (target at 50 MB < 150 ms); "
-        f"each: {', '.join(f'{f * 1000:.0f}' for f in flushes)} ms (the first reads every record, the first two "
-        "build every agent's parts)")
-    return median, start
+    steady = walls[2:]  # the first reads every record, the first two build every agent's parts
+    median = statistics.median(steady)
+    say(f"  {label}: processor start-up {start * 1000:.0f} ms; flushes after one merge "
+        f"{', '.join(f'{w * 1000:.0f}' for w in walls)} ms (CPU median {statistics.median(cpus[2:]) * 1000:.0f} ms)")
+    results.add(f"views flush after one merge at {label} (CPU)",
+                f"{median * 1000:.0f} ms ({statistics.median(cpus[2:]) * 1000:.0f} ms)",
+                f"< {FLUSH_TARGET_S_50M * 1000:.0f} ms" if label == "50m" else "",
+                median < FLUSH_TARGET_S_50M if label == "50m" else None)
 
 
 def main() -> None:
@@ -261,53 +209,29 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="alternating runs per size and tool (default 5)")
     parser.add_argument("--concurrent", type=int, default=0, help="also start this many runs at once")
     parser.add_argument("--concurrent-size", default=None, help="size for --concurrent (default: largest)")
-    parser.add_argument("--flush", action="store_true", help="also time view flushes and processor start-up")
+    parser.add_argument("--flush", action="store_true", help="also time views flushes and processor start-up")
     parser.add_argument("--workdir", type=Path, help="keep built sessions here and reuse them")
-    parser.add_argument("--no-compile", action="store_true",
-                        help="do not byte-compile the packages first (each run then compiles from source "
-                             "if PYTHONDONTWRITEBYTECODE is set)")
     args = parser.parse_args()
     labels = [s.strip() for s in args.sizes.split(",") if s.strip()]
-    unknown = [s for s in labels if s not in SIZES]
-    if unknown:
+    if unknown := [s for s in labels if s not in SIZES]:
         raise SystemExit(f"unknown size {unknown}: use {', '.join(SIZES)}")
     if shutil.which("jq") is None:
         raise SystemExit("the original processor needs jq: apt-get install -y jq")
-    if not UPSTREAM.exists():
-        raise SystemExit(f"the original processor is not at {UPSTREAM}")
-    keep = args.workdir is not None
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cconductor-oneshot-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    say(f"one-shot process vs the original; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}; "
-        f"{args.runs} runs per tool; sessions in {workdir}")
-    if args.no_compile:
-        say("  not byte-compiled (--no-compile): runs may compile modules from source")
-    else:
-        byte_compile()
-        say("  byte-compiled orchestrator/ and agents/ (compileall), as a regular install is")
-    rows = []
-    try:
+    if not upstream().exists():
+        raise SystemExit(f"the original processor is not at {upstream()}")
+    for package in ("orchestrator", "agents"):  # the ordinary __pycache__: what a child with default flags reads
+        compileall.compile_dir(REPO / package, quiet=1)
+    say(f"one-shot process vs the original, {args.runs} runs per tool ({machine()})")
+    results = Results()
+    with workdir(args.workdir, "cconductor-oneshot-") as folder:
         for label in labels:
-            rows.append((label, *bench_size(workdir, label, args.runs)))
-        extra = []
+            bench_size(results, folder, label, args.runs)
         if args.concurrent:
-            label = args.concurrent_size or labels[-1]
-            theirs, ours = bench_concurrent(workdir, label, args.concurrent)
-            extra.append(f"{args.concurrent} at once at {label}: original {theirs:.2f} s, cconductor {ours:.2f} s")
+            bench_concurrent(results, folder, args.concurrent_size or labels[-1], args.concurrent)
         if args.flush:
             for label in labels:
-                median, start = bench_flush(workdir, label, 7)
-                extra.append(f"view flush at {label}: median {median * 1000:.0f} ms; start-up {start * 1000:.0f} ms")
-    finally:
-        if not keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-    say("\n| size | original | cconductor | ratio | target |\n|---|---|---|---|---|")
-    for label, t_wall, t_rss, o_wall, o_rss in rows:
-        met = "met" if o_wall / t_wall <= TARGETS[label] else "NOT met"
-        say(f"| {label} | {t_wall:.2f} s, {t_rss:.0f} MiB | {o_wall:.2f} s, {o_rss:.0f} MiB | "
-            f"{o_wall / t_wall:.2f}x | <= {TARGETS[label]}x ({met}) |")
-    for line in extra:
-        say(line)
+                bench_flush(results, folder, label)
+    results.report()
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_viewer.py [--size-mb 50] [--graph] [--runs 5] [--workdir DIR] [--browser]``.
 
 Builds (once per ``--workdir``) a session folder of about ``--size-mb`` MB through the real
-pipeline (bench_pipeline.GraphBuilder: bulk agents merged in batches, views flushed), starts
+pipeline (synthetic.GraphBuilder: bulk agents merged in sweeps, views flushed), starts
 ``cconductor view SESSION --no-browser`` as a user would, and times what opening the session's
 page costs, in the order the page asks for it: the HTML, its CSS and ES modules, the overview (the
 header), the summary (quality computed from the graph, contradictions, growth), the live
@@ -30,14 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
+from harness import REPO, say
+from synthetic import GraphBuilder, new_processor
 
-from bench_pipeline import GraphBuilder, new_processor, say  # noqa: E402
-
-from orchestrator.model.layout import SessionPaths  # noqa: E402
-from orchestrator.session.record import create_session  # noqa: E402
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.record import create_session
 
 STATIC = ("/static/app.css", "/static/app.js", "/static/dom.js", "/static/evidence.js", "/static/graph.js",
           "/static/views.js")
@@ -126,6 +123,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def browser_open(port: int, sid: str, runs: int) -> list[float]:
+    sys.path.insert(0, str(REPO))  # the headless browser the tests use (tests/browser.py), not a benchmark script
     from tests.browser import Browser
 
     profile = Path(tempfile.mkdtemp())

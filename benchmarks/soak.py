@@ -28,14 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from harness import REPO
 
-from orchestrator.commit import locks  # noqa: E402
-from orchestrator.model.layout import SessionPaths  # noqa: E402
-from orchestrator.session.ledger import read_ledger  # noqa: E402
-from orchestrator.session.record import create_session  # noqa: E402
-from tests.helpers.agent_writer import write_agent  # noqa: E402
+from orchestrator.commit import locks
+from orchestrator.model.layout import SessionPaths
+from orchestrator.session.ledger import read_ledger
+from orchestrator.session.record import create_session
 
 AGENTS = [f"agent-{i:02d}" for i in range(20)]
 WRITER = REPO / "tests" / "helpers" / "agent_writer.py"
@@ -59,7 +57,7 @@ def normalized(value: Any) -> Any:
 def template(folder: Path) -> SessionPaths:
     paths = create_session(folder, "What survives kill -9?", "soak")
     for agent in AGENTS:
-        write_agent(paths.root, agent, claims=1)
+        subprocess.run([sys.executable, str(WRITER), str(paths.root), agent, "--claims", "1"], check=True)
     return paths
 
 

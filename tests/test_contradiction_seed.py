@@ -149,7 +149,7 @@ def test_random_merges_retries_and_rollbacks_across_processes_match_a_search_fro
     for step in range(14):
         counted.reset()
         processor = Processor(session)
-        head, merged = processor.store.head(), sorted(processor.state.records)
+        head, merged = processor.ledger.head(), sorted(processor.state.records)
         processor.close()
         if head and rng.random() < 0.2:
             rollback_session(session, rng.randint(0, head - 1))

@@ -25,7 +25,7 @@ from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import CC
 from orchestrator.report.markdown import render_markdown
 from orchestrator.session.events import read_events
-from orchestrator.session.ledger import Store, read_ledger
+from orchestrator.session.ledger import Ledger, read_ledger
 from orchestrator.session.record import load_session
 from tests.conftest import cconductor, merge_pending, store_text, write_artifacts
 
@@ -169,7 +169,7 @@ def test_rollback_removes_and_restores_it_and_views_equal_a_rebuild(session: Ses
     assert len(read_ledger(session.store_db)) == 4
     before_json, before_trig = kg(session), session.kg_trig.read_text()
     before_json.pop("generated_at")
-    store = Store(session.store_db)
+    store = Ledger(session.store_db)
     saved = {agent: json.loads(body) for agent, (_, body) in store.derived(TOPICS).items()}
     store.close()
     assert saved["alpha"]["conflicts"][0][:3] == ["alpha:C1", "beta:C1", "numeric"]

@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,3 +164,30 @@ def test_the_watcher_survives_events_jsonl_replaced_by_a_folder(session: Session
     assert "cannot write" in err and "events.jsonl" in err
     assert err.count("cannot write") == 1, "the damaged audit trail is reported once, not per event"
     time.sleep(0)
+
+
+def test_a_session_folder_deleted_while_a_batch_is_committed_stays_deleted(session: SessionPaths) -> None:
+    """Deleted between a batch's judging and its outcomes (retry instructions, session.json, events, views):
+    nothing is written any more and the folder is not re-created."""
+    from orchestrator.commit.processor import Processor
+    from orchestrator.commit.watcher import Watcher
+    from orchestrator.model.errors import SessionGone
+    from tests.helpers.agent_writer import write_agent
+
+    write_agent(session.root, "good", claims=1)
+    write_agent(session.root, "bad", claims=1, lock=False)
+    (session.agent_artifacts("bad") / "claims.json").write_text('{"claims": [{"id": "C1"}]}')
+    session.lock("bad").touch()
+    processor = Processor(session)
+
+    def delete_after_judging(event: dict[str, Any]) -> None:
+        if event["type"] == "validation.completed" and session.root.exists():
+            shutil.rmtree(session.root)
+
+    processor.events.subscribe(delete_after_judging)
+    try:
+        with pytest.raises(SessionGone, match="the watcher stopped and wrote nothing"):
+            Watcher(processor, rescan_interval=3600).run()
+    finally:
+        processor.close()
+    assert not session.root.exists(), "the session folder was re-created"

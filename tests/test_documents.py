@@ -258,8 +258,8 @@ def test_a_table_row_answers_a_sub_question_with_its_headers_and_printed_page(
 
 def test_the_report_shows_the_cited_figures_and_tables(session: SessionPaths, acl: tuple[Document, Structure]) -> None:
     from orchestrator.contract.stored_objects import object_reader
+    from orchestrator.report.document import build_document
     from orchestrator.report.html import to_html
-    from orchestrator.report.layout import build_document
     from orchestrator.report.markdown import to_markdown
 
     doc, found = acl
@@ -297,8 +297,8 @@ def test_the_cited_figure_shows_in_a_real_browser_on_a_phone_screen(
     import re
 
     from orchestrator.contract.stored_objects import object_reader
+    from orchestrator.report.document import build_document
     from orchestrator.report.html import CSP, to_html
-    from orchestrator.report.layout import build_document
     from tests.browser import run_chromium
 
     doc, found = acl

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from orchestrator.graph.evidence import MIN_SNIPPET_CHARS, Deadline, verify_snippet
+from orchestrator.graph.evidence import MIN_SNIPPET_CHARS, verify_snippet
+from orchestrator.graph.evidence_budget import Budget
 
 SOURCE = "\f".join([
     "Title page. Results in brief.",
@@ -69,13 +69,14 @@ def test_the_minimum_length_is_stated_in_the_reason() -> None:
     assert f"at least {MIN_SNIPPET_CHARS} characters" in verify_snippet("reduced mortality", SOURCE, 2).reason
 
 
-def test_an_expired_time_budget_still_allows_exact_matches_but_no_fuzzy_search() -> None:
-    expired = Deadline(0.5)
-    time.sleep(0.55)  # past the budget (exact matches only), well before twice the budget (nothing checked)
-    exact = verify_snippet("Dosing increased the rate of infection in older adults", SOURCE, 2, deadline=expired)
+def test_a_spent_budget_still_allows_exact_matches_but_no_fuzzy_search() -> None:
+    spent = Budget(1_000_000)
+    spent.spent = spent.limit  # past the limit (exact matches only), well before twice the limit (nothing checked)
+    exact = verify_snippet("Dosing increased the rate of infection in older adults", SOURCE, 2, budget=spent)
     assert exact.verified
-    fuzzy = verify_snippet("Dosing  increased the rate of infection, in older adults", SOURCE, 2, deadline=expired)
-    assert not fuzzy.verified and "time limit" in fuzzy.reason
+    fuzzy = verify_snippet("Dosing  increased the rate of infection, in older adults", SOURCE, 2, budget=spent)
+    assert not fuzzy.verified and fuzzy.cut_short and "cut short" in fuzzy.reason
+    assert fuzzy.to_dict()["cut_short"] is True
 
 
 def test_a_changed_source_text_rechecks_the_claims_that_cite_it(tmp_path: Path) -> None:
@@ -115,5 +116,6 @@ def test_a_changed_source_text_rechecks_the_claims_that_cite_it(tmp_path: Path) 
 
 
 def test_past_twice_the_budget_nothing_more_is_checked() -> None:
-    result = verify_snippet("Dosing increased the rate of infection in older adults", SOURCE, 2, deadline=Deadline(0.0))
-    assert not result.verified and "ran out of time" in result.reason
+    result = verify_snippet("Dosing increased the rate of infection in older adults", SOURCE, 2, budget=Budget(0))
+    assert not result.verified and result.cut_short
+    assert result.reason.startswith("not checked: the search was cut short")

@@ -280,7 +280,7 @@ def test_relevance_keeps_what_it_cannot_judge_and_a_long_question_does_not_rule_
 
 
 def test_a_gap_two_research_rounds_reported_alike_is_listed_once() -> None:
-    from orchestrator.report.layout import build_document
+    from orchestrator.report.document import build_document
     from orchestrator.report.markdown import to_markdown
 
     gap = {"description": "No passage in the 1 ingested source(s) answers: What?", "priority": "high",
@@ -316,7 +316,7 @@ def test_a_sub_question_counts_as_answered_only_by_a_claim_with_verified_evidenc
 
 def test_a_report_without_an_answer_records_none_rather_than_its_placeholder() -> None:
     """A failed run's report says 'No section "Answer" was written ...': that is not an answer to print."""
-    from orchestrator.report.layout import build_document
+    from orchestrator.report.document import build_document
 
     document = build_document({"sources": [], "claims": []}, session={"query": "What?"}, quality=None,
                               mission={"success_criteria": {"required_sections": ["Answer", "Bibliography"]}},
@@ -347,7 +347,7 @@ def test_no_advice_to_add_a_doi_to_a_users_own_notes() -> None:
 
 def test_the_local_documents_report_has_one_contradictions_section() -> None:
     """It had "Gaps and Contradictions" and then "Contradictions", two headings for one subject."""
-    from orchestrator.report.layout import build_document
+    from orchestrator.report.document import build_document
     from orchestrator.run.missions import load_mission
 
     mission = load_mission("local-documents").to_dict()

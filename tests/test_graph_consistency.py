@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orchestrator.commit.inspect import validate_session
+from orchestrator.commit.inspection import validate_session
 from orchestrator.commit.processor import Processor
 from orchestrator.model.layout import SessionPaths
 from tests.conftest import merge_pending, write_artifacts

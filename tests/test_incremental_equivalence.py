@@ -91,7 +91,8 @@ def _assert_views_equal_rebuild(session: SessionPaths) -> None:
         trig = serialize_graphs(graphs, fresh.session_id, "trig").encode()
         written = orjson.loads(session.kg_json.read_bytes())
         expected = build_views(fresh.state.records, fresh.session_id, fresh.state.head_seq,
-                               written["generated_at"], recheck=_rechecker(fresh), intact=texts_intact(fresh))
+                               written["generated_at"], recheck=_rechecker(fresh.context),
+                               intact=texts_intact(fresh.context))
         body = orjson.dumps(expected, option=orjson.OPT_INDENT_2) + b"\n"
     finally:
         fresh.close()
@@ -126,7 +127,7 @@ def test_random_merges_retries_and_rollbacks_match_a_full_rebuild(session: Sessi
                     live.close()
                     live = Processor(session)
                 if merged and rng.random() < 0.15:
-                    target = rng.randint(0, live.store.head())
+                    target = rng.randint(0, live.ledger.head())
                     rollback_session(session, target)  # its own processor, as `cconductor rollback` runs
                     live.refresh()  # the long-lived processor catches up, as watch does
                     merged = {a: [s["local_id"] for s in r["contribution"]["items"]["sources"]]

@@ -8,10 +8,10 @@ import orjson
 
 from orchestrator.commit.json_view import KIND, JsonFragments, whole
 from orchestrator.commit.processor import Processor
-from orchestrator.commit.views import _JSON_FRAGMENTS, flush_views
+from orchestrator.commit.views import flush_views
 from orchestrator.graph.unified import build_views
 from orchestrator.model.layout import SessionPaths
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 from tests.conftest import sample_claim, sample_source, write_artifacts
 
 BASE = "The pilot plant converts {} of the feedstock into ethanol in 2020."
@@ -58,7 +58,7 @@ def test_flushes_after_each_merge_equal_a_fresh_full_build(session: SessionPaths
             assert flush_views(processor) is True
             written = session.kg_json.read_bytes()
             assert written == _full_rebuild(session, orjson.loads(written)["generated_at"]), agent
-        fragments = _JSON_FRAGMENTS[processor]
+        fragments = processor.views.json_fragments
         assert sorted(fragments._memory) == ["aardvark", "alpha", "beta", "delta", "gamma"]  # cached
         assert ("claims", "gamma") in fragments._segments
         graph = orjson.loads(session.kg_json.read_bytes())
@@ -109,7 +109,7 @@ def test_a_cited_text_stored_late_is_checked_again_at_the_next_flush(session: Se
         fresh = Processor(session)
         try:
             graph = build_views(fresh.state.records, fresh.session_id, fresh.state.head_seq, generated_at,
-                                recheck=_rechecker(fresh))
+                                recheck=_rechecker(fresh.context))
         finally:
             fresh.close()
         return orjson.dumps(graph, option=orjson.OPT_INDENT_2) + b"\n"
@@ -171,15 +171,15 @@ def test_a_fresh_process_writes_namespaces_from_their_stored_renderings(session:
             write_artifacts(session, agent, _files(agent, "10%", "10.1000/x"))
         assert {o.status for o in first.process_pending()} == {"merged"}
         assert flush_views(first) is True
-        stored = first.store.derived(KIND)
+        stored = first.ledger.derived(KIND)
         assert sorted(stored) == ["ant", "bee", "cow"]
         seq, body = stored["bee"]
         assert seq == first.state.records["bee"]["seq"] and b'"bee": {' in body
     finally:
         first.close()
-    first.store = Store(session.store_db)
-    first.store.put_derived(KIND, [("bee", seq, body.replace(b"10%", b"planted"))])  # proves it is used
-    first.store.close()
+    ledger = Ledger(session.store_db)
+    ledger.put_derived(KIND, [("bee", seq, body.replace(b"10%", b"planted"))])  # proves it is used
+    ledger.close()
     for step in range(2):
         fresh = Processor(session)
         try:
@@ -194,7 +194,7 @@ def test_a_fresh_process_writes_namespaces_from_their_stored_renderings(session:
             fresh.close()
         assert written.count(b"planted") == 1  # bee's namespace came from its stored rendering
         assert written.replace(b"planted", b"10%") == _full_rebuild(session, orjson.loads(written)["generated_at"])
-    assert Store(session.store_db).derived(KIND)["cow"][0] > seq
+    assert Ledger(session.store_db).derived(KIND)["cow"][0] > seq
 
 
 def test_lists_rendered_in_chunks_equal_the_whole_rendering() -> None:
@@ -243,11 +243,11 @@ def test_records_load_from_their_stored_core_or_from_the_full_record(session: Se
         for agent in ("ant", "bee"):
             write_artifacts(session, agent, _files(agent, "10%", "10.1000/x"))
         assert {o.status for o in processor.process_pending()} == {"merged"}
-        expected = {a: dict(r) for a, r in Store(session.store_db).current_changes().items() if r is not None}
-        assert sorted(processor.store.derived("core")) == ["ant", "bee"]
+        expected = {a: dict(r) for a, r in Ledger(session.store_db).current_changes().items() if r is not None}
+        assert sorted(processor.ledger.derived("core")) == ["ant", "bee"]
     finally:
         processor.close()
-    store = Store(session.store_db)
+    store = Ledger(session.store_db)
     try:
         with store._transaction() as db:
             db.execute("DELETE FROM derived WHERE kind = 'core' AND agent = 'bee'")

@@ -23,7 +23,7 @@ from orchestrator.commit.rollback import rollback_session
 from orchestrator.commit.views import flush_views
 from orchestrator.graph.dependents import _all_references, cited_agents
 from orchestrator.model.layout import SessionPaths
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 from tests.conftest import sample_claim, sample_source, write_artifacts
 
 AGENTS = ["ant", "bee", "cat", "dog", "eel", "fox"]
@@ -98,7 +98,7 @@ def test_a_lazy_start_judges_like_a_processor_holding_every_record(session: Sess
     seen = {"unread": 0, "ambiguous": 0, "removed_in_use": 0, "merged": 0}
     for step in range(14):
         if merged and rng.random() < 0.12:
-            rollback_session(session, rng.randint(1, Store(session.store_db).head()))
+            rollback_session(session, rng.randint(1, Ledger(session.store_db).head()))
         for agent in rng.sample(AGENTS, rng.randint(1, 2)):
             for stale in session.root.glob(f"{agent}.kg.lock*"):
                 stale.unlink()

@@ -10,7 +10,7 @@ from typing import Any
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.rollback import rollback_session
 from orchestrator.model.layout import SessionPaths
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 from tests.conftest import sample_claim, sample_source, write_artifacts
 from tests.test_lazy_start import _judged, _timeless
 
@@ -40,7 +40,7 @@ def test_rollback_to_records_committed_before_keys_existed(session: SessionPaths
     write_artifacts(session, "bee", {"sources.json": {"sources": [sample_source("S1")]}})
     assert _process(session) == ["merged", "merged"]
     _drop_index(session.root)  # ant's and bee's records as an older version wrote them
-    base = Store(session.store_db).head()
+    base = Ledger(session.store_db).head()
     write_artifacts(session, "bee", {"sources.json": {"sources": [sample_source("S2")]}})
     assert _process(session) == ["merged"]  # bee's new record indexed; ant adopted at start
     rollback_session(session, base)  # bee's unindexed record is current again
@@ -102,7 +102,7 @@ def test_report_outlines_citing_claims_of_unread_records(session: SessionPaths, 
 def test_an_unread_record_removed_by_another_process_rollback(session: SessionPaths, tmp_path: Path) -> None:
     write_artifacts(session, "bee", {"sources.json": {"sources": [sample_source("S0")]}})
     assert _process(session) == ["merged"]
-    before_ant = Store(session.store_db).head()
+    before_ant = Ledger(session.store_db).head()
     write_artifacts(session, "ant", {"sources.json": {"sources": [sample_source("S1")]}})
     assert _process(session) == ["merged"]
     watcher = Processor(session)  # ant's record unread

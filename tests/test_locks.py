@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from orchestrator.commit import evaluation, locks
+from orchestrator.commit import checks, judging, locks
 from orchestrator.commit import processor as processor_module
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.views import flush_views
 from orchestrator.model.layout import SessionPaths
 from orchestrator.session.events import read_events
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 from tests.conftest import cconductor
 from tests.helpers.agent_writer import write_agent
 
@@ -34,9 +34,9 @@ def test_a_new_version_locked_while_the_old_one_is_being_committed_is_merged_nex
 ) -> None:
     _write_version(session, "writer", "v1")
     session.lock("writer").touch()
-    real_commit = Store.commit
+    real_commit = Ledger.commit
 
-    def commit_then_resubmit(self: Store, entries: list[Any]) -> list[int]:
+    def commit_then_resubmit(self: Ledger, entries: list[Any]) -> list[int]:
         seqs = real_commit(self, entries)
         if not (session.root / "v2-written").exists():  # the agent writes v2 and locks it right now
             (session.root / "v2-written").touch()
@@ -44,7 +44,7 @@ def test_a_new_version_locked_while_the_old_one_is_being_committed_is_merged_nex
             session.lock("writer").touch()
         return seqs
 
-    monkeypatch.setattr(Store, "commit", commit_then_resubmit)
+    monkeypatch.setattr(Ledger, "commit", commit_then_resubmit)
     processor = Processor(session)
     try:
         first = processor.process_pending()
@@ -83,21 +83,21 @@ def test_a_rejected_claim_becomes_the_error_lock_and_a_lock_made_meanwhile_stays
     folder.mkdir()
     (folder / "claims.json").write_text("{not json")
     session.lock("flaky").touch()
-    real = evaluation.read_artifact_set
+    real = judging.read_artifact_set
 
     def read_then_relock(*args: Any, **kwargs: Any) -> Any:
         result = real(*args, **kwargs)
         session.lock("flaky").touch()  # the agent signals again while its old files are judged
         return result
 
-    monkeypatch.setattr(evaluation, "read_artifact_set", read_then_relock)
+    monkeypatch.setattr(judging, "read_artifact_set", read_then_relock)
     processor = Processor(session)
     try:
         assert [o.status for o in processor.process_pending()] == ["rejected"]
     finally:
         processor.close()
     assert session.lock_error("flaky").exists()
-    assert session.lock("flaky").exists(), "the newer signal is kept for the next batch"
+    assert session.lock("flaky").exists(), "the newer signal is kept for the next sweep"
 
 
 def test_an_exception_for_one_agent_rejects_it_and_merges_the_bystander_in_the_same_batch(
@@ -105,14 +105,14 @@ def test_an_exception_for_one_agent_rejects_it_and_merges_the_bystander_in_the_s
 ) -> None:
     write_agent(session.root, "bystander")
     write_agent(session.root, "victim")
-    real = evaluation.build_contribution
+    real = checks.build_contribution
 
     def failing_for_victim(agent: str, *args: Any, **kwargs: Any) -> Any:
         if agent == "victim":
             raise KeyError("simulated bug")
         return real(agent, *args, **kwargs)
 
-    monkeypatch.setattr(evaluation, "build_contribution", failing_for_victim)
+    monkeypatch.setattr(checks, "build_contribution", failing_for_victim)
     processor = Processor(session)
     try:
         outcomes = {o.agent: o for o in processor.process_pending()}
@@ -135,7 +135,7 @@ def test_an_exception_while_applying_an_outcome_is_finished_by_the_next_batch(
     failed: list[str] = []
 
     def failing_once(paths: SessionPaths, events: Any, staged: Any, **kwargs: Any) -> None:
-        if staged[0].agent == "archived" and not failed:
+        if staged.agent == "archived" and not failed:
             failed.append("archived")
             raise OSError(28, "No space left on device")
         real(paths, events, staged, **kwargs)

@@ -20,14 +20,14 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")
 
 def test_incremental_trig_equals_full_serialisation_after_each_merge(session: SessionPaths) -> None:
     processor = Processor(session)
-    blocks = TrigBlocks()
+    blocks = TrigBlocks(processor.context)
     try:
         for round_number, agent in enumerate(["alpha", "beta", "alpha"]):
             write_artifacts(session, agent, {"sources.json": {"sources": [sample_source(f"S{round_number}")]},
                                              "claims.json": {"claims": [sample_claim(source_id=f"S{round_number}")]}})
             assert [o.status for o in processor.process_pending()] == ["merged"]
             graphs = processor.rdf.agent_graphs()
-            incremental = blocks.render(processor, processor.state.records)
+            incremental = blocks.render(processor.state.records)
             assert incremental == serialize_graphs(graphs.values(), processor.session_id, "trig")
         dataset = Dataset()
         dataset.parse(data=incremental, format="trig")
@@ -46,7 +46,7 @@ def test_views_name_the_commit_they_show(session: SessionPaths) -> None:
         assert flush_views(processor) is False  # nothing new to show
         graph = json.loads(session.kg_json.read_text())
         marker = json.loads(session.view_marker.read_text())
-        assert graph["commit_seq"] == marker["commit_seq"] == processor.store.head()
+        assert graph["commit_seq"] == marker["commit_seq"] == processor.ledger.head()
     finally:
         processor.close()
 
@@ -58,12 +58,12 @@ def test_trig_blocks_stored_as_text_by_an_older_version_still_render_the_same(se
         write_artifacts(session, "alpha", {"sources.json": {"sources": [sample_source("S1")]},
                                            "claims.json": {"claims": [sample_claim(source_id="S1")]}})
         assert [o.status for o in processor.process_pending()] == ["merged"]
-        expected = TrigBlocks().render(processor, processor.state.records)
-        stored = processor.store.derived("trig")
+        expected = TrigBlocks(processor.context).render(processor.state.records)
+        stored = processor.ledger.derived("trig")
         assert isinstance(stored["alpha"][1], bytes)
         seq, body = stored["alpha"]
-        processor.store.put_derived("trig", [("alpha", seq, body.decode())])
-        assert isinstance(processor.store.derived("trig")["alpha"][1], str)
-        assert TrigBlocks().render(processor, processor.state.records) == expected
+        processor.ledger.put_derived("trig", [("alpha", seq, body.decode())])
+        assert isinstance(processor.ledger.derived("trig")["alpha"][1], str)
+        assert TrigBlocks(processor.context).render(processor.state.records) == expected
     finally:
         processor.close()

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.commit import evaluation
+from orchestrator.commit import checks
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.watcher import _LockHandler
 from orchestrator.model.layout import SessionPaths
@@ -148,8 +148,8 @@ def test_an_internal_failure_for_one_agent_rejects_only_that_agent_and_its_bysta
     session: SessionPaths, processor: Processor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # "second" hits a bug of cconductor's own: it is rejected with an internal error (retry
-    # instructions, an event), "first" in the same batch merges, and the watcher goes on
-    real = evaluation.bind_evidence
+    # instructions, an event), "first" in the same sweep merges, and the watcher goes on
+    real = checks.bind_evidence
     failed = threading.Event()
 
     def bind_failing_once_for_second(contribution: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
@@ -158,7 +158,7 @@ def test_an_internal_failure_for_one_agent_rejects_only_that_agent_and_its_bysta
             raise RuntimeError("evidence binding bug (simulated)")
         return real(contribution, *args, **kwargs)
 
-    monkeypatch.setattr(evaluation, "bind_evidence", bind_failing_once_for_second)
+    monkeypatch.setattr(checks, "bind_evidence", bind_failing_once_for_second)
     write_agent(session.root, "first")
     write_agent(session.root, "second")
     with running_watcher(processor, rescan_interval=NO_RESCAN) as (_, thread):
@@ -220,7 +220,7 @@ def test_an_artifact_folder_that_changes_while_it_is_read_is_deferred_not_merged
         writing()
         return real_validate(agent)
 
-    def validate_many_while_the_agent_writes(focus: Any) -> Any:  # a batch's one SHACL pass
+    def validate_many_while_the_agent_writes(focus: Any) -> Any:  # a sweep's one SHACL pass
         writing()
         return real_validate_many(focus)
 
@@ -261,18 +261,12 @@ def test_cconductor_watch_polling_in_a_subprocess_merges_and_stops_cleanly_on_ct
     assert graph(session)["via-cli"]["claims"][0]["id"] == "C1"
 
 
-def test_ctrl_c_while_watchs_helpers_start_stops_them_and_leaves_no_process(session: SessionPaths) -> None:
-    """`cconductor watch` starts its read-ahead helpers at once: a Ctrl-C to the whole process group (a
-    terminal's) while they still start stops the watch cleanly, and takes the helpers with it."""
-    import psutil
-
+def test_ctrl_c_to_the_terminals_process_group_stops_watch_cleanly(session: SessionPaths) -> None:
     command = [*cconductor(), "watch", str(session.root), "--json", "--rescan-interval", "3600"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
     try:
         wait_for(lambda: "watch.started" in event_types(session) or proc.poll() is not None, "watch.started")
-        helpers = psutil.Process(proc.pid).children(recursive=True)
-        assert helpers, "the helpers start with the watch"
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=TIMEOUT)
     finally:
@@ -282,8 +276,47 @@ def test_ctrl_c_while_watchs_helpers_start_stops_them_and_leaves_no_process(sess
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     assert "watch.stopped" in {json.loads(line)["type"] for line in out.splitlines() if line.strip()}
-    _, alive = psutil.wait_procs(helpers, timeout=TIMEOUT)
-    assert not alive, alive
+
+
+def test_a_sigkilled_watch_in_the_middle_of_a_burst_leaves_no_process_behind(session: SessionPaths) -> None:
+    """The processor judges a burst itself (no helper processes): killed with SIGKILL while it judges,
+    nothing of it is left running, and a new processor finishes the burst."""
+    import psutil
+
+    for i in range(40):
+        write_agent(session.root, f"agent-{i:02d}", claims=1, lock=False)
+    command = [*cconductor(), "watch", str(session.root), "--json", "--rescan-interval", "3600"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(lambda: "watch.started" in event_types(session) or proc.poll() is not None, "watch.started")
+        for i in range(40):
+            session.lock(f"agent-{i:02d}").touch()
+        wait_for(lambda: "lock.seen" in event_types(session) or proc.poll() is not None, "the burst to start",
+                 poll=0.005)
+        family = [proc.pid] + [child.pid for child in psutil.Process(proc.pid).children(recursive=True)]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    wait_for(lambda: not [p for p in psutil.process_iter(["pid"]) if p.info["pid"] in family[1:]],
+             "every process the watch started to be gone")
+    leftover = [p.pid for p in psutil.process_iter() if _in_group(p, proc.pid)]
+    assert leftover == [], f"processes of the killed watch's group still run: {leftover}"
+    processor = Processor(session)
+    try:
+        processor.process_pending()
+    finally:
+        processor.close()
+    assert merged(session) == {f"agent-{i:02d}" for i in range(40)}
+
+
+def _in_group(process: Any, group: int) -> bool:
+    try:
+        return bool(os.getpgid(process.pid) == group)
+    except (ProcessLookupError, PermissionError):
+        return False
 
 
 def test_a_failing_batch_backs_off_and_says_what_failed(
@@ -298,7 +331,7 @@ def test_a_failing_batch_backs_off_and_says_what_failed(
 
     monkeypatch.setattr(processor, "process_pending", always_failing)
     with running_watcher(processor, rescan_interval=0.05, report=said.append) as (_, thread):
-        wait_for(lambda: len(attempts) >= 4, "four failed batches")
+        wait_for(lambda: len(attempts) >= 4, "four failed sweeps")
         assert thread.is_alive()
     gaps = [b - a for a, b in itertools.pairwise(attempts)][:3]
     # 0.2 s, then 0.4 s, then 0.8 s: not a retry every rescan (0.05 s) for ever
@@ -307,3 +340,29 @@ def test_a_failing_batch_backs_off_and_says_what_failed(
         "watch: processing failed (OSError: [Errno 28] No space left on device); retrying in 0.2 s")
     assert "details in .cconductor/internal-errors.log" in said[0]
     assert "Traceback" in (session.state / "internal-errors.log").read_text()
+
+
+def test_locks_dropped_while_watch_starts_are_merged_without_waiting_for_a_rescan(session: SessionPaths) -> None:
+    """24 agents drop their locks during the first 3 s after `cconductor watch` is launched (before it watches,
+    while it starts watching, during its first sweep): each is merged at once, not at the next rescan."""
+    agents = [f"early-{i:02d}" for i in range(24)]
+    for agent in agents:
+        write_agent(session.root, agent, claims=1, lock=False)
+    command = [*cconductor(), "watch", str(session.root), "--json", "--rescan-interval", "3600"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        launched = time.monotonic()
+        for number, agent in enumerate(agents):
+            time.sleep(max(0.0, launched + 3.0 * number / len(agents) - time.monotonic()))
+            session.lock(agent).touch()
+        wait_for(lambda: merged(session) == set(agents) or proc.poll() is not None,
+                 "every lock dropped during start-up to merge (the next rescan is an hour away)", timeout=90)
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert merged(session) == set(agents)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from orchestrator.commit.processor import Processor
 
 
-def _outcome_line(outcome: object) -> str:
+def _outcome_line(outcome: object, paths: SessionPaths) -> str:
     from orchestrator.commit.processor import Outcome
 
     assert isinstance(outcome, Outcome)
@@ -24,7 +24,7 @@ def _outcome_line(outcome: object) -> str:
         text += f" (attempt {outcome.attempt})"
     if outcome.status == "rejected":
         failing = [p for p in outcome.problems if p.is_error]
-        text += f" - {len(failing)} problem(s); see {outcome.agent}.retry-instructions.json"
+        text += f" - {len(failing)} problem(s); see {paths.retry_instructions(outcome.agent).name}"
         for problem in failing[:5]:
             text += "\n    " + problem.render()
     return text
@@ -92,9 +92,9 @@ def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) 
     try:
         outcomes = []
         for _ in range(50):  # a folder still being written is deferred; give it a moment
-            batch = processor.process_pending(agents or None)
-            outcomes += [o for o in batch if o.status != "deferred"]
-            if not any(o.status == "deferred" for o in batch):
+            swept = processor.process_pending(agents or None)
+            outcomes += [o for o in swept if o.status != "deferred"]
+            if not any(o.status == "deferred" for o in swept):
                 break
             import time
 
@@ -118,7 +118,7 @@ def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) 
         )
     else:
         for outcome in outcomes:
-            click.echo(_outcome_line(outcome))
+            click.echo(_outcome_line(outcome, paths))
         if not outcomes:
             click.echo("nothing pending")
     if any(o.status == "rejected" for o in outcomes):
@@ -152,8 +152,7 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
         processor,
         polling=polling,
         rescan_interval=rescan_interval,
-        on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o)),
-        warm_helpers=True,  # a burst of locks is judged by helpers from its first wave
+        on_outcome=None if as_json else lambda o: click.echo(_outcome_line(o, paths)),
     )
     if not as_json:
         click.echo(f"watching {paths.root} (Ctrl-C to stop)")
@@ -161,7 +160,7 @@ def watch(ctx: Context, session: str, polling: bool, rescan_interval: float, as_
     import threading
 
     previous = {}
-    if threading.current_thread() is threading.main_thread():  # let Ctrl-C / SIGTERM finish the batch
+    if threading.current_thread() is threading.main_thread():  # let Ctrl-C / SIGTERM finish the sweep
         previous = {sig: signal.signal(sig, watcher.interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         watcher.run()
@@ -212,7 +211,7 @@ def validate(ctx: Context, session: str, as_json: bool) -> None:
       cconductor validate
       cconductor validate latest --json
     """
-    from orchestrator.commit.inspect import validate_session
+    from orchestrator.commit.inspection import validate_session
 
     problems = validate_session(ctx.session(session))
     failing = [p for p in problems if p.is_error]

@@ -22,7 +22,7 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
       cconductor status
       cconductor status latest --json
     """
-    from orchestrator.commit.inspect import session_status
+    from orchestrator.commit.inspection import session_status
     from orchestrator.contradictions.summary import status_lines
 
     info = session_status(ctx.session(session))
@@ -137,7 +137,7 @@ def export(ctx: Context, session: str, fmt: str, output: Path | None) -> None:
       cconductor export
       cconductor export latest --format turtle -o graph.ttl
     """
-    from orchestrator.commit.inspect import export_graph
+    from orchestrator.commit.inspection import export_graph
 
     text = export_graph(ctx.session(session), "json-ld" if fmt == "jsonld" else fmt)
     if output:

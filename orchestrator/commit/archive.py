@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.model.layout import SessionPaths
+from orchestrator.model.records import Record
 from orchestrator.session.atomic import dumps_pretty
 from orchestrator.session.events import EventLog
 
@@ -42,7 +43,7 @@ class Archive:
         self.paths = paths
         self._present: set[str] | None = None
 
-    def write_missing(self, records: Mapping[str, Mapping[str, Any]], events: EventLog) -> int:
+    def write_missing(self, records: Mapping[str, Record], events: EventLog) -> int:
         """Write the folder of each committed record that has none; returns how many were written.
 
         A folder that cannot be written is reported (``archive.failed``) and tried again next time.
@@ -83,7 +84,7 @@ class Archive:
                 shutil.rmtree(staging)
 
     def _write(self, seq: int, agent: str, raw: Mapping[str, Any]) -> None:
-        self.paths.archive.mkdir(parents=True, exist_ok=True)
+        self.paths.archive.mkdir(exist_ok=True)  # never the session's folders above it (a deleted session)
         staging = self.paths.archive / f".{folder_name(seq, agent)}-{uuid.uuid4().hex[:12]}"
         staging.mkdir()
         try:

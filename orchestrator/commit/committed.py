@@ -27,7 +27,7 @@ from orchestrator.commit.vouched import KIND, file_key, vouched
 from orchestrator.contract.sourcetexts import TextStore
 from orchestrator.model.errors import SessionDamaged, StoreError, UsageError
 from orchestrator.model.layout import SessionPaths
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 
 if TYPE_CHECKING:
     from orchestrator.commit.processor import Processor
@@ -56,14 +56,14 @@ def _moved_texts(paths: SessionPaths, texts: Mapping[str, Any]) -> tuple[list[st
         key, was_intact = (found[0], bool(found[1])) if isinstance(found, list) and len(found) == 2 else (None, None)
         if file_key(paths.source_text(sha)) == key and was_intact is not None:
             continue
-        if (store.look(sha) is not None) == was_intact:
+        if (store.text(sha) is not None) == was_intact:  # as the flush judges it (commit/views.py)
             rekeyed = True
         else:
             moved.append(sha)
     return moved, rekeyed
 
 
-def _check(paths: SessionPaths, store: Store, want_trig: bool) -> tuple[CommittedView | None, str]:
+def _check(paths: SessionPaths, store: Ledger, want_trig: bool) -> tuple[CommittedView | None, str]:
     """The view if the ledger vouches for it as it is now, else None and why not."""
     head = store.head()
     row = vouched(store, head)
@@ -124,7 +124,7 @@ def read_committed(paths: SessionPaths, *, trig: bool = False, rebuild: bool = T
         raise UsageError(f"{paths.root.name} has no knowledge graph yet: run research into it first "
                          "(`cconductor run` or `cconductor process`)")
     try:
-        store = Store(paths.store_db)
+        store = Ledger(paths.store_db)
     except (OSError, StoreError) as exc:
         raise SessionDamaged(f"the session's ledger {paths.store_db} cannot be opened ({exc}); the graph can only "
                              "be read from a session folder cconductor may write") from None

@@ -7,14 +7,14 @@ neighbourhood and a retry's dropped items, commit/lazy_rdf.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from orchestrator.commit.lazy_rdf import REFERENCE_KEY
 from orchestrator.graph.state import record_keys
+from orchestrator.model.records import Record
 
 
-def record_index(record: Mapping[str, Any], references: Iterable[str]) -> list[tuple[str, str, str]]:
+def record_index(record: Record, references: Iterable[str]) -> list[tuple[str, str, str]]:
     """Every (kind, key, value) the store indexes ``record`` under; ``references``: the agents it
     cites, as LazyRdf noted them (lazy_rdf.referenced_agents), not walked again."""
     return record_keys(record) + [(REFERENCE_KEY, agent, "") for agent in sorted(references)]

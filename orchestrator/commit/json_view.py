@@ -23,7 +23,8 @@ import orjson
 
 from orchestrator.graph.unified import UNIFIED
 from orchestrator.graph.unified_parts import DEFERRED, namespace_entry, record_key
-from orchestrator.session.ledger import Store
+from orchestrator.model.records import Record
+from orchestrator.session.ledger import Ledger
 
 __all__ = ["KIND", "JsonFragments", "whole"]
 
@@ -33,8 +34,8 @@ TRAILER = (*UNIFIED, "stats")
 SPLICED = ("sources", "claims", "relationships")
 CHUNK = 256  # items of a list rendered at a time when no per-agent pieces are given
 _INDENT = orjson.OPT_INDENT_2
-#: Per collection, per agent: that agent's unified items, in the order the view lists agents.
-Segments = Mapping[str, Mapping[str, Sequence[Any]]]
+#: Per collection, per agent: (what identifies them, None: never reused; that agent's unified items).
+Segments = Mapping[str, Mapping[str, tuple[Any, Sequence[Any]]]]
 
 
 def _members(value: Mapping[str, Any]) -> bytes:
@@ -48,7 +49,7 @@ def _list_items(name: str, items: Sequence[Any]) -> bytes:
     return orjson.dumps({name: items}, option=_INDENT)[len(label) + 8:-6]  # '{\n  "x": [\n' ... '\n  ]\n}'
 
 
-def whole(graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def whole(graph: Mapping[str, Any], records: Mapping[str, Record]) -> dict[str, Any]:
     """The view with every deferred namespace in place (for writing it in one piece)."""
     return {key: namespace_entry(records[key]) if value is DEFERRED else value for key, value in graph.items()}
 
@@ -56,19 +57,19 @@ def whole(graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) ->
 class JsonFragments:
     """One per processor: the rendered namespace of each agent, keyed by its record."""
 
-    def __init__(self, store: Store | None = None) -> None:
+    def __init__(self, store: Ledger | None = None) -> None:
         self._store = store
         self._loaded = store is None
         self._memory: dict[str, tuple[tuple[Any, ...], bytes]] = {}
-        self._segments: dict[tuple[str, str], tuple[Sequence[Any], bytes]] = {}
+        self._segments: dict[tuple[str, str], tuple[Any, bytes]] = {}
 
-    def render(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],
+    def render(self, graph: Mapping[str, Any], records: Mapping[str, Record],
                segments: Segments | None = None) -> bytes | None:
         """The whole view's bytes (with the final newline), or None: see :meth:`pieces`."""
         found = self.pieces(graph, records, segments)
         return None if found is None else b"".join(found)
 
-    def pieces(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],
+    def pieces(self, graph: Mapping[str, Any], records: Mapping[str, Record],
                segments: Segments | None = None) -> Iterator[bytes] | None:
         """The view's bytes in pieces, rendered as they are taken (write them one after the other), or
         None when it must be written in one piece: the keys are not header, agents, unified collections
@@ -84,7 +85,7 @@ class JsonFragments:
         self._load(records)
         return self._generate(graph, records, agents, segments or {})
 
-    def _generate(self, graph: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]], agents: list[str],
+    def _generate(self, graph: Mapping[str, Any], records: Mapping[str, Record], agents: list[str],
                   segments: Segments) -> Iterator[bytes]:
         yield b"{\n"
         yield _members({key: graph[key] for key in HEADER})
@@ -103,7 +104,7 @@ class JsonFragments:
         if fresh and self._store is not None:
             self._store.put_derived(KIND, fresh)
 
-    def _load(self, records: Mapping[str, Mapping[str, Any]]) -> None:
+    def _load(self, records: Mapping[str, Record]) -> None:
         """Once per processor: the renderings kept in the store for the records not in memory."""
         if self._loaded or self._store is None or all(a in self._memory for a in records):
             return
@@ -114,7 +115,7 @@ class JsonFragments:
             if key is not None and record is not None and record.get("seq") == seq and agent not in self._memory:
                 self._memory[agent] = (key, body.encode() if isinstance(body, str) else body)
 
-    def _agent(self, agent: str, namespace: Any, record: Mapping[str, Any],
+    def _agent(self, agent: str, namespace: Any, record: Record,
                fresh: list[tuple[str, int, bytes]]) -> bytes:
         key = record_key(record)  # None: not committed yet, rendered every time
         cached = self._memory.get(agent)
@@ -128,20 +129,20 @@ class JsonFragments:
                 fresh.append((agent, key[0], body))
         return body
 
-    def _collection(self, name: str, value: Any, agents: list[str], by_agent: Mapping[str, Sequence[Any]] | None
-                    ) -> Iterator[bytes]:
+    def _collection(self, name: str, value: Any, agents: list[str],
+                    by_agent: Mapping[str, tuple[Any, Sequence[Any]]] | None) -> Iterator[bytes]:
         """The pieces of one trailer member: each agent's items for a spliced collection, chunks of
         items for another list, the member whole otherwise."""
         if not isinstance(value, list) or not value:
             yield _members({name: value})
             return
         spliced = (by_agent is not None and name in SPLICED and all(a in by_agent for a in agents)
-                   and sum(len(by_agent[a]) for a in agents) == len(value))
+                   and sum(len(by_agent[a][1]) for a in agents) == len(value))
         label = orjson.dumps(name)
         yield b"  " + label + b": [\n"
         first = True
         if spliced and by_agent is not None:
-            chunks: Iterator[bytes] = (self._items(name, a, by_agent[a]) for a in agents if by_agent[a])
+            chunks: Iterator[bytes] = (self._items(name, a, *by_agent[a]) for a in agents if by_agent[a][1])
         else:
             chunks = (_list_items(name, value[i:i + CHUNK]) for i in range(0, len(value), CHUNK))
         for chunk in chunks:
@@ -151,11 +152,12 @@ class JsonFragments:
             yield chunk
         yield b"\n  ]"
 
-    def _items(self, name: str, agent: str, items: Sequence[Any]) -> bytes:
-        """The items as the indented document writes them inside a top-level list (cached per list object)."""
+    def _items(self, name: str, agent: str, key: Any, items: Sequence[Any]) -> bytes:
+        """The items as the indented document writes them inside a top-level list, kept while ``key`` is the same."""
         cached = self._segments.get((name, agent))
-        if cached is not None and cached[0] is items:
+        if key is not None and cached is not None and cached[0] == key:
             return cached[1]
         body = _list_items(name, items)
-        self._segments[(name, agent)] = (items, body)
+        if key is not None:
+            self._segments[(name, agent)] = (key, body)
         return body

@@ -20,10 +20,11 @@ from rdflib import URIRef
 
 from orchestrator.graph.dependents import cited_agents
 from orchestrator.graph.state import GraphState
+from orchestrator.model.records import Record
 from orchestrator.rdf.convert import AgentGraph, contribution_to_graph
 from orchestrator.rdf.state import RdfState
 from orchestrator.rdf.vocabulary import FIELDS, ITEM_KINDS, parse_node_iri
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 
 __all__ = ["REFERENCE_KEY", "LazyRdf", "node_owners", "referenced_agents", "target_owners"]
 
@@ -53,7 +54,7 @@ def _prefixes(kind: str, item: Mapping[str, Any], found: set[str]) -> None:
                 found.add(ref.partition(":")[0])
 
 
-def referenced_agents(record: Mapping[str, Any]) -> frozenset[str]:
+def referenced_agents(record: Record) -> frozenset[str]:
     """The agents whose nodes the agent's RDF can point at (the prefix of each ``agent:id`` reference).
 
     Reads the same fields the RDF conversion turns into references (rdf.FIELDS), claims' evidence
@@ -98,26 +99,30 @@ def node_owners(graph: AgentGraph) -> set[str]:
     return found
 
 
-class LazyRdf:
-    """The SHACL union over the installed subset of agents, kept equal to their committed records.
+#: What ``_installed`` holds for an agent whose graph is not installed.
+_NOT_INSTALLED = -1
 
+
+class LazyRdf:
+    """The SHACL union over the installed subset of agents, kept equal to their current records.
+
+    Which record each installed graph comes from is its seq (None: a record accepted in this sweep,
+    not committed yet), so a record read again from the ledger is recognised as the same one.
     Who references whom: in memory for the records put since the start (:meth:`note`), from the
-    store's key index (``ref`` keys, commit/index_keys.py) for the committed records the state
+    ledger's key index (``ref`` keys, commit/index_keys.py) for the committed records the state
     started from, so start-up reads no record. Not thread-safe: the processor serialises calls.
     """
 
-    def __init__(self, session_id: str, state: GraphState, store: Store | None = None) -> None:
+    def __init__(self, session_id: str, state: GraphState, ledger: Ledger | None = None) -> None:
         self.session_id = session_id
         self.state = state
-        self.store = store
+        self.ledger = ledger
         self.rdf = RdfState()
-        #: agent -> the record object whose graph is installed
-        self._installed: dict[str, Mapping[str, Any]] = {}
+        #: agent -> the seq of the record whose graph is installed (None: not committed yet)
+        self._installed: dict[str, int | None] = {}
         #: agents noted (records put since the start) -> the agents they reference, and the reverse
         self._refs: dict[str, frozenset[str]] = {}
         self._referrers: dict[str, set[str]] = defaultdict(set)
-        #: agent -> (record, its TriG block) rendered where the graph was built, until the views take it
-        self._rendered: dict[str, tuple[Mapping[str, Any], bytes]] = {}
 
     def references_of(self, agent: str) -> frozenset[str]:
         """The agents whose items the agent's current record references."""
@@ -130,22 +135,17 @@ class LazyRdf:
     def referrers_of(self, agent: str) -> set[str]:
         """The agents whose current records reference items of ``agent``."""
         found = set(self._referrers.get(agent, ()))
-        if self.store is not None:
-            found.update(other for other, seq, _ in self.store.holders(REFERENCE_KEY, agent)
+        if self.ledger is not None:
+            found.update(other for other, seq, _ in self.ledger.holders(REFERENCE_KEY, agent)
                          if self.state.base_seq(other) == seq)
         return found
 
     # -- bookkeeping of committed records --------------------------------------------------
-    def note(self, agent: str, record: Mapping[str, Any] | None, *, staged: bool = False,
-             rendered: bytes | None = None) -> None:
+    def note(self, agent: str, record: Record | None, *, staged: bool = False) -> None:
         """The state now holds ``record`` for ``agent``: index its references, refresh it if installed.
 
         ``staged``: the union already holds the graph of ``record`` (the merge just validated it).
-        ``rendered``: the record's TriG block, rendered where its graph was built (a read-ahead helper).
         """
-        self._rendered.pop(agent, None)
-        if rendered is not None and record is not None:
-            self._rendered[agent] = (record, rendered)
         for target in self._refs.pop(agent, ()):
             self._referrers[target].discard(agent)
         if record is not None:
@@ -154,7 +154,7 @@ class LazyRdf:
             for target in refs:
                 self._referrers[target].add(agent)
         if staged and record is not None:
-            self._installed[agent] = record
+            self._installed[agent] = record.get("seq")
         elif agent in self._installed:
             if record is None:
                 self.rdf.remove_agent(agent)
@@ -162,17 +162,26 @@ class LazyRdf:
             else:
                 self._put(agent, record)
 
-    def _put(self, agent: str, record: Mapping[str, Any]) -> AgentGraph:
+    def _put(self, agent: str, record: Record) -> AgentGraph:
         graph = contribution_to_graph(self.session_id, record["contribution"], kind_of=self.state.kind_of)
         self.rdf.replace_agent(graph)
-        self._installed[agent] = record
+        self._installed[agent] = record.get("seq")
         return graph
+
+    def committed(self, agent: str, seq: int) -> None:
+        """The agent's current record, installed as not committed yet, was committed as ``seq``."""
+        if agent in self._installed and self._installed[agent] is None:
+            self._installed[agent] = seq
+
+    def _holds(self, agent: str, record: Record) -> bool:
+        """The installed graph of ``agent`` is the graph of ``record`` (the same seq; both None: this sweep's)."""
+        return self._installed.get(agent, _NOT_INSTALLED) == record.get("seq")
 
     def ensure(self, agents: Iterable[str]) -> None:
         """Install the committed graph of each of these agents that is not installed yet."""
         for agent in sorted(set(agents)):
             record = self.state.records.get(agent)
-            if record is not None and self._installed.get(agent) is not record:
+            if record is not None and not self._holds(agent, record):
                 self._put(agent, record)
 
     def ensure_all(self) -> RdfState:
@@ -192,28 +201,24 @@ class LazyRdf:
             needed |= self.references_of(other)
         return needed
 
-    def unstage(self, agent: str, record: Mapping[str, Any] | None) -> None:
+    def unstage(self, agent: str, record: Record | None) -> None:
         """Undo :meth:`note` (staged) of a merge whose graph was already put back (its Undo ran).
 
-        :meth:`prepare` had installed the committed ``record``, which the Undo restored. A merge
-        adopted from a helper was never installed, but a later merge's :meth:`prepare` may have
-        installed it from its record since: taken back to no record, nothing of it stays.
+        :meth:`prepare` had installed the committed ``record``, which the Undo restored.
         """
-        self._rendered.pop(agent, None)
         for target in self._refs.pop(agent, ()):
             self._referrers[target].discard(agent)
         if record is None:
             self._installed.pop(agent, None)
-            self.rdf.forget(agent)
             return
         refs = referenced_agents(record)
         self._refs[agent] = refs
         for target in refs:
             self._referrers[target].add(agent)
-        self._installed[agent] = record
+        self._installed[agent] = record.get("seq")
 
-    def restore(self, agent: str, record: Mapping[str, Any] | None) -> None:
-        """After a failed evaluation: the union holds exactly the committed graph of ``agent``, if any."""
+    def restore(self, agent: str, record: Record | None) -> None:
+        """After a failed judging: the union holds exactly the committed graph of ``agent``, if any."""
         self.rdf.remove_agent(agent)
         self._installed.pop(agent, None)
         self.note(agent, record)
@@ -223,16 +228,8 @@ class LazyRdf:
     def installed(self) -> frozenset[str]:
         return frozenset(self._installed)
 
-    def rendered(self, agent: str, record: Mapping[str, Any]) -> bytes | None:
-        """The TriG block rendered for this very record where its graph was built, once (the views take it)."""
-        found = self._rendered.get(agent)
-        if found is None or found[0] is not record:
-            return None
-        del self._rendered[agent]
-        return found[1]
-
-    def graph_of(self, agent: str, record: Mapping[str, Any]) -> AgentGraph | None:
-        """The installed graph of ``agent`` if it was built from this very record, else None."""
-        if self._installed.get(agent) is not record:
+    def graph_of(self, agent: str, record: Record) -> AgentGraph | None:
+        """The installed graph of ``agent`` if it was built from this record, else None."""
+        if not self._holds(agent, record):
             return None
         return self.rdf.agent_graph(agent)

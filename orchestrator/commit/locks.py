@@ -42,7 +42,7 @@ def pending(paths: SessionPaths) -> list[str]:
 
 
 def claimed(paths: SessionPaths) -> list[str]:
-    """Agents whose claimed submission was not finished (a crash, or a batch still running)."""
+    """Agents whose claimed submission was not finished (a crash, or a sweep still running)."""
     return _names(claims_dir(paths), LOCK_SUFFIX)
 
 
@@ -58,12 +58,12 @@ def waiting(paths: SessionPaths) -> list[str]:
 def claim(paths: SessionPaths, agent: str) -> bool:
     """Take the pending lock (if any) for processing; True when a claim now exists for ``agent``.
 
-    An earlier unfinished claim is processed first and the pending lock stays for the next batch.
+    An earlier unfinished claim is processed first and the pending lock stays for the next sweep.
     """
     target = claim_path(paths, agent)
     if target.exists():
         return True
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(exist_ok=True)  # never the session's folders above it (a deleted session)
     source = paths.lock(agent)
     # A hard link and an unlink, not a rename: a rename out of the watched folder is an unpaired
     # IN_MOVED_FROM, which watchdog holds back for half a second (to pair it with a move in), and
@@ -92,8 +92,16 @@ def consume(paths: SessionPaths, agent: str) -> None:
 
 
 def clear_error(paths: SessionPaths, agent: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(paths.lock_error(agent))
+    """The rejection signal goes; one that is a folder (not ours) goes only if empty, and is ignored otherwise
+    (the ledger says whether the agent's last submission was rejected: ``errored_agents``)."""
+    error_path = paths.lock_error(agent)
+    try:
+        os.unlink(error_path)
+    except IsADirectoryError:
+        with contextlib.suppress(OSError):
+            os.rmdir(error_path)
+    except OSError:
+        pass
 
 
 def error(paths: SessionPaths, agent: str) -> None:

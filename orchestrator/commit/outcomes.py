@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,36 +22,46 @@ from orchestrator.memory.hook import on_merge, on_rejection
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import AGENT_NAME_RE, SessionPaths
 from orchestrator.model.problems import Problem, errors
+from orchestrator.model.records import LedgerAction, OutcomeStatus, Record
 from orchestrator.session.atomic import atomic_write_json
 from orchestrator.session.events import EventLog
 from orchestrator.session.record import load_session, update_session
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
+    """What became of one submission; ``seq`` is its ledger entry once committed (merged, rejected)."""
+
     agent: str
-    status: str  # merged | rejected | noop | deferred
+    status: OutcomeStatus
     attempt: int | None = None
     problems: list[Problem] = field(default_factory=list)
     seq: int | None = None
 
 
-#: An outcome with the artifact set it judged and, when merged, the record committed for it.
-Staged = tuple[Outcome, ArtifactSet | None, dict[str, Any] | None]
+@dataclass(frozen=True)
+class Judged:
+    """A submission's outcome with the artifact set it judged and, when merged, the record to commit."""
+
+    outcome: Outcome
+    artifact_set: ArtifactSet | None = None
+    record: Record | None = None
+
+    @property
+    def agent(self) -> str:
+        return self.outcome.agent
 
 
-def apply_outcome(
-    paths: SessionPaths,
-    events: EventLog,
-    staged: Staged,
-    *,
-    max_attempts: int,
-) -> None:
+#: A ledger decision: (seq, agent, action, attempt, record seq it leaves current).
+Decision = tuple[int, str, LedgerAction, "int | None", "int | None"]
+
+
+def apply_outcome(paths: SessionPaths, events: EventLog, judged: Judged, *, max_attempts: int) -> None:
     """Consume or rename the lock, write or remove retry instructions, and log the outcome.
 
     The archive copy of a merge is written with the views (commit/archive.py).
     """
-    outcome, artifact_set, record = staged
+    outcome, artifact_set, record = judged.outcome, judged.artifact_set, judged.record
     agent = outcome.agent
     if outcome.status in ("merged", "noop"):
         if outcome.status == "merged" and record is not None:
@@ -75,7 +85,7 @@ def apply_outcome(
         on_rejection(paths, events, agent, outcome.problems,  # never raises: adds known_repairs if any
                      {f.rel: f.data for f in artifact_set.files} if artifact_set else {}, instructions)
         try:
-            atomic_write_json(paths.retry_instructions(agent), instructions)
+            atomic_write_json(paths.retry_instructions(agent), instructions, root=paths.root)
         finally:  # even if the instructions cannot be written, the rejection is final: never re-judged for ever
             locks.error(paths, agent)
         events.emit("merge.rejected", f"{agent}: attempt {outcome.attempt} rejected "
@@ -88,11 +98,14 @@ def apply_outcome(
                     agent=agent)
 
 
-def record_outcomes(paths: SessionPaths, staged: list[Staged]) -> None:
-    """Each decided agent's attempts, state and last commit in ``session.json``."""
-    changes = [o for o, _, _ in staged if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]
-    if not changes:
-        return
+#: ``session.json``'s key for the last ledger entry whose decision it shows.
+RECORDED_SEQ = "recorded_seq"
+
+
+def record_outcomes(paths: SessionPaths, outcomes: list[Outcome], head: int) -> None:
+    """Each decided agent's attempts, state and last commit in ``session.json``, which then shows the
+    ledger up to ``head`` (the ledger's head after this sweep's commit)."""
+    changes = [o for o in outcomes if o.status != "deferred" and AGENT_NAME_RE.fullmatch(o.agent)]
     now = iso_timestamp()
 
     def apply(data: dict[str, Any]) -> None:
@@ -103,34 +116,47 @@ def record_outcomes(paths: SessionPaths, staged: list[Staged]) -> None:
             if outcome.status == "merged":
                 entry["last_commit_seq"] = outcome.seq
             entry["updated_at"] = now
+        data[RECORDED_SEQ] = max(head, _recorded(data))
 
-    update_session(paths, apply)
+    if changes:
+        update_session(paths, apply)
 
 
-def record_missing_merges(paths: SessionPaths, seqs: Mapping[str, int | None],
-                          records: Mapping[str, dict[str, Any]]) -> None:
-    """Record in ``session.json`` the committed merges (agent -> record ``seqs``) it does not show yet.
+def record_missing_decisions(paths: SessionPaths, decisions_after: Callable[[int], list[Decision]]) -> None:
+    """Show in ``session.json`` the ledger's decisions it does not show yet.
 
-    A process that crashed after its commit could not record them there. Only those agents'
-    ``records`` are read.
+    A process stopped (kill -9) between its commit and its ``session.json`` update leaves them
+    there: the file says up to which ledger entry it is current (:data:`RECORDED_SEQ`), and the
+    entries after it (``decisions_after(seq)``: seq, agent, action, attempt, record seq) are
+    applied in order. A session written before the marker existed is brought up to date whole.
     """
-    known = load_session(paths).get("agents", {})
-    stale = sorted(agent for agent, seq in seqs.items()
-                   if (known.get(agent) or {}).get("last_commit_seq") != seq)
-    if not stale:
+    recorded = _recorded(load_session(paths))
+    decisions = decisions_after(recorded)
+    if not decisions:
         return
     now = iso_timestamp()
 
     def apply(data: dict[str, Any]) -> None:
-        for agent in stale:
-            record = records[agent]
+        start = _recorded(data)
+        for seq, agent, action, attempt, record_seq in decisions:
+            if seq <= start or not AGENT_NAME_RE.fullmatch(agent):
+                continue
             entry = _agent_entry(data, agent)
-            entry["attempts"] = max(entry.get("attempts", 0), record["attempt"])
-            entry["state"] = "merged"
-            entry["last_commit_seq"] = record.get("seq")
+            entry["attempts"] = max(entry.get("attempts", 0), attempt or 0)
+            if action == "reject":
+                entry["state"] = "rejected"
+            else:
+                entry["state"] = "merged" if record_seq is not None else "rolled_back"
+                entry["last_commit_seq"] = record_seq
             entry["updated_at"] = now
+        data[RECORDED_SEQ] = max(start, decisions[-1][0])
 
     update_session(paths, apply)
+
+
+def _recorded(data: Mapping[str, Any]) -> int:
+    value = data.get(RECORDED_SEQ)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _agent_entry(session: dict[str, Any], agent: str) -> dict[str, Any]:

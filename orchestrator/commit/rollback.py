@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from filelock import FileLock
-
+from orchestrator.commit.outcomes import record_missing_decisions
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
-from orchestrator.session.record import update_session
+from orchestrator.session.mutex import SessionMutex
 
 
 def rollback_session(
@@ -26,10 +24,10 @@ def rollback_session(
 
     processor = Processor(paths)
     try:
-        with FileLock(paths.mutex):
-            changed = processor.store.rollback_to(target, iso_timestamp())
+        with SessionMutex(paths.mutex):
+            changed = processor.ledger.rollback_to(target, iso_timestamp())
             processor.refresh()
-            _record_in_session(paths, changed)
+            record_missing_decisions(paths, processor.ledger.decisions_after)  # the rollback's entries
         flush_views(processor, force=True)
         if after is not None:
             after(processor.rdf.validate_full)
@@ -38,20 +36,3 @@ def rollback_session(
         return changed
     finally:
         processor.close()
-
-
-def _record_in_session(paths: SessionPaths, changed: dict[str, int | None]) -> None:
-    """``session.json`` shows each rolled-back agent's namespace as the ledger now has it."""
-    if not changed:
-        return
-    now = iso_timestamp()
-
-    def apply(data: dict[str, Any]) -> None:
-        agents = data.setdefault("agents", {})
-        for agent, record_seq in changed.items():
-            entry = agents.setdefault(agent, {"attempts": 0, "state": "pending", "last_commit_seq": None})
-            entry["state"] = "merged" if record_seq is not None else "rolled_back"
-            entry["last_commit_seq"] = record_seq
-            entry["updated_at"] = now
-
-    update_session(paths, apply)

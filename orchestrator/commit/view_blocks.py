@@ -11,14 +11,15 @@ are, and a 50 MB graph's blocks are not held twice (as text and as bytes).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from orchestrator.model.records import Record
 from orchestrator.rdf.convert import contribution_to_graph
 from orchestrator.rdf.vocabulary import agent_iri
 from orchestrator.rdf.write import trig_block, trig_document
 
 if TYPE_CHECKING:
-    from orchestrator.commit.processor import Processor
+    from orchestrator.commit.context import JudgingContext
 
 __all__ = ["TrigBlocks"]
 
@@ -26,42 +27,43 @@ KIND = "trig"
 
 
 class TrigBlocks:
-    """One per processor. Call :meth:`blocks` under the processor's lock (it reads the graph state)."""
+    """One per processor, keyed by each agent's record seq. Call :meth:`keyed_blocks` under the processor's
+    lock (it reads the graph state)."""
 
-    def __init__(self) -> None:
+    def __init__(self, context: JudgingContext) -> None:
+        self.context = context
         self._memory: dict[str, tuple[int | None, bytes]] = {}
         self._loaded = False
 
-    def keyed_blocks(self, processor: Processor, records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, bytes]]:
+    def keyed_blocks(self, records: Mapping[str, Record]) -> list[tuple[str, bytes]]:
         """(graph IRI, UTF-8 TriG block) of each agent of ``records``; the view writes them sorted by IRI."""
+        context = self.context
         missing = self._missing(records)
         if missing and not self._loaded:
             self._loaded = True
-            for agent, (stored_seq, body) in processor.store.derived(KIND).items():
+            for agent, (stored_seq, body) in context.ledger.derived(KIND).items():
                 if agent in missing:  # text in stores written before blocks were kept as bytes
                     self._memory[agent] = (stored_seq, body.encode() if isinstance(body, str) else body)
             missing = self._missing(records)
         fresh = []
         for agent in missing:
             record = records[agent]
-            body = processor.lazy.rendered(agent, record) or trig_block(
-                processor.lazy.graph_of(agent, record) or contribution_to_graph(
-                    processor.session_id, record["contribution"], kind_of=processor.state.kind_of)).encode()
+            body = trig_block(context.graph.lazy.graph_of(agent, record) or contribution_to_graph(
+                context.session_id, record["contribution"], kind_of=context.graph.state.kind_of)).encode()
             seq = record.get("seq")
             self._memory[agent] = (seq, body)
             if isinstance(seq, int):
                 fresh.append((agent, seq, body))
         if fresh:
-            processor.store.put_derived(KIND, fresh)
+            context.ledger.put_derived(KIND, fresh)
         for agent in [a for a in self._memory if a not in records]:
             del self._memory[agent]
         return [(str(agent_iri(a)), self._memory[a][1]) for a in records]
 
-    def _missing(self, records: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    def _missing(self, records: Mapping[str, Record]) -> list[str]:
         memory = self._memory
         return [a for a, r in records.items()
                 if a not in memory or memory[a][0] is None or memory[a][0] != r.get("seq")]
 
-    def render(self, processor: Processor, records: Mapping[str, Mapping[str, Any]]) -> str:
-        return trig_document(processor.session_id,
-                             [b.decode() for _, b in sorted(self.keyed_blocks(processor, records))])
+    def render(self, records: Mapping[str, Record]) -> str:
+        return trig_document(self.context.session_id, [b.decode() for _, b in sorted(self.keyed_blocks(records))])

@@ -3,29 +3,28 @@
 Always complete, parseable committed states (atomic replace), lagging the last commit
 by at most about a flush interval under load, and flushed before a processor exits.
 A marker records which commit the files show, so a slower process never replaces
-newer views with older ones.
+newer views with older ones. A processor owns one :class:`Views`, which keeps what a flush
+may reuse at the next one (each agent's TriG block and JSON namespace, its unified parts, the
+contradiction search, the archive folders present), keyed by the agent's committed record.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import itertools
 import json
 import os
 import threading
-import time
-import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
-from filelock import FileLock
 
 from orchestrator.commit import trig_bytes
 from orchestrator.commit.archive import Archive
+from orchestrator.commit.context import JudgingContext
 from orchestrator.commit.json_view import JsonFragments, whole
 from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.commit.vouched import vouch
@@ -35,50 +34,116 @@ from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import SessionPaths
+from orchestrator.model.records import Record
 from orchestrator.rdf.contradictions import contradiction_graph
 from orchestrator.rdf.write import trig_block
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
+from orchestrator.session.mutex import SessionMutex
 
-if TYPE_CHECKING:
-    from orchestrator.commit.processor import Processor
-
-
-#: One TriG block cache per processor: each flush renders only the agents merged since the last one.
-_TRIG_BLOCKS: weakref.WeakKeyDictionary[Processor, TrigBlocks] = weakref.WeakKeyDictionary()
-#: And one conflict cache: each flush compares only the claims that changed since the last one.
-_CONFLICT_CACHES: weakref.WeakKeyDictionary[Processor, ConflictCache] = weakref.WeakKeyDictionary()
-#: And one cache of each agent's rendered namespace in ``knowledge-graph.json``.
-_JSON_FRAGMENTS: weakref.WeakKeyDictionary[Processor, JsonFragments] = weakref.WeakKeyDictionary()
-#: And one of each agent's unified claims and relationships, rebuilt when what they read changed.
-_UNIFIED: weakref.WeakKeyDictionary[Processor, UnifiedCache] = weakref.WeakKeyDictionary()
-#: Seconds a views flush waits, at most, for a burst of locks to be judged (ViewFlusher).
-MAX_LAG = 5.0
-#: The archive folders each processor knows are there (commit/archive.py).
-_ARCHIVES: weakref.WeakKeyDictionary[Processor, Archive] = weakref.WeakKeyDictionary()
-
+__all__ = ["Views", "flush_views", "views_intact", "views_seq"]
 
 _REPLACED = itertools.count()
 
 
-def _marker(processor: Processor) -> dict[str, object]:
+class Views:
+    """The views of one processor's graph, and what each flush keeps for the next one."""
+
+    def __init__(self, context: JudgingContext, lock: threading.RLock) -> None:
+        self.context = context
+        self.lock = lock  # the processor's: held while the graph is read
+        self.trig_blocks = TrigBlocks(context)
+        self.json_fragments = JsonFragments(context.ledger)
+        self.archive = Archive(context.paths)
+        #: the contradiction search, kept between flushes (loaded from the last process's at the first)
+        self.conflicts: ConflictCache | None = None
+        #: each agent's unified claims and relationships, from the second flush on (None before it)
+        self.unified: UnifiedCache | None = None
+        self._flushed = False
+
+    def flush(self, *, force: bool = False, rewrite: bool = False) -> bool:
+        """Write both views if they are behind the in-memory graph. Returns True if written.
+
+        ``rewrite``: write them even if they look current (a reader found bytes the ledger does not vouch
+        for), but, unlike ``force``, never over newer views another process wrote.
+        """
+        context, paths, graph_now = self.context, self.context.paths, self.context.graph
+        if not (force or rewrite) and views_seq(paths) >= graph_now.head_seq and views_intact(paths):
+            return False  # before reading the records: a processor starts with none loaded
+        with self.lock:
+            seq = graph_now.head_seq
+            records = graph_now.state.records.load_all()
+        conflicts = self.conflicts if self.conflicts is not None else _load_conflicts(context)
+        recheck = _rechecker(context)
+        text_ready = texts_intact(context)
+        # Namespaces deferred: each is written from its rendering kept for the record (JsonFragments).
+        if not self._flushed:  # a processor's first flush (a one-shot run's only one) keeps no per-agent parts
+            graph = build_views(records, context.session_id, seq, iso_timestamp(), recheck=recheck,
+                                conflicts=conflicts, namespaces=False, intact=text_ready)
+            unified = None
+        else:
+            unified = self.unified = self.unified or UnifiedCache()
+            graph = unified.build(records, context.session_id, seq, iso_timestamp(), recheck=recheck,
+                                  conflicts=conflicts, text_ready=text_ready, namespaces=False)
+        self._flushed = True
+        self.conflicts = conflicts
+        self.archive.write_missing(records, context.events)  # before the views
+        body = self.json_fragments.pieces(graph, records, segments(unified) if unified is not None else None) \
+            or _whole_body(graph, records)
+        with self.lock:  # the blocks read the graph state; joining them needs no lock
+            blocks = self.trig_blocks.keyed_blocks(records)
+        derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
+        if derived.triples:
+            blocks.append((str(derived.graph_iri), trig_block(derived).encode()))
+        trig = trig_bytes.pieces(context.session_id, blocks)
+        detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
+        with SessionMutex(paths.state / "views.mutex"):
+            if not force and views_seq(paths) > seq:
+                return False
+            shown_before = _marker(paths).get("contradictions")
+            try:
+                digests = _write_views(paths, body, trig)
+            except TypeError:  # a value orjson cannot write, met while streaming the pieces: both again, whole
+                digests = _write_views(paths, _whole_body(graph, records), trig)
+            vouch(context.ledger, paths, seq, digests, graph["sources"], text_ready)
+            atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
+                                                  "files": _fingerprints(paths), "contradictions": sorted(detected)},
+                              root=paths.root)
+        _save_conflicts(context, conflicts, records)
+        emit_contradiction_events(context.events, shown_before if isinstance(shown_before, list) else [], detected)
+        return True
+
+
+class ViewsOwner(Protocol):
+    """A processor, as far as writing its views goes."""
+
+    views: Views
+
+
+def flush_views(processor: ViewsOwner, *, force: bool = False, rewrite: bool = False) -> bool:
+    """Write the processor's views if they are behind its graph (:meth:`Views.flush`). Returns True if written."""
+    return processor.views.flush(force=force, rewrite=rewrite)
+
+
+def _marker(paths: SessionPaths) -> dict[str, object]:
     try:
-        data = json.loads(processor.paths.view_marker.read_text())
+        data = json.loads(paths.view_marker.read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def views_seq(processor: Processor) -> int:
+def views_seq(paths: SessionPaths) -> int:
+    """The commit the views on disk show (-1: none, or unknown)."""
     try:
-        return int(_marker(processor)["commit_seq"])  # type: ignore[call-overload]
+        return int(_marker(paths)["commit_seq"])  # type: ignore[call-overload]
     except (KeyError, TypeError, ValueError):
         return -1
 
 
-def _fingerprints(processor: Processor) -> list[list[int] | None]:
+def _fingerprints(paths: SessionPaths) -> list[list[int] | None]:
     """(size, mtime) of each view file: a view changed by anyone but the flush is rebuilt."""
     found: list[list[int] | None] = []
-    for view in (processor.paths.kg_json, processor.paths.kg_trig):
+    for view in (paths.kg_json, paths.kg_trig):
         try:
             info = view.stat()
         except OSError:
@@ -88,16 +153,17 @@ def _fingerprints(processor: Processor) -> list[list[int] | None]:
     return found
 
 
-def views_intact(processor: Processor) -> bool:
-    return _marker(processor).get("files") == _fingerprints(processor)
+def views_intact(paths: SessionPaths) -> bool:
+    """The view files are the ones the last flush wrote (nobody changed them since)."""
+    return _marker(paths).get("files") == _fingerprints(paths)
 
 
-def _rechecker(processor: Processor) -> Recheck:
-    """Check a snippet again against a source's new text (the evidence rules of orchestrator/evidence.py)."""
+def _rechecker(context: JudgingContext) -> Recheck:
+    """Check a snippet again against a source's new text (the evidence rules of graph/evidence.py)."""
     from orchestrator.graph.evidence import verify_snippet
 
     def recheck(evidence: dict[str, Any], sha: str) -> dict[str, Any] | None:
-        text = processor.texts.text(sha)
+        text = context.texts.text(sha)
         if text is None:
             return None
         page = (evidence.get("locator") or {}).get("page")
@@ -107,24 +173,24 @@ def _rechecker(processor: Processor) -> Recheck:
     return recheck
 
 
-#: The contradiction search as a new process needs it, by agent record, in the store's ``derived`` table.
+#: The contradiction search as a new process needs it, by agent record, in the ledger's ``derived`` table.
 TOPICS = "conflict-topics"
 
 
-def texts_intact(processor: Processor) -> Callable[[str], bool]:
+def texts_intact(context: JudgingContext) -> Callable[[str], bool]:
     """Whether a stored text is there and matches its name now (a verification resting on one that is not
     stops counting)."""
     def intact(sha: str) -> bool:
-        return processor.texts.text(sha) is not None
+        return context.texts.text(sha) is not None
 
     return intact
 
 
-def _load_conflicts(processor: Processor) -> ConflictCache:
+def _load_conflicts(context: JudgingContext) -> ConflictCache:
     """A new process's search, seeded with what the views kept beside each record: it analyses and
     compares only the claims whose record or entities changed since (orchestrator/contradictions/search.py)."""
     cache = ConflictCache()
-    for _, body in processor.store.derived(TOPICS).values():
+    for _, body in context.ledger.derived(TOPICS).values():
         with contextlib.suppress(orjson.JSONDecodeError, TypeError, ValueError):
             saved = orjson.loads(body)
             if isinstance(saved, dict):
@@ -132,15 +198,15 @@ def _load_conflicts(processor: Processor) -> ConflictCache:
     return cache
 
 
-def _save_conflicts(processor: Processor, conflicts: ConflictCache, records: dict[str, Any]) -> None:
+def _save_conflicts(context: JudgingContext, conflicts: ConflictCache, records: Mapping[str, Record]) -> None:
     """Keep beside each agent's record what the search saw of its claims, when that changed; and forget it
     for the agents no longer in the graph: a rollback may bring a record back, but not what the others
     found with it since."""
-    rows = [(agent, int(records[agent]["seq"]), orjson.dumps(row).decode())
+    rows = [(agent, int(seq), orjson.dumps(row).decode())
             for agent, row in conflicts.take_saved().items()
-            if agent in records and isinstance(records[agent].get("seq"), int)]
+            if agent in records and isinstance(seq := records[agent].get("seq"), int)]
     if rows:
-        processor.store.put_derived(TOPICS, rows, drop_absent=True)
+        context.ledger.put_derived(TOPICS, rows, drop_absent=True)
 
 
 def _hashed(pieces: bytes | Iterable[bytes], digest: Any) -> Iterator[bytes]:
@@ -168,14 +234,14 @@ def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes
 
     def write_trig() -> None:
         try:
-            atomic_write_bytes(paths.kg_trig, _hashed(trig, digests["trig"]))
+            atomic_write_bytes(paths.kg_trig, _hashed(trig, digests["trig"]), root=paths.root)
         except BaseException as exc:  # raised in the flushing thread below
             failed.append(exc)
 
     worker = threading.Thread(target=write_trig, name="cconductor-trig")
     worker.start()
     try:
-        atomic_write_bytes(paths.kg_json, _hashed(body, digests["json"]))
+        atomic_write_bytes(paths.kg_json, _hashed(body, digests["json"]), root=paths.root)
     finally:
         worker.join()
         threading.Thread(target=_unlink, args=(replaced,), name="cconductor-unlink", daemon=True).start()
@@ -190,7 +256,7 @@ def _unlink(files: list[Path]) -> None:
             path.unlink()
 
 
-def _whole_body(graph: dict[str, Any], records: dict[str, Any]) -> bytes:
+def _whole_body(graph: dict[str, Any], records: Mapping[str, Record]) -> bytes:
     """The view in one piece. orjson: the same indented, UTF-8 JSON as the json module, ~30x faster
     (the C encoder json uses is bypassed as soon as indent is set)."""
     complete = whole(graph, records)
@@ -198,127 +264,3 @@ def _whole_body(graph: dict[str, Any], records: dict[str, Any]) -> bytes:
         return orjson.dumps(complete, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a value orjson cannot write (an integer beyond 64 bits merged by an older version)
         return json.dumps(complete, indent=2, ensure_ascii=False).encode() + b"\n"
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """A flush allocates a view's worth of objects (~500,000 at 50 MB) that all live until it ends:
-    the cyclic collector would scan them two or three times for nothing (~60 ms of a 50 MB flush)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def flush_views(processor: Processor, *, force: bool = False, rewrite: bool = False) -> bool:
-    """Write both views if they are behind the in-memory graph. Returns True if written.
-
-    ``rewrite``: write them even if they look current (a reader found bytes the ledger does not vouch
-    for), but, unlike ``force``, never over newer views another process wrote.
-    """
-    with _collector_paused():
-        return _flush(processor, force, rewrite)
-
-
-def _flush(processor: Processor, force: bool, rewrite: bool = False) -> bool:
-    if not (force or rewrite) and views_seq(processor) >= processor.state.head_seq and views_intact(processor):
-        return False  # before reading the records: a processor starts with none loaded
-    with processor.lock:
-        seq = processor.state.head_seq
-        records = processor.state.records.load_all()
-    paths = processor.paths
-    conflicts = _CONFLICT_CACHES.get(processor) or _load_conflicts(processor)
-    unified = _UNIFIED.get(processor)
-    # Namespaces deferred: each is written from its rendering kept for the record (JsonFragments).
-    text_ready = texts_intact(processor)
-    if unified is None:  # a processor's first flush (a one-shot run's only one) keeps no per-agent parts
-        _UNIFIED[processor] = UnifiedCache()
-        graph = build_views(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
-                            conflicts=conflicts, namespaces=False, intact=text_ready)
-    else:
-        graph = unified.build(records, processor.session_id, seq, iso_timestamp(), recheck=_rechecker(processor),
-                              conflicts=conflicts, text_ready=text_ready, namespaces=False)
-    _CONFLICT_CACHES[processor] = conflicts
-    _ARCHIVES.setdefault(processor, Archive(paths)).write_missing(records, processor.events)  # before the views
-    fragments = _JSON_FRAGMENTS.get(processor) or _JSON_FRAGMENTS.setdefault(processor, JsonFragments(processor.store))
-    body = fragments.pieces(graph, records, segments(unified) if unified is not None else None) \
-        or _whole_body(graph, records)
-    with processor.lock:  # the blocks read the graph state; joining them needs no lock
-        blocks = _TRIG_BLOCKS.setdefault(processor, TrigBlocks()).keyed_blocks(processor, records)
-    derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
-    if derived.triples:
-        blocks.append((str(derived.graph_iri), trig_block(derived).encode()))
-    trig = trig_bytes.pieces(processor.session_id, blocks)
-    detected = {c["id"]: c for c in graph["contradictions"] if c.get("detected")}
-    with FileLock(paths.state / "views.mutex"):
-        if not force and views_seq(processor) > seq:
-            return False
-        shown_before = _marker(processor).get("contradictions")
-        try:
-            digests = _write_views(paths, body, trig)
-        except TypeError:  # a value orjson cannot write, met while streaming the pieces: both again, whole
-            digests = _write_views(paths, _whole_body(graph, records), trig)
-        vouch(processor.store, paths, seq, digests, graph["sources"], text_ready)
-        atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
-                                              "files": _fingerprints(processor), "contradictions": sorted(detected)})
-    _save_conflicts(processor, conflicts, records)
-    emit_contradiction_events(processor.events, shown_before if isinstance(shown_before, list) else [], detected)
-    return True
-
-
-class ViewFlusher:
-    """Background thread: after a commit, refresh the views at most every ``interval`` seconds.
-
-    ``busy()``: the processor has more locks in hand (a burst). A flush then waits until it is not,
-    for at most :data:`MAX_LAG` seconds: a flush competes with judging for the interpreter and
-    the processor's lock, and a burst is over sooner if its views are written once, at its end.
-    """
-
-    def __init__(self, processor: Processor, interval: float = 0.5, busy: Callable[[], bool] | None = None):
-        self.processor = processor
-        self.interval = interval
-        self.busy = busy or (lambda: False)
-        self._dirty = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="cconductor-views", daemon=True)
-        self.error: BaseException | None = None
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def mark_dirty(self) -> None:
-        self._dirty.set()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            if not self._dirty.wait(timeout=0.2):
-                continue
-            lagging_since = time.monotonic()
-            while self.busy() and time.monotonic() - lagging_since < MAX_LAG and not self._stop.wait(0.05):
-                pass
-            self._dirty.clear()
-            started = time.monotonic()
-            if not self.processor.paths.root.is_dir():
-                continue  # the session folder is gone: never re-create it
-            try:
-                flush_views(self.processor)
-            except Exception as exc:  # the watcher must keep running; the event log says why
-                self.error = exc
-                self.processor.events.emit("views.failed", f"could not write graph views: {exc}", error=repr(exc))
-            # Rate limit, but never delay stop(). A flush competes with merges for the interpreter,
-            # so on a big graph wait at least as long as the flush took: merges keep >= half the time.
-            self._stop.wait(max(self.interval, time.monotonic() - started))
-
-    def abandon(self) -> None:
-        """Stop without writing anything (the session folder is gone)."""
-        self._stop.set()
-        self._thread.join(timeout=30)
-
-    def stop(self) -> None:
-        """Stop the thread and write the final views synchronously."""
-        self._stop.set()
-        self._thread.join(timeout=30)
-        flush_views(self.processor)

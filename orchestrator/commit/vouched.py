@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from orchestrator.model.layout import SessionPaths
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 
 KIND = "views"
 
@@ -34,7 +34,7 @@ def text_shas(sources: Iterable[Any]) -> list[str]:
     return sorted(sha for sha in found if isinstance(sha, str) and len(sha) == 64)
 
 
-def vouch(store: Store, paths: SessionPaths, seq: int, digests: Mapping[str, str], sources: Iterable[Any],
+def vouch(store: Ledger, paths: SessionPaths, seq: int, digests: Mapping[str, str], sources: Iterable[Any],
           intact: Callable[[str], bool]) -> None:
     """Record that the views just written show commit ``seq``: their sha256, and each stored text the sources
     name with its file key and whether it was intact (``intact``: as the flush found it).
@@ -46,7 +46,7 @@ def vouch(store: Store, paths: SessionPaths, seq: int, digests: Mapping[str, str
     store.put_derived(KIND, [("", seq, body)])
 
 
-def vouched(store: Store, head: int) -> dict[str, Any] | None:
+def vouched(store: Ledger, head: int) -> dict[str, Any] | None:
     """What the ledger says of the views of commit ``head``, or None when it says nothing of them."""
     body = store.derived_of(KIND, "", head)
     try:

@@ -26,18 +26,14 @@ from watchdog.observers.polling import PollingObserver
 from orchestrator.commit.fs_detect import polling_reason
 from orchestrator.commit.internal_errors import log_internal_error
 from orchestrator.commit.processor import Outcome, Processor
-from orchestrator.commit.views import ViewFlusher
-from orchestrator.model.errors import CconductorError
+from orchestrator.commit.view_flusher import ViewFlusher
+from orchestrator.model.errors import SessionGone
 from orchestrator.model.layout import LOCK_SUFFIX
 
 RESCAN = "<rescan>"
-#: After a failed batch the watcher waits this long, doubling up to the maximum, before trying again.
+#: After a failed sweep the watcher waits this long, doubling up to the maximum, before trying again.
 BACKOFF_START_S = 0.2
 BACKOFF_MAX_S = 30.0
-
-
-class SessionGone(CconductorError):
-    """The watched session folder was deleted or renamed."""
 
 
 class _LockHandler(FileSystemEventHandler):
@@ -84,11 +80,8 @@ class Watcher:
         flush_interval: float = 0.5,
         on_outcome: Callable[[Outcome], None] | None = None,
         report: Callable[[str], None] | None = None,
-        warm_helpers: bool = False,
     ):
-        """``warm_helpers``: start the read-ahead helpers now (``cconductor watch``), not at the first burst."""
         self.processor = processor
-        processor.readahead.expect_bursts(now=warm_helpers)
         self.polling = polling
         self.rescan_interval = rescan_interval
         self.flusher = ViewFlusher(processor, flush_interval, busy=self._busy)
@@ -105,7 +98,7 @@ class Watcher:
         self.ready = threading.Event()
 
     def _busy(self) -> bool:
-        """Judging a batch, or more lock hints are waiting: a burst is on (the views flush waits)."""
+        """Judging a sweep, or more lock hints are waiting: a burst is on (the views flush waits)."""
         return not self._idle or not self._wake.empty()
 
     def stop(self) -> None:
@@ -115,7 +108,7 @@ class Watcher:
     def interrupt(self, signum: int | None = None, frame: object = None) -> None:
         """Signal handler for the thread running :meth:`run` (Ctrl-C, SIGTERM).
 
-        A batch in progress is finished (it is not torn between its commit and consuming its
+        A sweep in progress is finished (it is not torn between its commit and consuming its
         locks); only an idle wait is interrupted.
         """
         self._stop.set()
@@ -168,7 +161,7 @@ class Watcher:
                     pass
                 finally:
                     self._idle = False
-                while True:  # coalesce a burst of hints into one batch
+                while True:  # coalesce a burst of hints into one sweep
                     try:
                         self._wake.get_nowait()
                     except queue.Empty:
@@ -192,27 +185,26 @@ class Watcher:
                 try:
                     self._process_once()
                 finally:
-                    self.flusher.stop()
-                    events.emit("watch.stopped", "watcher stopped; views flushed")
+                    if self.gone:
+                        self.flusher.abandon()
+                    else:
+                        self.flusher.stop()
+                        events.emit("watch.stopped", "watcher stopped; views flushed")
 
     def _check_session(self) -> None:
         if _identity(self.processor.paths.root) != self._identity:
             self.gone = True
-            raise SessionGone(
-                f"the session folder {self.processor.paths.root} was deleted or renamed; the watcher stopped and "
-                "wrote nothing. Start `cconductor watch` again on the folder's new location"
-            )
+            raise SessionGone(self.processor.paths.root, "the watcher", "start `cconductor watch` again")
 
     def _process_once(self) -> None:
         try:
             outcomes = self.processor.process_pending()
         except Exception as exc:
-            if _identity(self.processor.paths.root) != self._identity:
-                return  # the session vanished mid-batch: the next check stops the watcher
+            self._check_session()  # the session vanished mid-sweep: stop now
             self._failures += 1
             delay = min(BACKOFF_START_S * 2 ** (self._failures - 1), BACKOFF_MAX_S)
             self._retry_at = time.monotonic() + delay
-            log = log_internal_error(self.processor.paths, "processing a batch", exc)
+            log = log_internal_error(self.processor.paths, "processing a sweep", exc)
             self.processor.events.emit("processor.error", f"processing failed: {exc!r}; retrying in {delay:.1f} s",
                                        error=repr(exc), retry_in_s=delay, log=log)
             self.report(f"watch: processing failed ({type(exc).__name__}: {exc}); retrying in {delay:.1f} s "

@@ -1,27 +1,21 @@
 """The three string formats our schemas use (uri, date, date-time), checked by rules of our own.
 
-jsonschema's own checkers come from optional libraries it imports with itself: rfc3986-validator
-builds its grammar at import (about 55 ms), isoduration pulls arrow (about 30 ms), rfc3987-syntax
-builds a grammar (about 0.8 s), idna and rfc3339-validator (with six) cost about 2 ms more. Every
-command that validates pays that on start-up, for formats our schemas never use. So jsonschema is
-imported with those libraries kept away (see :func:`import_jsonschema`), and these three formats
-are checked here by cheap rules that follow the RFC 3986 and RFC 3339 grammars
-(tests/test_schemas.py holds the cases).
+jsonschema's own format checkers come from optional libraries (its ``format-nongpl`` extra), which
+it imports with itself when they are installed: rfc3987-syntax alone builds a grammar at import
+(about 0.8 s), rfc3986-validator and isoduration (with arrow) about 85 ms more, for formats our
+schemas never use. So cconductor does not install them, and checks these three formats by cheap
+rules that follow the RFC 3986 and RFC 3339 grammars (tests/test_schemas.py holds the cases), given
+to both validators (jsonschema and jsonschema-rs) alike.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from types import MappingProxyType
 from typing import Any
-
-#: Optional format libraries of jsonschema that our schemas do not need.
-UNUSED_FORMAT_LIBRARIES = ("rfc3987_syntax", "rfc3987", "rfc3986_validator", "isoduration", "webcolors",
-                           "uri_template", "jsonpointer", "fqdn", "idna", "rfc3339_validator")
 
 # RFC 3986 absolute URI: scheme ":" then only unreserved, reserved and percent-encoded characters,
 # with at most one "#"; brackets only around an IPv6 host.
@@ -73,27 +67,6 @@ def is_date_time(value: Any) -> bool:
     return False  # pragma: no cover - the date was checked above
 
 
-@contextlib.contextmanager
-def _kept_away(names: tuple[str, ...]) -> Iterator[None]:
-    """Make ``import name`` fail inside the block, as if the package were not installed."""
-    added = [name for name in names if name not in sys.modules]
-    for name in added:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        for name in added:
-            if sys.modules.get(name, 0) is None:
-                del sys.modules[name]
-
-
-def import_jsonschema() -> Any:
-    """jsonschema, imported without its optional format libraries (if it is not imported already)."""
-    with _kept_away(UNUSED_FORMAT_LIBRARIES):
-        import jsonschema
-    return jsonschema
-
-
 #: The formats our schemas use and their one rule each (jsonschema and jsonschema-rs are given these).
 FORMATS: Mapping[str, Callable[[Any], bool]] = MappingProxyType(
     {"uri": is_uri, "date": is_date, "date-time": is_date_time})
@@ -101,7 +74,9 @@ FORMATS: Mapping[str, Callable[[Any], bool]] = MappingProxyType(
 
 def format_checker() -> Any:
     """A FormatChecker that knows exactly the formats our schemas use."""
-    checker = import_jsonschema().FormatChecker(formats=())
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(formats=())
     for name, rule in FORMATS.items():
         checker.checks(name)(rule)
     return checker

@@ -12,12 +12,10 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from orchestrator.contract.formats import import_jsonschema
+from jsonschema.exceptions import ValidationError, best_match
+
 from orchestrator.contract.schema_phrases import FORMAT_EXAMPLES, TYPE_WORDS, Resolve, describe, quote_all
 from orchestrator.model.problems import Problem, pointer_join
-
-import_jsonschema()  # first, so jsonschema comes without the format libraries our schemas do not use
-from jsonschema.exceptions import ValidationError, best_match  # noqa: E402
 
 PREVIEW_CHARS = 60
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urljoin
 
-from orchestrator.contract.formats import FORMATS, format_checker, import_jsonschema
+from orchestrator.contract.formats import FORMATS, format_checker
+from orchestrator.contract.patterns import extended
 from orchestrator.model.errors import ConfigError
 from orchestrator.model.layout import resource_dir
 from orchestrator.model.problems import Problem
@@ -150,7 +151,6 @@ class SchemaRegistry:
         """``jsonschema``'s validator for ``name`` (with the reference registry), built on first need."""
         with self._lock:
             if name not in self._slow:
-                import_jsonschema()
                 from jsonschema import Draft202012Validator
                 from referencing import Registry
                 from referencing.jsonschema import DRAFT202012
@@ -160,8 +160,8 @@ class SchemaRegistry:
                         (schema["$id"], DRAFT202012.create_resource(schema)) for schema in self._all.values())
                     for schema in self._all.values():
                         self._index_bases(schema, schema["$id"])
-                self._slow[name] = Draft202012Validator(self._schemas[name], registry=self._registry,
-                                                        format_checker=format_checker())
+                self._slow[name] = extended(Draft202012Validator)(self._schemas[name], registry=self._registry,
+                                                                  format_checker=format_checker())
             return self._slow[name]
 
     def _resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
@@ -186,7 +186,6 @@ class SchemaRegistry:
 
 def _check_schema(schema: dict[str, Any]) -> None:
     """Raise ValueError if ``schema`` is not a valid Draft 2020-12 schema."""
-    import_jsonschema()
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 

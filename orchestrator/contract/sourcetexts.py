@@ -58,25 +58,8 @@ class TextStore:
             time.sleep(REREAD_WAITS_S[min(attempt, len(REREAD_WAITS_S) - 1)])
             attempt += 1
 
-    def look(self, sha: str) -> tuple[str, FileKey] | None:
-        """The text and its file's key if it is usable right now, without waiting for a writer.
-
-        For the read-ahead helper: what it finds usable, the judging may take as checked while
-        the file keeps that key (:meth:`problem_with`); anything else the judging checks itself.
-        """
-        if not _is_sha256(sha):
-            return None
-        text, _, _, key = self._read(sha)
-        return None if text is None or key is None else (text, key)
-
-    def problem_with(self, sha: str, looked: FileKey | None = None) -> str | None:
-        """Why the stored text of ``sha`` is unusable, or None; ``looked``: its key when a :meth:`look` found it usable.
-
-        A file that still has the key it had when it was found usable holds the same bytes (the
-        text cache relies on the same rule), so it is not read and hashed a second time.
-        """
-        if looked is not None and _is_sha256(sha) and _file_key(self.paths.source_text(sha)) == looked:
-            return None
+    def problem_with(self, sha: str) -> str | None:
+        """Why the stored text of ``sha`` is unusable, or None."""
         return self.check(sha)[1]
 
     def stored(self, sha: str, suffix: str) -> tuple[str | None, str | None]:
@@ -167,15 +150,11 @@ def named_texts(artifact_set: ArtifactSet) -> Iterator[tuple[InputFile, int, Map
                 yield art, position, source, sha
 
 
-def source_text_problems(artifact_set: ArtifactSet, texts: TextStore,
-                         looked: Mapping[str, FileKey] | None = None) -> list[Problem]:
-    """A problem for each source whose ``content_sha256`` names no usable text, in every file that holds sources.
-
-    ``looked``: texts a :meth:`TextStore.look` found usable, by sha256, with their file's key.
-    """
+def source_text_problems(artifact_set: ArtifactSet, texts: TextStore) -> list[Problem]:
+    """A problem for each source whose ``content_sha256`` names no usable text, in every file that holds sources."""
     problems = []
     for art, position, source, sha in named_texts(artifact_set):
-        reason = texts.problem_with(sha, (looked or {}).get(sha))
+        reason = texts.problem_with(sha)
         if reason:
             problems.append(Problem(
                 art.rel, pointer_join("sources", position, "content_sha256"), "source_text.invalid",

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from orchestrator.graph.evidence import Deadline, verify_snippet
+from orchestrator.graph.evidence import verify_snippet
+from orchestrator.graph.evidence_budget import Budget
 from orchestrator.model.problems import Problem, pointer_join
 from orchestrator.model.textnorm import normalize_mapped
 
@@ -49,9 +50,9 @@ class Lookups:
         return [str(c.get("text", "")) for c in own + theirs if c.get("describes") == gid]
 
 
-def _on_page(text: str, quoted: str, page: int, deadline: Deadline) -> dict[str, Any]:
+def _on_page(text: str, quoted: str, page: int, budget: Budget) -> dict[str, Any]:
     """A verification of ``quoted`` on ``page``; a short caption ("Table 2 (continued)") by plain containment."""
-    result = verify_snippet(quoted, text, page, deadline=deadline).to_dict()
+    result = verify_snippet(quoted, text, page, budget=budget).to_dict()
     if not result["verified"] and "too short" in result["reason"]:
         pages = text.split("\f")
         if 1 <= page <= len(pages) and normalize_mapped(quoted).text in normalize_mapped(pages[page - 1]).text:
@@ -59,7 +60,7 @@ def _on_page(text: str, quoted: str, page: int, deadline: Deadline) -> dict[str,
     return result
 
 
-def caption_problems(contribution: Mapping[str, Any], lookups: Lookups, deadline: Deadline) -> list[Problem]:
+def caption_problems(contribution: Mapping[str, Any], lookups: Lookups, budget: Budget) -> list[Problem]:
     """Each caption's text must stand on its page of its source's stored text (when the source has one)."""
     problems = []
     for caption in contribution["items"].get("captions") or ():
@@ -69,7 +70,7 @@ def caption_problems(contribution: Mapping[str, Any], lookups: Lookups, deadline
         page = caption.get("page")
         if text is None or not isinstance(page, int):
             continue
-        found = _on_page(text, str(caption.get("text", "")), page, deadline)
+        found = _on_page(text, str(caption.get("text", "")), page, budget)
         if found["verified"]:
             continue
         prov = caption.get("provenance") or {}
@@ -108,7 +109,7 @@ def _short_in(snippet: str, text: str) -> dict[str, Any] | None:
             "reason": "found", "match": "exact"}
 
 
-def _table_verification(evidence: Item, item: Item, lookups: Lookups, deadline: Deadline) -> dict[str, Any]:
+def _table_verification(evidence: Item, item: Item, lookups: Lookups, budget: Budget) -> dict[str, Any]:
     data = lookups.table(str(item.get("data_sha256"))) if isinstance(item.get("data_sha256"), str) else None
     if data is None:
         return _failed(f"table {item['id']!r} has no stored cells (data_sha256) to check against", item)
@@ -123,12 +124,12 @@ def _table_verification(evidence: Item, item: Item, lookups: Lookups, deadline: 
             return _failed(f"rows {first}-{last} do not exist: {item.get('label')} has rows 0 (header) to "
                            f"{len(pages) - 2}", item)
         quoted = "\n".join(pages[first + 1:last + 2])
-        found = verify_snippet(snippet, quoted, None, deadline=deadline).to_dict()
+        found = verify_snippet(snippet, quoted, None, budget=budget).to_dict()
         if not found["verified"] and "too short" in found["reason"]:  # the rows say which cells: a value will do
             found = _short_in(snippet, quoted) or {**found, "reason": "not found"}
         where = f"rows {first}-{last}" if first != last else f"row {first}"
     else:
-        found = verify_snippet(snippet, "\f".join(pages), None, deadline=deadline).to_dict()
+        found = verify_snippet(snippet, "\f".join(pages), None, budget=budget).to_dict()
         short = not found["verified"] and "too short" in found["reason"]
         if short and " | " in snippet:  # whole cells of one row, however short
             hits = [(n, hit) for n, page in enumerate(pages, start=1) if (hit := _short_in(snippet, page))]
@@ -137,7 +138,7 @@ def _table_verification(evidence: Item, item: Item, lookups: Lookups, deadline: 
         if found["verified"] and isinstance(found["page"], int):
             where = "its caption" if found["page"] == 1 else f"row {found['page'] - 2}"
         elif not short:  # a quote across rows
-            found = verify_snippet(snippet, "\n".join(pages), None, deadline=deadline).to_dict()
+            found = verify_snippet(snippet, "\n".join(pages), None, budget=budget).to_dict()
     label = item.get("label") or item["id"]
     reason = (f"found in {label} ({where})" if found["verified"]
               else f"{found['reason']}, or quote whole cells of one row ('a | b') and name it in 'rows': [n, n]"
@@ -146,12 +147,12 @@ def _table_verification(evidence: Item, item: Item, lookups: Lookups, deadline: 
             "data_sha256": item.get("data_sha256")}
 
 
-def _figure_verification(evidence: Item, item: Item, lookups: Lookups, deadline: Deadline) -> dict[str, Any]:
+def _figure_verification(evidence: Item, item: Item, lookups: Lookups, budget: Budget) -> dict[str, Any]:
     captions = lookups.captions_of(item["id"])
     if not captions:
         return _failed(f"figure {item['id']!r} has no caption to check against: cite the figure with a quote of "
                        "its caption, after a caption that describes it is merged", item)
-    found = verify_snippet(str(evidence.get("snippet", "")), "\f".join(captions), None, deadline=deadline).to_dict()
+    found = verify_snippet(str(evidence.get("snippet", "")), "\f".join(captions), None, budget=budget).to_dict()
     label = item.get("label") or item["id"]
     reason = f"found in the caption of {label}" if found["verified"] else f"not found in the caption of {label}"
     return {**_located(found), "page": item.get("page"), "reason": reason, "figure": item["id"]}
@@ -166,7 +167,7 @@ def _failed(reason: str, item: Item) -> dict[str, Any]:
     return {"verified": False, "score": 0.0, "matched_text": "", "page": item.get("page"), "reason": reason}
 
 
-def bind_document_evidence(contribution: Mapping[str, Any], lookups: Lookups, deadline: Deadline) -> int:
+def bind_document_evidence(contribution: Mapping[str, Any], lookups: Lookups, budget: Budget) -> int:
     """Record a verification on every evidence item whose locator names a table or figure; returns how many."""
     checked = 0
     for claim in contribution["items"].get("claims") or ():
@@ -185,7 +186,7 @@ def bind_document_evidence(contribution: Mapping[str, Any], lookups: Lookups, de
                                  f"source {evidence.get('source_id')!r}", item)
             else:
                 verify = _table_verification if kind == "tables" else _figure_verification
-                result = verify(evidence, item, lookups, deadline)
+                result = verify(evidence, item, lookups, budget)
                 page = locator.get("page")
                 if result["verified"] and isinstance(page, int) and page != item.get("page"):
                     result = {**result, "verified": False,

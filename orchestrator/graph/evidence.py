@@ -7,16 +7,19 @@ and word of the snippet is in the matched passage, so "52 percent" never verifie
 saying 25 and "did not reduce" never verifies "reduced". The record keeps the source's own
 passage and its offsets, not the agent's wording. Whether an unverified snippet rejects a claim
 is decided by the SHACL shapes (high-priority claims need verified evidence).
+
+The work the checks of one submission may do is counted (graph/evidence_budget.py), never timed: a
+verdict depends on the submission and its texts only, the same on an idle and on a saturated core.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from orchestrator.graph.evidence_budget import CUT_SHORT, Budget, alignment_cost
 from orchestrator.model.textnorm import Normalized, critical_tokens, normalize_mapped, words
 
 DEFAULT_THRESHOLD = 90.0
@@ -24,12 +27,8 @@ PAGE_SEPARATOR = "\f"
 #: A snippet must be long enough to say something: "at" or "the results" would verify anything.
 MIN_SNIPPET_CHARS = 20
 MIN_SNIPPET_WORDS = 4
-#: Wall-clock budget for the evidence checks of one artifact set; past it only exact matches are tried.
-DEFAULT_TIME_BUDGET_S = 3.0
 #: The closest-passage search for feedback compares at most this much of the snippet.
 _FEEDBACK_NEEDLE = 300
-
-
 @dataclass(frozen=True)
 class Verification:
     verified: bool
@@ -40,6 +39,8 @@ class Verification:
     char_start: int | None = None
     char_end: int | None = None
     match: str | None = None  # exact | approximate
+    #: the work limit stopped part of the search (the reason says so)
+    cut_short: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -51,34 +52,9 @@ class Verification:
         }
         if self.char_start is not None:
             result.update(char_start=self.char_start, char_end=self.char_end, match=self.match)
+        if self.cut_short:
+            result["cut_short"] = True
         return result
-
-
-class Deadline:
-    """Shared by the checks of one artifact set, so no submission holds the merge mutex for long.
-
-    Past the budget only exact matches are tried; past twice the budget nothing more is checked.
-    """
-
-    def __init__(self, seconds: float = DEFAULT_TIME_BUDGET_S):
-        self.started = time.monotonic()
-        self.seconds = seconds
-
-    @classmethod
-    def resumed(cls, spent: float, seconds: float = DEFAULT_TIME_BUDGET_S) -> Deadline:
-        """The budget of checks that already spent ``spent`` seconds of it (in another process, say)."""
-        deadline = cls(seconds)
-        deadline.started -= spent
-        return deadline
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    def expired(self) -> bool:
-        return time.monotonic() - self.started >= self.seconds
-
-    def exhausted(self) -> bool:
-        return time.monotonic() - self.started >= 2 * self.seconds
 
 
 @dataclass(frozen=True)
@@ -119,8 +95,6 @@ def _exact(wanted: str, page: Normalized) -> _Found | None:
 def _approximate(wanted: str, page: Normalized, threshold: float) -> _Found | None:
     """A near-verbatim quote: same words, numbers, units and negations; only small differences between."""
     wanted_words = words(wanted)
-    if not set(wanted_words) <= _word_set(page.text):
-        return None  # prefilter: a word the page never uses cannot be in the passage
     from rapidfuzz import fuzz  # only when a quote is not verbatim: most merges never import it
 
     alignment = fuzz.partial_ratio_alignment(wanted, page.text, score_cutoff=threshold)
@@ -151,6 +125,7 @@ class _Source:
     """A stored text split into pages, each normalised once."""
 
     def __init__(self, text: str):
+        self.key = (hash(text), len(text))
         self.raw_pages = text.split(PAGE_SEPARATOR)
         self.offsets: list[int] = []
         position = 0
@@ -169,18 +144,58 @@ class _Source:
         return Verification(verified, found.score, passage, number, reason, base + start, base + end, match)
 
 
-def _search(
-    wanted: str, source: _Source, number: int, threshold: float, deadline: Deadline
-) -> tuple[_Found, str] | None:
-    page = source.page(number)
-    found = _exact(wanted, page)
-    if found:
-        return found, "exact"
-    if not deadline.expired():
-        found = _approximate(wanted, page, threshold)
+@dataclass
+class _Search:
+    """One snippet's search in one text, paying each step from the submission's budget."""
+
+    wanted: str
+    source: _Source
+    threshold: float
+    budget: Budget
+    #: a step did not fit the budget
+    cut_short: bool = False
+
+    def page(self, number: int) -> Normalized | None:
+        """The page in normal form, its exact search paid for; None if that does not fit."""
+        if self.budget.take_page(self.source.key, number, len(self.source.raw_pages[number - 1])):
+            return self.source.page(number)
+        self.cut_short = True
+        return None
+
+    def aligned(self, page: Normalized, needle: str, per_block: int = 4) -> bool:
+        """Whether an alignment of ``needle`` over the page fits (and is paid for)."""
+        if self.budget.take(alignment_cost(len(page.text), len(needle), per_block=per_block)):
+            return True
+        self.cut_short = True
+        return False
+
+    def on_page(self, number: int) -> tuple[_Found, str] | None:
+        page = self.page(number)
+        if page is None:
+            return None
+        found = _exact(self.wanted, page)
         if found:
-            return found, "approximate"
-    return None
+            return found, "exact"
+        if not set(words(self.wanted)) <= _word_set(page.text):
+            return None  # a word the page never uses cannot be in the passage: no alignment needed
+        if self.aligned(page, self.wanted):
+            found = _approximate(self.wanted, page, self.threshold)
+            if found:
+                return found, "approximate"
+        return None
+
+    def closest(self, numbers: list[int]) -> tuple[_Found, int] | None:
+        """The most similar passage on these pages, for the agent's feedback, as far as the budget goes."""
+        needle = self.wanted[:_FEEDBACK_NEEDLE]
+        best: tuple[_Found, int] | None = None
+        for number in numbers:
+            page = self.page(number)
+            if page is None or not self.aligned(page, needle, per_block=16):
+                break
+            found = _closest(needle, page)
+            if found and (best is None or found.score > best[0].score):
+                best = (found, number)
+        return best
 
 
 def verify_snippet(
@@ -188,10 +203,13 @@ def verify_snippet(
     text: str,
     page: int | None,
     threshold: float = DEFAULT_THRESHOLD,
-    deadline: Deadline | None = None,
+    budget: Budget | None = None,
 ) -> Verification:
-    """Check ``snippet`` against the stored ``text`` at ``page`` (anywhere when no page is given)."""
-    deadline = deadline or Deadline()
+    """Check ``snippet`` against the stored ``text`` at ``page`` (anywhere when no page is given).
+
+    ``budget``: the submission's, shared by its checks (else this check has a budget of its own).
+    """
+    budget = budget or Budget()
     wanted = normalize_mapped(snippet).text
     if len(wanted) < MIN_SNIPPET_CHARS or len(words(wanted)) < MIN_SNIPPET_WORDS:
         return Verification(
@@ -199,20 +217,17 @@ def verify_snippet(
             f"the snippet is too short to verify anything: quote at least {MIN_SNIPPET_CHARS} characters and "
             f"{MIN_SNIPPET_WORDS} words of the source verbatim",
         )
-    if deadline.exhausted():
-        return Verification(
-            False, 0.0, "", page,
-            "not checked: the evidence checks of this submission ran out of time; cite fewer or shorter passages "
-            "per submission",
-        )
+    if budget.exhausted():
+        return Verification(False, 0.0, "", page, "not checked: " + CUT_SHORT, cut_short=True)
     source = _Source(text)
     count = len(source.raw_pages)
     if page is not None and not 1 <= page <= count:
         return Verification(False, 0.0, "", None, f"page {page} does not exist: the source text has {count} page(s)")
+    search = _Search(wanted, source, threshold, budget)
     order = [page] if page is not None else []
     order += [n for n in range(1, count + 1) if n != page]
     for number in order:
-        hit = _search(wanted, source, number, threshold, deadline)
+        hit = search.on_page(number)
         if hit is None:
             continue
         found, how = hit
@@ -222,46 +237,35 @@ def verify_snippet(
                 reason += " (approximately: only spacing or punctuation differ)"
             return source.verification(number, found, True, reason, how)
         return source.verification(number, found, False, f"found on page {number}, not on the cited page {page}", how)
-    return _not_found(wanted, source, page, deadline)
+    return _not_found(search, page)
 
 
-def _not_found(wanted: str, source: _Source, page: int | None, deadline: Deadline) -> Verification:
+def _not_found(search: _Search, page: int | None) -> Verification:
     reason = "not found on the cited page" if page is not None else "not found in the source text"
-    if deadline.expired():
-        return Verification(False, 0.0, "", page, reason + " (closest passage not searched: time limit reached)")
-    candidates = [page] if page is not None else range(1, len(source.raw_pages) + 1)
-    best: tuple[_Found, int] | None = None
-    for number in candidates:
-        if deadline.expired():
-            break
-        found = _closest(wanted, source.page(number))
-        if found and (best is None or found.score > best[0].score):
-            best = (found, number)
+    best = search.closest([page] if page is not None else list(range(1, len(search.source.raw_pages) + 1)))
+    if search.cut_short:
+        reason += "; " + CUT_SHORT
     if best is None:
-        return Verification(False, 0.0, "", page, reason)
-    closest = source.verification(best[1], best[0], False, reason, None)
-    return Verification(False, closest.score, closest.matched_text, closest.page, reason)
+        return Verification(False, 0.0, "", page, reason, cut_short=search.cut_short)
+    closest = search.source.verification(best[1], best[0], False, reason, None)
+    return Verification(False, closest.score, closest.matched_text, closest.page, reason, cut_short=search.cut_short)
 
 
 def bind_evidence(
-    contribution: dict[str, Any],
+    contribution: Mapping[str, Any],
     source_of: Callable[[str], dict[str, Any] | None],
     text_of: Callable[[str], str | None],
     threshold: float = DEFAULT_THRESHOLD,
-    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
-    checked_before: Callable[[str, str, int | None], dict[str, Any] | None] | None = None,
-    deadline: Deadline | None = None,
+    budget: Budget | None = None,
 ) -> int:
     """Record a verification on every evidence item whose source has a stored text.
 
-    ``source_of`` maps a global source id to its item, ``text_of`` a sha256 to the text.
-    ``checked_before(snippet, sha256, page)``: this very check's result computed earlier (by the
-    read-ahead helper) while the text is still usable, or None. ``deadline``: the submission's
-    budget when checks made earlier spent part of it (else a budget of ``time_budget_s`` starts).
-    Returns the number of evidence items checked.
+    ``source_of`` maps a global source id to its item, ``text_of`` a sha256 to the text. Every check
+    of the contribution shares one ``budget`` (a new :class:`Budget` if none is given), spent in the
+    order of its claims and evidence items. Returns the number of evidence items checked.
     """
     own_sources = {s["id"]: s for s in contribution["items"]["sources"]}
-    deadline = deadline or Deadline(time_budget_s)
+    budget = budget or Budget()
     checked = 0
     for claim in contribution["items"]["claims"]:
         for evidence in claim.get("evidence", []):
@@ -272,13 +276,11 @@ def bind_evidence(
             sha = source.get("content_sha256") if source else None
             page = (evidence.get("locator") or {}).get("page")
             page = page if isinstance(page, int) else None
-            snippet = str(evidence.get("snippet", ""))
-            earlier = checked_before(snippet, sha, page) if checked_before and isinstance(sha, str) else None
-            text = text_of(sha) if earlier is None and isinstance(sha, str) else None
-            if earlier is None and text is None:
+            text = text_of(sha) if isinstance(sha, str) else None
+            if text is None:
                 evidence["verification"] = unchecked()
                 continue
-            verification = earlier or verify_snippet(snippet, text or "", page, threshold, deadline).to_dict()
+            verification = verify_snippet(str(evidence.get("snippet", "")), text, page, threshold, budget).to_dict()
             verification["text_sha256"] = sha
             evidence["verification"] = verification
             checked += 1

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from orchestrator.model.inputs import InputFile
 from orchestrator.model.kinds import COLLECTIONS, KINDS
 from orchestrator.model.problems import Problem, pointer_join
+from orchestrator.model.records import Contribution
 
 #: Reference fields per collection, from the kinds table: (field path, target collections, strict).
 REFERENCES: dict[str, tuple[tuple[str, tuple[str, ...], bool], ...]] = {
@@ -44,7 +45,7 @@ class EmptyIndex:
 @dataclass
 class MergeResult:
     namespace: dict[str, Any]
-    contribution: dict[str, Any]
+    contribution: Contribution
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -218,7 +219,7 @@ def build_contribution(
             }
             items[collection].append(item)
 
-    contribution = {
+    contribution: Contribution = {
         "agent": agent,
         "attempt": attempt,
         "merged_at": merged_at,

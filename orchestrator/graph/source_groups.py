@@ -30,6 +30,8 @@ class SourceGroups:
         self._shared: set[str] = set()  # identifiers held by two agents or more
         self._alone: dict[str, tuple[Any, list[dict[str, Any]], dict[str, str]]] = {}
         self.last: dict[str, list[dict[str, Any]]] = {}  # the groups each agent heads, of the last call
+        #: what identifies each agent's groups of the last call: its record key when grouped alone, else None
+        self.last_keys: dict[str, Any] = {}
 
     def dedupe(self, sources: Mapping[str, Sequence[dict[str, Any]]], keys: Mapping[str, Any]) -> Unified:
         """``sources`` by agent; ``keys`` the agent's record key (None: not cacheable, grouped again)."""
@@ -51,17 +53,18 @@ class SourceGroups:
         joint = [s for a in agents if a in linked for s in sources[a]]
         owner = {s["id"]: a for a in agents if a in linked for s in sources[a]}
         if len(owner) != len(joint):  # ids repeat (never in a merged graph): group everything at once
-            self.last = {}
+            self.last, self.last_keys = {}, {}
             return dedupe_sources([s for a in agents for s in sources[a]])
         joint_unified, alias = dedupe_sources(joint) if joint else ([], {})
         headed: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for item in joint_unified:
             headed[owner[item["id"]]].append(item)
         unified: list[dict[str, Any]] = []
-        self.last = {}
+        self.last, self.last_keys = {}, {}
         for agent in agents:
             if agent in linked:
                 self.last[agent] = headed.get(agent, [])
+                self.last_keys[agent] = None
                 unified += self.last[agent]
                 continue
             kept = self._alone.get(agent)
@@ -70,6 +73,7 @@ class SourceGroups:
                 if keys[agent] is not None:
                     self._alone[agent] = kept
             self.last[agent] = kept[1]  # the same list while the agent's record is: its JSON is kept too
+            self.last_keys[agent] = ("alone", kept[0])
             unified += kept[1]
             alias.update(kept[2])
         for agent in [a for a in self._alone if a not in sources or a in linked]:

@@ -15,12 +15,13 @@ from typing import Any, Protocol
 
 from orchestrator.model.errors import StoreError
 from orchestrator.model.kinds import COLLECTIONS
+from orchestrator.model.records import Record
 
 
 class Committed(Protocol):
     """The committed graph a state starts from, read on demand (the commit layer backs it with the store)."""
 
-    def records_at(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]: ...
+    def records_at(self, seqs: Sequence[int]) -> dict[int, Record]: ...
 
     def holders(self, kind: str, key: str) -> list[tuple[str, int, str]]: ...
 
@@ -45,7 +46,7 @@ class _Unloaded:
         self.seq = seq
 
 
-class Records(MutableMapping[str, dict[str, Any]]):
+class Records(MutableMapping[str, Record]):
     """agent -> current record, in the order one-by-one puts leave them (each put moves its agent last).
 
     Reading a record not loaded yet loads it (and indexes it in the state); :meth:`load_all`
@@ -54,15 +55,15 @@ class Records(MutableMapping[str, dict[str, Any]]):
 
     def __init__(self, state: GraphState) -> None:
         self._state = state
-        self._data: dict[str, dict[str, Any] | _Unloaded] = {}
+        self._data: dict[str, Record | _Unloaded] = {}
 
-    def __getitem__(self, agent: str) -> dict[str, Any]:
+    def __getitem__(self, agent: str) -> Record:
         value = self._data[agent]
         if isinstance(value, _Unloaded):
             return self._state._load([agent])[agent]
         return value
 
-    def __setitem__(self, agent: str, record: dict[str, Any]) -> None:
+    def __setitem__(self, agent: str, record: Record) -> None:
         self._data[agent] = record
 
     def __delitem__(self, agent: str) -> None:
@@ -80,7 +81,7 @@ class Records(MutableMapping[str, dict[str, Any]]):
     def __contains__(self, agent: object) -> bool:
         return agent in self._data
 
-    def load_all(self) -> dict[str, dict[str, Any]]:
+    def load_all(self) -> dict[str, Record]:
         """Every record, loaded (one read of the store for those not loaded yet), as a plain dict."""
         unloaded = [agent for agent, value in self._data.items() if isinstance(value, _Unloaded)]
         if unloaded:
@@ -96,7 +97,7 @@ class Records(MutableMapping[str, dict[str, Any]]):
     def move_to_end(self, agent: str) -> None:
         self._data[agent] = self._data.pop(agent)
 
-    def _pop_loaded(self, agent: str) -> dict[str, Any] | None:
+    def _pop_loaded(self, agent: str) -> Record | None:
         """Remove the agent; its record if it was loaded (an unloaded one was never indexed)."""
         value = self._data.pop(agent, None)
         return None if isinstance(value, _Unloaded) else value
@@ -121,7 +122,7 @@ class GraphState:
             self.records._data[agent] = _Unloaded(seq)
             self._base[agent] = seq
 
-    def adopt(self, agents: list[str]) -> dict[str, dict[str, Any]]:
+    def adopt(self, agents: list[str]) -> dict[str, Record]:
         """Load these agents' records and hold them as if put (not looked up in the store's index)."""
         found = self._load(agents) if agents else {}
         for agent in agents:
@@ -138,9 +139,11 @@ class GraphState:
 
     def seq_of(self, agent: str) -> int | None:
         value = self.records._data.get(agent)
-        return value.seq if isinstance(value, _Unloaded) else (value or {}).get("seq")
+        if isinstance(value, _Unloaded):
+            return value.seq
+        return value.get("seq") if value is not None else None
 
-    def put(self, agent: str, record: dict[str, Any] | None) -> None:
+    def put(self, agent: str, record: Record | None) -> None:
         """Replace (or with None, remove) an agent's record and its index entries."""
         self._base.pop(agent, None)
         old = self.records._pop_loaded(agent)
@@ -167,7 +170,7 @@ class GraphState:
                     if not owners:
                         del self._locals[collection][item["local_id"]]
 
-    def _load(self, agents: list[str]) -> dict[str, dict[str, Any]]:
+    def _load(self, agents: list[str]) -> dict[str, Record]:
         assert self._committed is not None
         data = self.records._data
         wanted = {agent: value.seq for agent in agents if isinstance(value := data.get(agent), _Unloaded)}

@@ -7,6 +7,7 @@ from all of them, and ``stats`` recomputed from the data (never trusted from age
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.contradictions import ConflictCache
@@ -109,7 +110,7 @@ def dedupe_entities(entities: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
 
 
 def build_views(
-    records: dict[str, dict[str, Any]], session_id: str, commit_seq: int, generated_at: str,
+    records: Mapping[str, Mapping[str, Any]], session_id: str, commit_seq: int, generated_at: str,
     recheck: Recheck | None = None, conflicts: ConflictCache | None = None, namespaces: bool = True,
     intact: Intact | None = None,
 ) -> dict[str, Any]:

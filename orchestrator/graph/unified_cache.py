@@ -12,6 +12,7 @@ equals ``build_views`` (``tests/test_json_view.py``, ``tests/test_incremental_eq
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,7 +30,7 @@ from orchestrator.graph.unified_parts import (
     record_key,
 )
 
-__all__ = ["TextReady", "UnifiedCache", "record_key", "segments"]
+__all__ = ["Segment", "TextReady", "UnifiedCache", "record_key", "segments"]
 
 #: Whether the stored text of a sha256 can be read now.
 TextReady = Callable[[str], bool]
@@ -46,6 +47,7 @@ class UnifiedCache:
         self.entities: dict[str, str] = {}
         self.assessments: dict[str, list[dict[str, Any]]] = {}
         self.groups = SourceGroups()
+        self._builds = itertools.count(1)
 
     def build(
         self, records: Mapping[str, Mapping[str, Any]], session_id: str, commit_seq: int, generated_at: str,
@@ -86,6 +88,7 @@ class UnifiedCache:
                     or (part.texts_used and _texts_moved(part.texts_used, text_ready))):
                 part = build_part(records[agent], key, cited_sources, source_alias, entity_alias, assessments,
                                   recheck, text_ready)
+                part.version = next(self._builds)
             parts[agent] = part
         self.parts = {a: p for a, p in parts.items() if p.key[0] is not None}
         self.last = parts
@@ -105,8 +108,16 @@ def _texts_moved(used: Mapping[str, bool], text_ready: TextReady | None) -> bool
     return text_ready is None or any(text_ready(sha) != had for sha, had in used.items())
 
 
-def segments(cache: UnifiedCache) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """Each agent's unified sources (the groups it heads), claims and relationships, for splicing the JSON view."""
-    return {"claims": {a: p.claims for a, p in cache.last.items()},
-            "relationships": {a: p.relationships for a, p in cache.last.items()},
-            "sources": cache.groups.last}  # {} when not grouped per agent: the view renders them whole
+#: A segment: what identifies its content (the same key, the same items; None: never reused) and its items.
+Segment = tuple[Any, list[dict[str, Any]]]
+
+
+def segments(cache: UnifiedCache) -> dict[str, dict[str, Segment]]:
+    """Each agent's unified sources (the groups it heads), claims and relationships, for splicing the JSON view.
+
+    Keyed for reuse: a part by its build, an agent's own source groups by its record (while it shares no
+    identifier with another agent), groups shared with others not at all."""
+    return {"claims": {a: (("part", p.version), p.claims) for a, p in cache.last.items()},
+            "relationships": {a: (("part", p.version), p.relationships) for a, p in cache.last.items()},
+            # {} when not grouped per agent: the view renders them whole
+            "sources": {a: (cache.groups.last_keys.get(a), items) for a, items in cache.groups.last.items()}}

@@ -52,6 +52,8 @@ class AgentPart:
     evidence_items: int = 0
     verified: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # its items per collection, for the stats
+    #: which build of the agent's part this is (a cache that keeps parts numbers them; 0: not kept)
+    version: int = 0
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:

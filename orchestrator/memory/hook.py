@@ -23,7 +23,7 @@ from typing import Any
 from orchestrator.memory.diff import diff, repair_for
 from orchestrator.memory.signature import Signature, signature_of
 from orchestrator.model.clock import iso_timestamp
-from orchestrator.model.layout import SessionPaths
+from orchestrator.model.layout import SessionPaths, fitting_name
 from orchestrator.model.problems import Problem
 from orchestrator.session.atomic import atomic_write_json
 from orchestrator.session.events import EventLog
@@ -38,7 +38,7 @@ MAX_ANNOTATED = 20
 
 
 def pending_path(paths: SessionPaths, agent: str) -> Path:
-    return paths.state / "memory" / f"{agent}.pending.json"
+    return paths.state / "memory" / f"{fitting_name(agent)}.pending.json"
 
 
 def on_rejection(paths: SessionPaths, events: EventLog, agent: str, problems: list[Problem],
@@ -142,7 +142,8 @@ def _remember_pending(paths: SessionPaths, agent: str, pairs: list[tuple[Problem
     for old in list(snapshots)[:-MAX_SNAPSHOTS]:
         snapshots.pop(old)
         kept = [e for e in kept if e["snapshot"] != old]
-    atomic_write_json(path, {"agent": agent, "entries": kept, "snapshots": snapshots}, durable=False)
+    atomic_write_json(path, {"agent": agent, "entries": kept, "snapshots": snapshots}, durable=False,
+                      root=paths.root)
 
 
 def _resolve(data: Mapping[str, Any], raw: Mapping[str, Any]) -> list[tuple[Signature, str | None]]:

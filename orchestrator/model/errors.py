@@ -7,6 +7,7 @@
     │   └── SessionDamaged          a session file is damaged; the message names it and the fix
     ├── ConfigError                 a mission, agent definition or config file is invalid
     ├── StoreError                  the session's internal store cannot be used
+    ├── SessionGone                 the session folder was deleted or renamed while in use
     └── ArtifactsRejected           an artifact set failed validation (carries the problems)
 """
 
@@ -47,6 +48,16 @@ class ConfigError(CconductorError):
 
 class StoreError(CconductorError):
     pass
+
+
+class SessionGone(CconductorError):
+    """The session folder went away under a running command: nothing more is written (never re-created)."""
+
+    def __init__(self, root: object, who: str = "the command", again: str = "run it again"):
+        self.root = root
+        super().__init__(f"the session folder {root} was deleted or renamed; {who} stopped and wrote nothing more "
+                         f"there (a session folder is never re-created). {again.capitalize()} on the folder's new "
+                         "location")
 
 
 class ArtifactsRejected(CconductorError):

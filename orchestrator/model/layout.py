@@ -51,10 +51,12 @@ def check_agent_name(name: str) -> str:
 NAME_MAX = 255
 
 
-def _fitting(name: str) -> str:
+def fitting_name(name: str) -> str:
     """``name``, or a shortened unique form when a file named after it could not exist (an over-long lock name).
 
-    Valid agent names (at most 64 characters) are never changed.
+    Every file named after an agent (``<agent>.kg.lock.error``, ``<agent>.retry-instructions.json``, the
+    repair memory's ``<agent>.pending.json``) takes its name from this. Valid agent names (at most 64
+    characters) are never changed.
     """
     if len(name.encode("utf-8", "surrogateescape")) + len(RETRY_SUFFIX) <= NAME_MAX:
         return name
@@ -136,10 +138,10 @@ class SessionPaths:
         return self.root / f"{agent}{LOCK_SUFFIX}"
 
     def lock_error(self, agent: str) -> Path:
-        return self.root / f"{_fitting(agent)}{ERROR_SUFFIX}"
+        return self.root / f"{fitting_name(agent)}{ERROR_SUFFIX}"
 
     def retry_instructions(self, agent: str) -> Path:
-        return self.root / f"{_fitting(agent)}{RETRY_SUFFIX}"
+        return self.root / f"{fitting_name(agent)}{RETRY_SUFFIX}"
 
     def source_text(self, sha256: str) -> Path:
         return self.sources / f"{sha256}.txt"

@@ -64,6 +64,7 @@ def _evidence_binding(origin: Origin) -> tuple[str, str]:
     """Say why a high-priority claim is unbound, quoting its snippets and the closest passages."""
     evidence = origin.item.get("evidence")
     parts = []
+    cut = False
     for n, ev in enumerate(evidence if isinstance(evidence, list) else []):
         if not isinstance(ev, Mapping):
             continue
@@ -76,6 +77,13 @@ def _evidence_binding(origin: Origin) -> tuple[str, str]:
         else:
             page = f", page {ver['page']}" if ver.get("page") is not None else ""
             closest = ver.get("matched_text")
+            if ver.get("cut_short"):
+                cut = True
+                parts.append(head + ", but its search was cut short before it was found (this submission's evidence "
+                             "checks reached their work limit, so not every page or similar passage was searched)"
+                             + (f"; the closest passage searched is \"{_clip(closest)}\" (match score "
+                                f"{ver.get('score')}{page})" if closest else ""))
+                continue
             parts.append(head + (f", but the closest passage in that source is \"{_clip(closest)}\" "
                                  f"(match score {ver.get('score')}{page})" if closest else
                                  ", but no similar passage was found in that source"))
@@ -85,6 +93,9 @@ def _evidence_binding(origin: Origin) -> tuple[str, str]:
     hint = ("quote the source verbatim: copy the exact passage from the source text into 'snippet' of at "
             "least one evidence item of this claim in claims.json, citing in 'source_id' a source whose "
             "text is stored (it has 'content_sha256'); or lower the claim's 'priority' to medium")
+    if cut:
+        hint += ("; and cite fewer or shorter passages per submission, each with its page (locator.page), so that "
+                 "every one can be searched")
     return message, hint
 
 

@@ -17,9 +17,9 @@ from rdflib.namespace import RDF
 
 from orchestrator.model.problems import Problem
 from orchestrator.rdf.convert import AgentGraph, Origin
-from orchestrator.rdf.memory_store import UnionStore
 from orchestrator.rdf.shacl import FAST, SH, SHACLExecutor, Validator, shapes, wrap
 from orchestrator.rdf.shacl_report import problems_from_report
+from orchestrator.rdf.union_store import UnionStore
 from orchestrator.rdf.vocabulary import CC, Triple
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.graph.citations import Ref
-from orchestrator.report.layout import build_document
+from orchestrator.report.document import build_document
 from orchestrator.report.model import (
     Block,
     Bullets,

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.report.layout import build_document
+from orchestrator.report.document import build_document
 from orchestrator.report.model import (
     Block,
     Bullets,
@@ -137,7 +137,7 @@ def render_markdown(
     ledger: list[dict[str, Any]] | None,
     outline_agent: str = "synthesis-agent",
 ) -> str:
-    """The whole report as Markdown; see :func:`orchestrator.report.layout.build_document` for the content."""
+    """The whole report as Markdown; see :func:`orchestrator.report.document.build_document` for the content."""
     document = build_document(graph, session=session, quality=quality, mission=mission, outline=outline,
                               ledger=ledger, outline_agent=outline_agent)
     return to_markdown(document)

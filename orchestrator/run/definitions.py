@@ -9,6 +9,7 @@ repository, see ``orchestrator/run/plugins.py``); a user adds or overrides one b
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -109,7 +110,7 @@ def load_definitions(extra_dirs: tuple[Path, ...] = ()) -> dict[str, AgentDefini
     return _load(tuple(p.resolve() for p in extra_dirs))
 
 
-def definition_for(instance: str, definitions: dict[str, AgentDefinition]) -> AgentDefinition | None:
+def definition_for(instance: str, definitions: Mapping[str, AgentDefinition]) -> AgentDefinition | None:
     """An instance is named ``<definition>`` or ``<definition>-i<iteration>-<n>``."""
     if instance in definitions:
         return definitions[instance]

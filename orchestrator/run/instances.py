@@ -4,31 +4,31 @@ Each attempt of an instance gets a task file and runs as a separate process thro
 :class:`Executor`; after it exits, its lock goes through the same pipeline as any hand-dropped
 artifact set. A rejected or failed attempt is re-run with its retry instructions until the
 mission's attempt limit. The time, invocation and cost limits are checked before every dispatch.
-:class:`~orchestrator.run.runner.MissionRunner` builds on this to sequence the mission's phases.
+:class:`~orchestrator.run.runner.MissionRunner` uses it to run each phase's agents.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.commit.processor import Processor
 from orchestrator.commit.views import flush_views
 from orchestrator.model.errors import ConfigError
-from orchestrator.model.layout import SessionPaths
 from orchestrator.run import dispatch
 from orchestrator.run.checkpoint import settle_running
-from orchestrator.run.config import RunLimits, RunOptions
-from orchestrator.run.definitions import AgentDefinition, definition_for, load_definitions
-from orchestrator.run.executor import Executor, JobResult, LocalExecutor
+from orchestrator.run.definitions import AgentDefinition, definition_for
+from orchestrator.run.executor import Executor, JobResult
 from orchestrator.run.missions import Mission
+from orchestrator.run.run_book import BudgetExhausted, RunBook
 from orchestrator.session.agent_failures import EXIT_AGENT_FAILED, read_failure
 from orchestrator.session.costs import costs_path, total_cost_usd
 from orchestrator.session.events import read_events
-from orchestrator.session.record import load_session, update_session
+from orchestrator.session.record import load_session
+
+__all__ = ["AGENT_EVENTS", "EXIT_BUDGET_EXCEEDED", "AgentInstances", "check_definitions", "required_files_of"]
 
 #: Events that agent processes write themselves and that the terminal shows ("planner: rate limited, ...",
 #: "planner: claude-opus-5-6 is not in the price table: priced as ...").
@@ -37,94 +37,57 @@ AGENT_EVENTS = frozenset({"model.retry_wait", "model.warning"})
 EXIT_BUDGET_EXCEEDED = 3
 
 
-class BudgetExhausted(Exception):
-    pass
-
-
-class InstanceRunner:
-    """Dispatches agent instances of ``run_state`` and settles each as merged, retry or failed."""
-
-    def __init__(
-        self,
-        paths: SessionPaths,
-        mission: Mission,
-        options: RunOptions,
-        executor: Executor | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        self.paths = paths
-        self.mission = mission
-        self.options = options
-        self.executor = executor or LocalExecutor(options.max_parallel)
-        self.clock = clock
-        self.definitions = load_definitions(tuple(Path(d) for d in options.agent_dirs))
-        self._check_definitions()
-        self.limits = RunLimits.for_run(mission, options)
-        self.processor = Processor(
-            paths,
-            max_attempts=mission.constraints.max_attempts_per_agent,
-            evidence_threshold=options.evidence_threshold,
-            required_files=self._required_files,
+def check_definitions(mission: Mission, definitions: Mapping[str, AgentDefinition]) -> None:
+    """Every agent the mission names has a definition."""
+    phases = dataclasses.asdict(mission.phases)
+    missing = sorted({a for agents in phases.values() for a in agents if a not in definitions})
+    if missing:
+        raise ConfigError(
+            f"mission {mission.name!r} uses agent(s) {', '.join(missing)} that have no definition; "
+            f"known agents: {', '.join(sorted(definitions))} (add one under the user config folder's "
+            "cconductor/agents/)"
         )
-        self.events = self.processor.events
-        self.session = load_session(paths)
-        self.run_state: dict[str, Any] = self.session.get("run") or {}
-        self._started = clock()
 
-    # -- setup ------------------------------------------------------------------------
-    def _check_definitions(self) -> None:
-        phases = dataclasses.asdict(self.mission.phases)
-        missing = sorted({a for agents in phases.values() for a in agents if a not in self.definitions})
-        if missing:
-            raise ConfigError(
-                f"mission {self.mission.name!r} uses agent(s) {', '.join(missing)} that have no definition; "
-                f"known agents: {', '.join(sorted(self.definitions))} (add one under the user config folder's "
-                "cconductor/agents/)"
-            )
 
-    def _required_files(self, agent: str) -> tuple[str, ...]:
-        definition = definition_for(agent, self.definitions)
+def required_files_of(definitions: Mapping[str, AgentDefinition]) -> Callable[[str], tuple[str, ...]]:
+    """The artifact files each agent must submit, by agent name (an instance name maps to its definition)."""
+    def required(agent: str) -> tuple[str, ...]:
+        definition = definition_for(agent, definitions)
         return definition.required_files if definition else ()
 
-    def _save(self, **session_fields: Any) -> None:
-        run_state = self.run_state
+    return required
 
-        cost = total_cost_usd(self.paths.root)
 
-        def apply(data: dict[str, Any]) -> None:
-            data["run"] = run_state
-            data["cost_usd"] = cost
-            data.update(session_fields)
+class AgentInstances:
+    """Dispatches the run's agent instances (``book.run_state["instances"]``) and settles each as merged, retry
+    or failed."""
 
-        self.session = update_session(self.paths, apply)
+    def __init__(self, book: RunBook, executor: Executor, definitions: Mapping[str, AgentDefinition]):
+        self.book = book
+        self.paths = book.paths
+        self.mission = book.mission
+        self.executor = executor
+        self.definitions = definitions
 
-    def _elapsed_minutes(self) -> float:
-        return (float(self.run_state.get("elapsed_before", 0.0)) + self.clock() - self._started) / 60.0
-
-    # -- budget -------------------------------------------------------------------------
-    def _check_budget(self) -> None:
-        reason = self.limits.exhausted(
-            elapsed_minutes=self._elapsed_minutes(),
-            invocations=self.run_state.get("invocations", 0),
-            spent_usd=total_cost_usd(self.paths.root),
-        )
-        if reason:
-            raise BudgetExhausted(reason)
+    @property
+    def run_state(self) -> dict[str, Any]:
+        return self.book.run_state
 
     # -- dispatch and results -----------------------------------------------------------------
-    def _run_instances(self, names: list[str]) -> None:
-        instances = self.run_state["instances"]
-        self.events.forward_from_agents(AGENT_EVENTS)  # from here on, agents' own events reach the terminal
+    def run(self, names: list[str]) -> None:
+        """Run these instances (those pending or due a retry) until each is merged or failed."""
+        instances, events = self.run_state["instances"], self.book.events
+        events.forward_from_agents(AGENT_EVENTS)  # from here on, agents' own events reach the terminal
         for name in names:
             if instances[name]["state"] in ("pending", "retry"):
                 self._dispatch(name)
         while self.executor.pending():
             results = self.executor.wait(timeout=1.0)
-            self.events.forward_from_agents(AGENT_EVENTS)
+            events.forward_from_agents(AGENT_EVENTS)
             for result in results:
                 self._after_job(result)
-            if self._elapsed_minutes() >= self.limits.max_minutes:
-                self._check_budget()
+            if self.book.elapsed_minutes() >= self.book.limits.max_minutes:
+                self.book.check_budget()
 
     def _definition(self, name: str) -> AgentDefinition:
         definition = self.definitions.get(self.run_state["instances"][name]["definition"])
@@ -132,7 +95,8 @@ class InstanceRunner:
         return definition
 
     def _dispatch(self, name: str) -> None:
-        self._check_budget()
+        book = self.book
+        book.check_budget()
         self._stop_orphan(name)
         entry = self.run_state["instances"][name]
         definition = self._definition(name)
@@ -144,22 +108,22 @@ class InstanceRunner:
         task = dispatch.build_task(
             self.paths, name, definition, entry,
             mission=self.mission,
-            options=self.options,
-            query=self.session["query"],
+            options=book.options,
+            query=book.session["query"],
             questions=self.run_state.get("questions", {}),
             retry=retry,
-            budget_usd=self.limits.budget_usd,
+            budget_usd=book.limits.budget_usd,
             spent_usd=total_cost_usd(self.paths.root),
             created_at=dispatch.now(),
         )
-        flush_views(self.processor)  # the agent reads knowledge-graph.json: it must show every merge so far
+        flush_views(book.processor)  # the agent reads knowledge-graph.json: it must show every merge so far
         task_file = dispatch.write_task(self.paths, task)
         timeout = min(definition.timeout_seconds, self.mission.constraints.agent_timeout_seconds)
         job = dispatch.build_job(self.paths, task, task_file, definition.command, timeout)
         entry["state"] = "running"
         self.run_state["invocations"] = self.run_state.get("invocations", 0) + 1
-        self._save()
-        self.events.emit(
+        book.save()
+        book.events.emit(
             "agent.dispatched",
             f"{name}: attempt {attempt} {'started again (the interrupted run cut it off)' if restarted else 'started'}"
             + (" with retry instructions" if retry else ""),
@@ -178,7 +142,7 @@ class InstanceRunner:
         record = still_running(dispatch.pid_path(self.paths, name))
         if record is None:
             return
-        self.events.emit("agent.orphan_stopped", f"{name}: a process of an earlier run (pid {record['pid']}) "
+        self.book.events.emit("agent.orphan_stopped", f"{name}: a process of an earlier run (pid {record['pid']}) "
                          "was still running; stopped it before starting the agent again", agent=name,
                          pid=record["pid"])
         stop_group(int(record["pgid"]))
@@ -190,7 +154,7 @@ class InstanceRunner:
                  if c.get("agent") == name and c.get("attempt") == attempt]
         if calls:
             cost = round(sum(float(c.get("cost_usd", 0.0)) for c in calls), 6)
-            self.events.emit(
+            self.book.events.emit(
                 "agent.costs",
                 f"{name}: {len(calls)} model call(s), ${cost:.4f}",
                 agent=name, attempt=attempt, calls=len(calls), cost_usd=cost,
@@ -199,9 +163,9 @@ class InstanceRunner:
             )
 
     def _after_job(self, result: JobResult) -> None:
-        name = result.agent
+        name, book = result.agent, self.book
         entry = self.run_state["instances"][name]
-        self.events.emit(
+        book.events.emit(
             "agent.finished",
             f"{name}: process {result.status} ({result.message})",
             agent=name,
@@ -213,22 +177,22 @@ class InstanceRunner:
         self._report_costs(name, entry["attempts"])
         outcome = None
         for _ in range(50):
-            outcomes = self.processor.process_pending(only=[name])
+            outcomes = book.processor.process_pending(only=[name])
             outcome = outcomes[0] if outcomes else None
             if outcome is None or outcome.status != "deferred":
                 break
             time.sleep(0.05)
         if outcome is not None and outcome.status in ("merged", "noop"):
             entry["state"] = "merged"
-            self._save()
+            book.save()
             return
         failure = read_failure(self.paths, name, entry["attempts"]) if outcome is None else None
         if failure is not None:
             entry["failure"] = {"kind": failure.kind, "reason": failure.reason, "attempt": failure.attempt}
         if failure is not None and (result.exit_code == EXIT_AGENT_FAILED or not failure.retryable):
             entry["state"] = "failed"
-            self._save()
-            self.events.emit(
+            book.save()
+            book.events.emit(
                 "agent.failed",
                 f"{name} failed ({failure.kind}): {failure.reason} - not retried: another attempt would fail "
                 "the same way and be paid for again",
@@ -237,15 +201,15 @@ class InstanceRunner:
             return
         if outcome is None and result.exit_code == EXIT_BUDGET_EXCEEDED:
             entry["state"] = "failed"
-            self._save()
+            book.save()
             raise BudgetExhausted(
-                f"{name} stopped before a model call: the ${self.limits.budget_usd:.2f} budget is spent"
+                f"{name} stopped before a model call: the ${book.limits.budget_usd:.2f} budget is spent"
             )
         if outcome is None:
             dispatch.failure_instructions(
                 self.paths, result, entry["attempts"], self.mission.constraints.max_attempts_per_agent
             )
-            self.events.emit(
+            book.events.emit(
                 "agent.failed",
                 f"{name}: {result.status}, no artifacts merged"
                 + (f" ({failure.kind}: {failure.reason})" if failure is not None else ""),
@@ -256,7 +220,7 @@ class InstanceRunner:
             )
         if entry["attempts"] < self.mission.constraints.max_attempts_per_agent:
             entry["state"] = "retry"
-            self.events.emit(
+            book.events.emit(
                 "agent.retrying",
                 f"{name}: retrying (attempt {entry['attempts'] + 1} of "
                 f"{self.mission.constraints.max_attempts_per_agent})",
@@ -266,8 +230,8 @@ class InstanceRunner:
             self._dispatch(name)
         else:
             entry["state"] = "failed"
-            self._save()
-            self.events.emit(
+            book.save()
+            book.events.emit(
                 "agent.gave_up",
                 f"{name}: no accepted artifacts after {entry['attempts']} attempt(s)",
                 agent=name,
@@ -275,9 +239,9 @@ class InstanceRunner:
             )
 
     # -- recovery -------------------------------------------------------------------------
-    def _recover(self) -> None:
+    def recover(self) -> None:
         """After a crash: process locks left pending, then settle instances that were running."""
-        statuses = {o.agent: o.status for o in self.processor.process_pending()}
+        statuses = {o.agent: o.status for o in self.book.processor.process_pending()}
         agents_state = load_session(self.paths).get("agents", {})
         settle_running(self.run_state.get("instances", {}), statuses, agents_state)
-        self._save()
+        self.book.save()

@@ -53,8 +53,8 @@ def write_report(paths: SessionPaths, graph: dict[str, Any], mission: Mission, q
     from orchestrator.contract.stored_objects import object_reader
     from orchestrator.report.answer import direct_answer
     from orchestrator.report.bibliography import to_bibtex, to_csl_json
+    from orchestrator.report.document import build_document
     from orchestrator.report.html import to_html
-    from orchestrator.report.layout import build_document
     from orchestrator.report.markdown import to_markdown
 
     session = load_session(paths)

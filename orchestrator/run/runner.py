@@ -1,19 +1,22 @@
 """The research run: plan -> research -> fact-check -> quality gate -> (gap iterations) -> synthesis -> report.
 
 The run's progress is persisted in ``session.json`` (``run``), so ``resume`` continues from the
-files after a crash. How each agent instance runs (processes, retries, limits) is
-:class:`~orchestrator.run.instances.InstanceRunner`'s job; the decisions between phases are the
+files after a crash (run/run_book.py). How each agent instance runs (processes, retries, limits) is
+:class:`~orchestrator.run.instances.AgentInstances`' job; the decisions between phases are the
 pure functions of :mod:`orchestrator.run.iteration`. Budgets and success criteria are enforced in code.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from orchestrator.commit.committed import CommittedView, read_committed
 from orchestrator.commit.views import flush_views
+from orchestrator.model.layout import SessionPaths
 from orchestrator.run.checkpoint import (
     add_research_instances,
     current_research_instances,
@@ -21,7 +24,9 @@ from orchestrator.run.checkpoint import (
     new_run_state,
 )
 from orchestrator.run.config import RunOptions
-from orchestrator.run.instances import EXIT_BUDGET_EXCEEDED, BudgetExhausted, InstanceRunner
+from orchestrator.run.definitions import load_definitions
+from orchestrator.run.executor import Executor, LocalExecutor
+from orchestrator.run.instances import EXIT_BUDGET_EXCEEDED, AgentInstances, check_definitions, required_files_of
 from orchestrator.run.iteration import (
     MAX_GAP_QUESTIONS,
     final_status,
@@ -30,6 +35,8 @@ from orchestrator.run.iteration import (
     planned_questions,
     source_questions,
 )
+from orchestrator.run.missions import Mission
+from orchestrator.run.run_book import BudgetExhausted, RunBook
 from orchestrator.session.costs import total_cost_usd
 
 __all__ = ["EXIT_BUDGET_EXCEEDED", "BudgetExhausted", "MissionRunner", "RunOptions"]
@@ -37,8 +44,25 @@ __all__ = ["EXIT_BUDGET_EXCEEDED", "BudgetExhausted", "MissionRunner", "RunOptio
 PHASE_ORDER = ("prepare", "research", "fact_check", "gate", "synthesis", "report", "done")
 
 
-class MissionRunner(InstanceRunner):
+class MissionRunner:
     """Takes a session through the mission's phases; :meth:`run` starts or resumes the run."""
+
+    def __init__(self, paths: SessionPaths, mission: Mission, options: RunOptions, executor: Executor | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        definitions = load_definitions(tuple(Path(d) for d in options.agent_dirs))
+        check_definitions(mission, definitions)
+        self.paths, self.mission, self.options = paths, mission, options
+        self.book = RunBook(paths, mission, options, required_files_of(definitions), clock)
+        self.agents = AgentInstances(self.book, executor or LocalExecutor(options.max_parallel), definitions)
+        self.processor, self.events, self.executor = self.book.processor, self.book.events, self.agents.executor
+
+    @property
+    def run_state(self) -> dict[str, Any]:
+        return self.book.run_state
+
+    @property
+    def session(self) -> dict[str, Any]:
+        return self.book.session
 
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -51,8 +75,8 @@ class MissionRunner(InstanceRunner):
             return {"status": status, "reason": reason, "session": str(self.paths.root)}
         first = not self.run_state
         if first:
-            self.run_state = new_run_state(self.options.to_dict())
-        self._save(status="running", status_reason=None)
+            self.book.run_state = new_run_state(self.options.to_dict())
+        self.book.save(status="running", status_reason=None)
         self.events.emit(
             "run.started" if first else "run.resumed",
             f"{'starting' if first else 'resuming'} mission {self.mission.name!r} (backend {self.options.backend})",
@@ -61,7 +85,7 @@ class MissionRunner(InstanceRunner):
             phase=self.run_state["phase"],
         )
         try:
-            self._recover()
+            self.agents.recover()
             status, reason = self._advance()
         except BudgetExhausted as exc:
             self.executor.cancel_all()
@@ -70,10 +94,10 @@ class MissionRunner(InstanceRunner):
             return self._interrupted()
         finally:
             self.run_state["elapsed_before"] = round(
-                float(self.run_state.get("elapsed_before", 0.0)) + self.clock() - self._started, 3
+                float(self.run_state.get("elapsed_before", 0.0)) + self.book.clock() - self.book.started, 3
             )
-            self._started = self.clock()
-        self._save(status=status, status_reason=reason)
+            self.book.started = self.book.clock()
+        self.book.save(status=status, status_reason=reason)
         flush_views(self.processor)
         self.events.emit(
             "run.finished",
@@ -95,7 +119,7 @@ class MissionRunner(InstanceRunner):
             with contextlib.suppress(Exception):
                 self.processor.process_pending()  # what agents finished before the interrupt still counts
             reason = f"interrupted; continue with: cconductor resume {self.paths.root.name}"
-            self._save(status="interrupted", status_reason=reason)
+            self.book.save(status="interrupted", status_reason=reason)
             with contextlib.suppress(Exception):
                 flush_views(self.processor)
             self.events.emit("run.interrupted", f"run interrupted: {reason}", status="interrupted", reason=reason,
@@ -110,21 +134,21 @@ class MissionRunner(InstanceRunner):
         while True:
             phase = state["phase"]
             if phase == "prepare":
-                self._run_instances(self._instances("planning") + self._instances("ingestion"))
+                self.agents.run(self._instances("planning") + self._instances("ingestion"))
                 self._report_skipped(self._instances("ingestion"))
                 if not self._merged(self._instances("planning")):
                     return self._finish_failed("the research planner produced no accepted plan"
                                                + self._failures_of(self._instances("planning")))
                 self._enter("research")
             elif phase == "research":
-                self._run_instances(self._research_instances())
+                self.agents.run(self._research_instances())
                 if not any(i["state"] == "merged" for i in state["instances"].values() if i["phase"] == "research"):
                     return self._finish_failed(
                         "no research agent produced an accepted artifact set"
                         + self._failures_of([n for n, i in state["instances"].items() if i["phase"] == "research"]))
                 self._enter("fact_check")
             elif phase == "fact_check":
-                self._run_instances(self._instances("fact_check", fresh=True))
+                self.agents.run(self._instances("fact_check", fresh=True))
                 self._enter("gate")
             elif phase == "gate":
                 passed, gaps = self._gate()
@@ -145,7 +169,7 @@ class MissionRunner(InstanceRunner):
                 else:
                     self._enter("synthesis")
             elif phase == "synthesis":
-                self._run_instances(self._instances("synthesis"))
+                self.agents.run(self._instances("synthesis"))
                 self._enter("report")
             elif phase == "report":
                 return self._finish_report()
@@ -154,7 +178,7 @@ class MissionRunner(InstanceRunner):
 
     def _enter(self, phase: str) -> None:
         self.run_state["phase"] = phase
-        self._save()
+        self.book.save()
         self.events.emit(
             "phase.started",
             f"phase {phase} (iteration {self.run_state['iteration']})",
@@ -202,7 +226,7 @@ class MissionRunner(InstanceRunner):
             self._graph(), self.mission.phases.planning, self.session["query"]
         )
         names = add_research_instances(state, self.mission.phases.research, questions)
-        self._save()
+        self.book.save()
         return names
 
     def _merged(self, names: list[str]) -> bool:
@@ -242,11 +266,11 @@ class MissionRunner(InstanceRunner):
         claims = len(self._graph().get("claims", []))
         why = iteration_blocker(
             self.run_state,
-            self.limits,
+            self.book.limits,
             self.mission.phases,
             new_questions=new_questions,
             claims=claims,
-            elapsed_minutes=self._elapsed_minutes(),
+            elapsed_minutes=self.book.elapsed_minutes(),
         )
         self.run_state.setdefault("claims_after_iteration", []).append(claims)
         if why:
@@ -278,7 +302,7 @@ class MissionRunner(InstanceRunner):
         )
         quality = evaluate_quality(self.paths, graph, self.mission, view.sha256)
         status, reason = final or final_status(quality, len(violations))
-        self._save(status=status, status_reason=reason, iteration=self.run_state.get("iteration", 1))
+        self.book.save(status=status, status_reason=reason, iteration=self.run_state.get("iteration", 1))
         written = write_report(self.paths, graph, self.mission, quality)
         self.events.emit("report.written", f"report written: {', '.join(written)}", files=written)
         self.run_state["phase"] = "done"  # only now: a crash before the report is written resumes here

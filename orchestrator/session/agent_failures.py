@@ -41,7 +41,7 @@ def failure_path(paths: SessionPaths, agent: str, attempt: int) -> Path:
 
 def write_failure(paths: SessionPaths, failure: AgentFailure) -> None:
     path = failure_path(paths, failure.agent, failure.attempt)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(exist_ok=True)  # in the state folder, never a deleted session's own
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(failure.to_dict(), ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)

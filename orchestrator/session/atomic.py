@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from orchestrator.model.errors import SessionGone
+
 
 def fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
@@ -34,9 +36,12 @@ def _umask() -> int:
 #: a shared file's mode follows, as any file the user's own tools create would.
 _UMASK = _umask()
 
+#: Characters of the file's name kept in its temporary file's name (a file system takes 255 bytes at most).
+_TMP_NAME_CHARS = 64
+
 
 def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bool = True,
-                       shared: bool = False) -> None:
+                       shared: bool = False, root: Path | None = None) -> None:
     """Replace ``path`` with ``data`` (or its pieces, written in order, never joined) atomically.
 
     The pieces may come from a generator: each batch is written before the next is produced, so
@@ -44,12 +49,18 @@ def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bo
     removed and ``path`` is left as it was.
 
     The temp name starts with a dot and ends in ``.tmp`` so it can never be taken for
-    an artifact or a ``*.kg.lock`` signal. The file is private (0600, as the temp file is made)
-    unless it is ``shared`` (the report, summaries, session.json): then it gets the mode the user's umask
-    gives a new file (0644 under the usual 022; 0600 under 077, for a user who wants nothing shared).
+    an artifact or a ``*.kg.lock`` signal; it keeps the start of the file's name only, so any name
+    that fits the file system has a temporary name that fits too. The file is private (0600, as the
+    temp file is made) unless it is ``shared`` (the report, summaries, session.json): then it gets the
+    mode the user's umask gives a new file (0644 under the usual 022; 0600 under 077, for a user who
+    wants nothing shared).
+
+    ``root``: the folder ``path`` belongs in (a session folder). The folders missing between it and
+    ``path`` are created, never ``root`` itself: a session folder deleted while a command runs stays
+    deleted (:class:`~orchestrator.model.errors.SessionGone`). Without it, every missing folder is made.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _make_parent(path.parent, root)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:_TMP_NAME_CHARS]}.", suffix=".tmp", dir=path.parent)
     try:
         try:
             _write_all(fd, [data] if isinstance(data, bytes) else data)
@@ -66,6 +77,23 @@ def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bo
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def _make_parent(folder: Path, root: Path | None) -> None:
+    if root is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    if not root.is_dir():
+        raise SessionGone(root)
+    missing = []
+    while folder != root and not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for level in reversed(missing):  # one level at a time: never the root, even if it goes meanwhile
+        try:
+            level.mkdir(exist_ok=True)
+        except FileNotFoundError as exc:
+            raise SessionGone(root) from exc
 
 
 _IOV_MAX = 1024  # pieces per writev call (POSIX guarantees at least 16; Linux takes 1024)
@@ -101,8 +129,9 @@ def _batches(pieces: Iterable[bytes]) -> Iterator[list[bytes]]:
         yield batch
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = True, shared: bool = False) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, shared=shared)
+def atomic_write_text(path: Path, text: str, *, durable: bool = True, shared: bool = False,
+                      root: Path | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, shared=shared, root=root)
 
 
 def dumps_pretty(data: Any) -> str:
@@ -119,5 +148,6 @@ def dumps_pretty(data: Any) -> str:
         return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
 
 
-def atomic_write_json(path: Path, data: Any, *, durable: bool = True, shared: bool = False) -> None:
-    atomic_write_text(path, dumps_pretty(data), durable=durable, shared=shared)
+def atomic_write_json(path: Path, data: Any, *, durable: bool = True, shared: bool = False,
+                      root: Path | None = None) -> None:
+    atomic_write_text(path, dumps_pretty(data), durable=durable, shared=shared, root=root)

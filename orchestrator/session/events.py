@@ -1,7 +1,7 @@
 """The session's audit trail: ``events.jsonl``, one JSON object per line.
 
 One serializer writes every event (``json.dumps``, never string interpolation), each
-line (or a batch's lines, :meth:`EventLog.deferred`) appended in one ``write`` under a
+line (or a sweep's lines, :meth:`EventLog.deferred`) appended in one ``write`` under a
 cross-process file lock, with secrets redacted.
 """
 
@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.redact import redact
+from orchestrator.session.mutex import SessionMutex
 
 EventListener = Callable[[dict[str, Any]], None]
 #: Encoded lines and their events, held back from the log.
@@ -29,8 +28,8 @@ Held = tuple[list[bytes], list[dict[str, Any]]]
 class EventLog:
     def __init__(self, path: Path, mutex: Path):
         self.path = path
-        mutex.parent.mkdir(parents=True, exist_ok=True)
-        self._mutex = FileLock(mutex)
+        mutex.parent.mkdir(exist_ok=True)
+        self._mutex = SessionMutex(mutex)
         self._thread_lock = threading.Lock()
         self._listeners: list[EventListener] = []
         self._warned = False
@@ -59,7 +58,7 @@ class EventLog:
     def deferred(self) -> Iterator[None]:
         """Hold this thread's events and append them in one write when the block ends.
 
-        A batch of a thousand agents emits thousands of events; one cross-process lock and one
+        A sweep of a thousand locks emits thousands of events; one cross-process lock and one
         ``write`` for all of them instead of one each. Order and content are unchanged; live
         listeners get them when they are written. Other threads' events are not held; nested
         blocks write when the outermost one ends (also when it raises).
@@ -81,7 +80,7 @@ class EventLog:
     def captured(self) -> Iterator[Held]:
         """Hold this thread's events in a list of their own, written only if :meth:`release` gets it.
 
-        A batch judges some agents ahead and may discard that work: their events must then never
+        A burst checks some agents ahead and may discard that work: their events must then never
         appear, and the kept ones must appear in the order the agents were judged.
         """
         me = threading.get_ident()

@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from filelock import FileLock
 
 from orchestrator.model.errors import StoreError
+from orchestrator.model.records import LedgerAction, Record
 from orchestrator.session.ledger_schema import INDEXED, SCHEMA
 from orchestrator.session.record_rows import CORE, CORE_SQL, StoredRecord, core_of, loads
 
@@ -35,16 +36,16 @@ class LedgerEntry:
     attempt: int | None
     committed_at: str
     detail: dict[str, Any]
-    record: dict[str, Any] | None = None
+    record: Record | None = None
     #: derived data of ``record`` (kind -> body) cached with it, in the same transaction
     derived: Mapping[str, str | bytes] | None = None
-    #: the record's lookup keys (kind, key, value), indexed with it (:meth:`Store.holders`)
+    #: the record's lookup keys (kind, key, value), indexed with it (:meth:`Ledger.holders`)
     keys: Sequence[tuple[str, str, str]] | None = None
 
 
-class Store:
+class Ledger:
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(exist_ok=True)  # the state folder, never a deleted session's own
         self.path = path
         self._lock = threading.RLock()
         try:
@@ -123,7 +124,7 @@ class Store:
                                (kind, entry.agent, seq, body))
         return seqs
 
-    def current_changes(self, since: int = 0, *, cached: bool = True) -> dict[str, dict[str, Any] | None]:
+    def current_changes(self, since: int = 0, *, cached: bool = True) -> dict[str, Record | None]:
         """Each agent whose namespace changed after ``since``, with its current record (None if removed).
 
         ``cached=False`` reads every record itself, never its stored core (``validate`` checks the truth).
@@ -136,7 +137,7 @@ class Store:
                 " WHERE c.changed_seq > ? ORDER BY c.agent",
                 (CORE if cached else None, since),
             ).fetchall()
-        return {agent: (StoredRecord(self.record, loads(record)) if record else None) for agent, record in rows}
+        return {agent: (_stored(self.record, loads(record)) if record else None) for agent, record in rows}
 
     def current_seqs(self) -> list[tuple[str, int, bool]]:
         """(agent, record seq, whether its keys are indexed) of each current record, by agent."""
@@ -147,9 +148,9 @@ class Store:
                 " WHERE c.record_seq IS NOT NULL ORDER BY c.agent", INDEXED).fetchall()
         return [(agent, int(seq), bool(indexed)) for agent, seq, indexed in rows]
 
-    def records_at(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]:
+    def records_at(self, seqs: Sequence[int]) -> dict[int, Record]:
         """seq -> the record committed as that entry, without the parts left in the store (loaded lazily)."""
-        found: dict[int, dict[str, Any]] = {}
+        found: dict[int, Record] = {}
         with self._lock:
             for start in range(0, len(seqs), 500):
                 chunk = list(seqs[start:start + 500])
@@ -157,7 +158,7 @@ class Store:
                     f"SELECT r.seq, {CORE_SQL} FROM records r LEFT JOIN derived d"
                     f" ON d.kind = ? AND d.agent = r.agent AND d.seq = r.seq"
                     f" WHERE r.seq IN ({','.join('?' * len(chunk))})", (CORE, *chunk)).fetchall()
-                found.update((int(seq), StoredRecord(self.record, loads(body))) for seq, body in rows)
+                found.update((int(seq), _stored(self.record, loads(body))) for seq, body in rows)
         return found
 
     def holders(self, kind: str, key: str) -> list[tuple[str, int, str]]:
@@ -191,6 +192,28 @@ class Store:
         if row is None:
             return None
         return {"seq": row[0], "action": row[1], "artifact_sha256": row[2], "attempt": row[3]}
+
+    def decisions_after(self, seq: int) -> list[tuple[int, str, LedgerAction, int | None, int | None]]:
+        """(seq, agent, action, attempt, record seq) of each merge, rejection and rollback after ``seq``.
+
+        The record seq is the one the entry leaves current: a merge's own, a rollback's restored one
+        (None: none); None for a rejection (it leaves the agent's record as it was).
+        """
+        with self._lock:
+            rows = self._db.execute("SELECT seq, agent, action, attempt, detail FROM ledger WHERE seq > ? ORDER BY seq",
+                                    (seq,)).fetchall()
+        return [(int(at), agent, action, attempt,
+                 at if action == "merge" else json.loads(detail).get("record_seq") if action == "rollback" else None)
+                for at, agent, action, attempt, detail in rows]
+
+    def rejected_last(self) -> set[str]:
+        """The agents whose last merge or rejection is a rejection (their last submission is not in the graph)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT l.agent FROM ledger l JOIN (SELECT agent, MAX(seq) AS last FROM ledger"
+                " WHERE action IN ('merge', 'reject') GROUP BY agent) x ON l.seq = x.last"
+                " WHERE l.action = 'reject'").fetchall()
+        return {agent for (agent,) in rows}
 
     def attempt_bases(self, agents: list[str]) -> dict[str, tuple[int, str | None]]:
         """For each agent: its merges and rejections so far, and its last one's artifact sha256 if it is a rejection."""
@@ -288,6 +311,11 @@ class Store:
 
 
 
+def _stored(fetch: Callable[[int], dict[str, Any] | None], data: dict[str, Any]) -> Record:
+    """A record as loaded: its core, fetching the parts left in the store when they are read."""
+    return cast(Record, StoredRecord(fetch, data))
+
+
 def _insert_keys(db: sqlite3.Connection, seq: int, keys: Sequence[tuple[str, str, str]]) -> None:
     db.executemany("INSERT OR IGNORE INTO record_keys(kind, key, seq, value) VALUES (?, ?, ?, ?)",
                    [(kind, key, seq, value) for kind, key, value in (*keys, INDEXED)])
@@ -295,7 +323,7 @@ def _insert_keys(db: sqlite3.Connection, seq: int, keys: Sequence[tuple[str, str
 
 def read_ledger(path: Path) -> list[dict[str, Any]]:
     """The ledger of a session's store, without loading the graph (for reports and listings)."""
-    store = Store(path)
+    store = Ledger(path)
     try:
         return store.ledger()
     finally:

@@ -8,13 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from orchestrator.model.clock import SESSION_ID_RE, iso_timestamp, new_session_id
 from orchestrator.model.errors import SessionNotFound, StoreError
 from orchestrator.model.layout import STATE_DIR_NAME, SessionPaths
 from orchestrator.session.atomic import atomic_write_json
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
+from orchestrator.session.mutex import SessionMutex
 
 SCHEMA_VERSION = 1
 STATUSES = ("created", "running", "completed", "partial", "failed", "budget_exhausted", "interrupted")
@@ -55,7 +54,7 @@ def create_session(
     paths = SessionPaths(root.resolve())
     for folder in (paths.artifacts, paths.sources, paths.state):
         folder.mkdir()
-    Store(paths.store_db).close()  # created now, so processes that open the session later never race to
+    Ledger(paths.store_db).close()  # created now, so processes that open the session later never race to
     now = iso_timestamp()
     atomic_write_json(
         paths.session_json,
@@ -111,12 +110,12 @@ def recorded_answer(root: Path) -> dict[str, Any] | None:
 
 def update_session(paths: SessionPaths, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Read-modify-write ``session.json`` under its own cross-process lock."""
-    paths.state.mkdir(exist_ok=True)
-    with FileLock(paths.session_mutex):
+    with SessionMutex(paths.session_mutex):
         data = load_session(paths)
         change(data)
         data["updated_at"] = iso_timestamp()
-        atomic_write_json(paths.session_json, data, shared=True)  # the status and the answer: for readers
+        # the status and the answer: for readers
+        atomic_write_json(paths.session_json, data, shared=True, root=paths.root)
     return data
 
 

@@ -1,6 +1,6 @@
 """The report as data for the page: the same document ``run`` renders, citations kept as claim ids.
 
-:func:`orchestrator.report.layout.build_document` is what the Markdown and HTML reports are
+:func:`orchestrator.report.document.build_document` is what the Markdown and HTML reports are
 rendered from; here the document becomes plain JSON in which each citation names the claims it
 cites, so a click on ``[1, p. 4]`` can open the claim, its quoted passage and the page. The page
 builds its DOM from this with ``textContent`` only: no markup from the graph is ever parsed.
@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 from orchestrator.model.layout import SessionPaths
-from orchestrator.report.layout import build_document
+from orchestrator.report.document import build_document
 from orchestrator.report.model import (
     Block,
     Bullets,

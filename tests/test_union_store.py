@@ -9,8 +9,8 @@ import pyshacl
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
-from orchestrator.rdf.memory_store import UnionStore
 from orchestrator.rdf.shacl import shapes, wrap
+from orchestrator.rdf.union_store import UnionStore
 
 N = "urn:test:"
 Term = URIRef | Literal

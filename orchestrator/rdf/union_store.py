@@ -7,7 +7,7 @@ that bookkeeping was about half of installing an agent's ~130 triples and of eve
 makes (``Memory.triples`` filters each result by context). :class:`UnionStore` keeps only the
 three indexes. It reports itself context- and graph-aware because pyshacl's data-graph wrapper
 builds an rdflib Dataset over the graph's store and insists on both; it holds one graph, so every
-context is that graph. tests/test_memory_store.py compares it with ``Memory`` on random changes.
+context is that graph. tests/test_union_store.py compares it with ``Memory`` on random changes.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ from orchestrator.commit.committed import read_committed
 from orchestrator.contract.sourcetexts import TextStore
 from orchestrator.contradictions.summary import summary
 from orchestrator.model.errors import SessionDamaged, UsageError
-from orchestrator.model.layout import ERROR_SUFFIX, SessionPaths
+from orchestrator.model.layout import SessionPaths, fitting_name
 from orchestrator.model.problems import Problem
+from orchestrator.session.ledger import Ledger
 from orchestrator.session.record import load_session
 
 if TYPE_CHECKING:  # rdflib is imported only by the commands that need it
@@ -22,7 +23,18 @@ if TYPE_CHECKING:  # rdflib is imported only by the commands that need it
 
 
 def errored_agents(paths: SessionPaths) -> list[str]:
-    return sorted(p.name[: -len(ERROR_SUFFIX)] for p in paths.root.glob(f"*{ERROR_SUFFIX}"))
+    """The agents whose last submission was rejected and waits for a fix: its ``.kg.lock.error`` is there and
+    the ledger's last decision for it is a rejection. A leftover ``.kg.lock.error`` (a folder the processor
+    could not remove, a file restored by hand) of an agent merged since does not count."""
+    signals = set(locks.errored(paths))
+    if not signals:
+        return []
+    store = Ledger(paths.store_db)
+    try:
+        rejected = store.rejected_last()
+    finally:
+        store.close()
+    return sorted(agent for agent in rejected if fitting_name(agent) in signals)
 
 
 def session_status(paths: SessionPaths) -> dict[str, Any]:
@@ -100,9 +112,9 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
                                     "run `cconductor process SESSION` (or keep `cconductor watch` running)",
                                     "warning"))
         for agent in errored_agents(paths):
-            problems.append(Problem(f"{agent}{ERROR_SUFFIX}", "", "lock.errored",
+            problems.append(Problem(paths.lock_error(agent).name, "", "lock.errored",
                                     "this agent's last artifacts were rejected and are not in the graph",
-                                    f"read {agent}.retry-instructions.json, fix the files, then run "
+                                    f"read {paths.retry_instructions(agent).name}, fix the files, then run "
                                     f"`cconductor retry SESSION {agent}`", "warning"))
         return problems
     finally:

@@ -1,4 +1,4 @@
-"""A burst of locks judged as one batch: bad agents among good ones, and the batch's events written at once."""
+"""A burst of locks judged as one sweep: bad agents among good ones, and the sweep's events written at once."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from orchestrator.commit import evaluation
+from orchestrator.commit import checks
 from orchestrator.commit.processor import Processor
 from orchestrator.model.layout import SessionPaths
 from orchestrator.session.events import EventLog, read_events
-from orchestrator.session.ledger import Store
+from orchestrator.session.ledger import Ledger
 from tests.conftest import sample_claim, sample_source, store_text, write_artifacts
 
 GOOD = [f"good-{i:02d}" for i in range(12)]
@@ -46,14 +46,14 @@ def _stage(session: SessionPaths) -> None:
 @pytest.fixture
 def broken_citations(monkeypatch: pytest.MonkeyPatch) -> None:
     """An unexpected failure while one agent is judged (a bug, not bad input)."""
-    original = evaluation.Evaluation._check_citations
+    original = checks.bind_evidence
 
-    def check(self: Any, agent: str, *args: Any) -> Any:
-        if agent == "bad-internal":
+    def bind(contribution: Any, *args: Any) -> Any:
+        if contribution["agent"] == "bad-internal":
             raise RuntimeError("boom")
-        return original(self, agent, *args)
+        return original(contribution, *args)
 
-    monkeypatch.setattr(evaluation.Evaluation, "_check_citations", check)
+    monkeypatch.setattr(checks, "bind_evidence", bind)
 
 
 def test_bad_agents_in_a_burst_get_retry_instructions_while_the_others_commit(
@@ -77,7 +77,7 @@ def test_bad_agents_in_a_burst_get_retry_instructions_while_the_others_commit(
         assert {"schema": "schema.", "shacl": "shacl", "reference": "reference.",
                 "internal": "internal.error"}[kind] in rules, (agent, rules)
 
-    store = Store(session.store_db)
+    store = Ledger(session.store_db)
     try:
         ledger = store.ledger()
     finally:
@@ -136,7 +136,7 @@ def test_deferred_events_are_written_even_when_the_block_raises(tmp_path: Path) 
     log = EventLog(tmp_path / "events.jsonl", tmp_path / "events.mutex")
     with pytest.raises(RuntimeError), log.deferred():
         log.emit("before", "written anyway")
-        raise RuntimeError("batch failed")
+        raise RuntimeError("sweep failed")
     assert [e["type"] for e in read_events(log.path)] == ["before"]
     log.emit("after", "not held any more")
     assert [e["type"] for e in read_events(log.path)] == ["before", "after"]
