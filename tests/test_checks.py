@@ -39,7 +39,9 @@ def submission(processor: Processor, agent: str, files: dict[str, Any]) -> Submi
 
 def test_the_checks_run_in_order_the_merge_before_what_reads_its_contribution() -> None:
     names = [check.__name__ for check in CHECKS]
-    assert names.index("merge") < min(names.index(n) for n in ("kept_references", "evidence", "citations"))
+    readers = ("kept_references", "evidence", "document_parts", "relationships", "citations")
+    assert names.index("merge") < min(names.index(n) for n in readers)
+    assert names.index("evidence") < names.index("document_parts")  # both spend the submission's budget
 
 
 def test_source_texts_names_a_source_whose_stored_text_is_missing(processor: Processor) -> None:
@@ -83,3 +85,39 @@ def test_run_checks_reports_every_checks_problems_at_once(processor: Processor) 
              "claims.json": {"claims": [sample_claim("C1", "nowhere")]}}
     rules = {p.rule for p in run_checks(processor.context, submission(processor, "alpha", files))}
     assert rules == {"source_text.invalid", "reference.unresolved"}
+
+
+def test_stored_objects_names_a_figure_whose_image_is_not_stored(processor: Processor) -> None:
+    files = {"sources.json": {"sources": [sample_source("S1")]},
+             "figures.json": {"figures": [{"id": "F1", "source_id": "S1", "label": "Figure 1", "page": 1,
+                                           "image_sha256": "0" * 64}]}}
+    problems = checks.stored_objects(processor.context, submission(processor, "alpha", files))
+    assert [(p.rule, p.pointer) for p in problems] == [("stored_object.invalid", "/figures/0/image_sha256")]
+    assert "does not exist" in problems[0].message
+
+
+def test_document_parts_rejects_a_caption_not_on_its_page(processor: Processor) -> None:
+    sha = store_text(processor.paths, "Page one.\fFigure 1: Merging knowledge from many agents over time.")
+    caption = {"id": "K1", "source_id": "S1", "page": 1, "describes": "F1",
+               "text": "Figure 1: Merging knowledge from many agents over time."}
+    files = {"sources.json": {"sources": [sample_source("S1", content_sha256=sha)]},
+             "figures.json": {"figures": [{"id": "F1", "source_id": "S1", "label": "Figure 1", "page": 2}]},
+             "captions.json": {"captions": [caption]}}
+    work = submission(processor, "alpha", files)
+    checks.merge(processor.context, work)
+    [problem] = checks.document_parts(processor.context, work)
+    assert (problem.rule, problem.pointer, problem.is_error) == ("caption.not_found", "/captions/0/text", True)
+    assert "found on page 2" in problem.message
+
+
+def test_relationships_rejects_one_its_claims_do_not_state(processor: Processor) -> None:
+    files = {"sources.json": {"sources": [sample_source("S1")]},
+             "claims.json": {"claims": [sample_claim("C1", "S1", statement="The sky is blue on clear days.")]},
+             "entities.json": {"entities": [{"id": "E1", "name": "Lisbon", "type": "city"},
+                                            {"id": "E2", "name": "Spain", "type": "country"}]},
+             "relationships.json": {"relationships": [{"id": "R1", "subject": "E1", "predicate": "capital of",
+                                                       "object": "E2", "claim_ids": ["C1"]}]}}
+    work = submission(processor, "alpha", files)
+    checks.merge(processor.context, work)
+    assert [(p.rule, p.pointer) for p in checks.relationships(processor.context, work)] == [
+        ("relationship.unsupported", "/relationships/0")]

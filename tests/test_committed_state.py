@@ -79,8 +79,14 @@ def test_a_claim_edited_to_verified_in_the_view_is_never_cited(sessions: Path, r
     doc = _ask(sessions, reactor, "When was the Lumen reactor decommissioned?")
     assert "rumours:C1" not in {c["node_id"] for c in doc["citations"]}
     assert doc["found"] is False and doc["answer"] == "Not found in this session."
-    assert json.loads(reactor.kg_json.read_bytes()) | {"generated_at": None} == json.loads(original) | {
-        "generated_at": None}  # rebuilt from the ledger
+    # Rebuilt from the ledger: the view is the one it vouches for, with the rumour unverified as merged. (Not
+    # byte for byte the view before the edit: finding nothing, ask had its researcher read the stored texts,
+    # and what it merged is in the ledger, so in the view, too.)
+    view = read_committed(reactor)
+    assert view.rebuilt is None and view.data == reactor.kg_json.read_bytes()
+    [rumour] = [c for c in view.graph["claims"] if c["id"] == "rumours:C1"]
+    assert rumour["evidence"][0]["verification"]["verified"] is False
+    assert {c["id"] for c in json.loads(original)["claims"]} <= {c["id"] for c in view.graph["claims"]}
     [event] = [e for e in read_events(reactor.events) if e["type"] == "views.rebuilt"]
     assert "changed outside cconductor" in event["data"]["reason"]
 

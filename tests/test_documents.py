@@ -326,9 +326,9 @@ def test_the_cited_figure_shows_in_a_real_browser_on_a_phone_screen(
     assert shown.group(3) == "No title20k"  # the cited row is marked
 
 
-def test_captions_left_unchecked_by_the_time_budget_warn_instead_of_rejecting() -> None:
+def test_captions_left_unchecked_by_the_work_limit_warn_instead_of_rejecting() -> None:
     from orchestrator.graph.document_evidence import Lookups, caption_problems
-    from orchestrator.graph.evidence import Deadline
+    from orchestrator.graph.evidence_budget import Budget
 
     text = "Page one.\fFigure 1: A caption that stands on page two of the text."
     contribution = {"agent": "a", "items": {
@@ -337,9 +337,9 @@ def test_captions_left_unchecked_by_the_time_budget_warn_instead_of_rejecting() 
                       "text": "Figure 1: A caption that stands on page two of the text.",
                       "provenance": {"file": "artifacts/a/captions.json", "pointer": "/captions/0"}}]}}
     lookups = Lookups(contribution, lambda c, g: None, lambda sha: text, lambda sha: None, lambda owner: [])
-    assert caption_problems(contribution, lookups, Deadline()) == []
-    (late,) = caption_problems(contribution, lookups, Deadline.resumed(100.0))
+    assert caption_problems(contribution, lookups, Budget()) == []
+    (late,) = caption_problems(contribution, lookups, Budget(0))  # spent before
     assert late.severity == "warning" and late.rule == "caption.unchecked" and late.pointer == "/captions/0/text"
     contribution["items"]["captions"][0]["page"] = 1
-    (wrong,) = caption_problems(contribution, lookups, Deadline())
+    (wrong,) = caption_problems(contribution, lookups, Budget())
     assert wrong.is_error and wrong.rule == "caption.not_found" and "found on page 2" in wrong.message

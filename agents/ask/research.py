@@ -23,6 +23,8 @@ from agents.offline.corpus import load_corpus
 from agents.offline.researcher import claim_record, select
 from agents.offline.text import normalize_ws
 from agents.runtime import AgentContext
+from orchestrator.commit.committed import read_committed
+from orchestrator.model.errors import SessionDamaged, UsageError
 from orchestrator.model.layout import SessionPaths
 
 __all__ = ["AGENT_PREFIX", "Researched", "research"]
@@ -84,9 +86,11 @@ def research(session_root: Path, question: str) -> Researched | None:
     by id, the others written as a new agent's claims and its lock (nothing written when none is new).
     None when the session stores no document text to search (its graph is searched instead)."""
     paths = SessionPaths(session_root)
-    try:
-        graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # never the view file as it lies on disk: a claim edited to verified there must not be quoted
+        graph = read_committed(paths).graph
+    except SessionDamaged:
+        raise
+    except UsageError:  # no graph yet
         return None
     stored = [s for s in graph.get("sources") or () if isinstance(s, dict) and s.get("content_sha256")
               and paths.source_text(str(s["content_sha256"])).is_file()]
