@@ -106,6 +106,7 @@ def overview(paths: SessionPaths) -> dict[str, Any]:
         "stats": graph.get("stats") or {},
         "recorded_score": (recorded or {}).get("score"),
         "has_report": (paths.root / "mission-report.md").is_file(),
+        "graph_warning": state.graph_warning(paths),
     }
 
 
