@@ -23,6 +23,11 @@ from agents.offline.corpus import load_corpus
 from agents.offline.researcher import claim_record, select
 from agents.offline.text import normalize_ws
 from agents.runtime import AgentContext
+from orchestrator.answers.confidence import DROP_BELOW
+from orchestrator.answers.graph import NodeIndex
+from orchestrator.answers.relevance import focus_of
+from orchestrator.commit.committed import read_committed
+from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
 
 __all__ = ["AGENT_PREFIX", "Researched", "research"]
@@ -85,8 +90,8 @@ def research(session_root: Path, question: str) -> Researched | None:
     None when the session stores no document text to search (its graph is searched instead)."""
     paths = SessionPaths(session_root)
     try:
-        graph = json.loads(paths.kg_json.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        graph = read_committed(paths).graph  # what the ledger vouches for: a claim edited to verified is not
+    except CconductorError:
         return None
     stored = [s for s in graph.get("sources") or () if isinstance(s, dict) and s.get("content_sha256")
               and paths.source_text(str(s["content_sha256"])).is_file()]
@@ -106,6 +111,10 @@ def research(session_root: Path, question: str) -> Researched | None:
     finally:
         corpus.close()
     picks = [p for p in picks if p.score >= RELATIVE * picks[0].score]  # the answer, not its neighbours
+    # only passages the answer check would keep (they name what the question names and say some of what it
+    # asks): a passage that merely shares the question's words must not become a claim of the graph
+    focus = focus_of(question, NodeIndex.build(graph))
+    picks = [p for p in picks if focus.part(p.sentence.flat).confidence >= DROP_BELOW]
     quoted = _quoted(graph)
     found = [(p, _claim_quoting(quoted, p.sentence.source_id, p.sentence.page, p.sentence.flat)) for p in picks]
     existing = [claim_id for _, claim_id in found if claim_id]
