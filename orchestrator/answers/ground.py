@@ -33,7 +33,8 @@ def _citation_dict(number: int | None, citation: Citation, index: NodeIndex) -> 
         "trace": [{**s.to_dict(), "from_name": index.name(s.source), "to_name": index.name(s.target)}
                   for s in citation.trace],
         "source": None if passage is None else {"id": passage.source_id, "title": passage.title,
-                                                "page": passage.page},
+                                                "page": passage.page,
+                                                **({"section": passage.section} if passage.section else {})},
         "passage": None if passage is None else passage.text,
     }
 
