@@ -18,6 +18,8 @@ from typing import Any
 
 from orchestrator.graph.citations import Citer
 from orchestrator.graph.section_check import section_problems
+from orchestrator.model.layout import SessionPaths
+from orchestrator.viewer.evidence import passage
 from tests.helpers.data import COMPANY, PAPERS
 
 TEXT = ("# Annual Report 2024\n\nIntro line.\n\n## Highlights of the year\n\nRevenue grew 22% in 2024.\n\n"
@@ -96,9 +98,11 @@ def test_an_offline_run_cites_markdown_by_section_and_a_pdf_by_page(tmp_path: Pa
     html = (session / "mission-report.html").read_text(encoding="utf-8")
     assert f'<a href="#ref-{markdown_ref}">{markdown_ref}</a>, § Fleet]' in html
     graph = json.loads((session / "knowledge-graph.json").read_text(encoding="utf-8"))
-    sections = {e["locator"].get("section") for c in graph["claims"] for e in c["evidence"]
-                if "212 drones" in e["snippet"]}
-    assert sections == {"Fleet"}
+    cited = [e for c in graph["claims"] for e in c["evidence"] if "212 drones" in e["snippet"]]
+    assert {e["locator"].get("section") for e in cited} == {"Fleet"}
+    source = next(s for s in graph["sources"] if s["id"] == cited[0]["source_id"])
+    shown = passage(SessionPaths(session), source, cited[0])  # the viewer's evidence panel
+    assert shown["section"] == "Fleet" and "## Fleet" in shown["page_text"]
     asked = subprocess.run([sys.executable, "-m", "orchestrator", "ask", str(session),
                             "How many drones were in the fleet at the end of 2024?", "--backend", "offline"],
                            capture_output=True, text=True, env=env, timeout=120)
