@@ -33,15 +33,17 @@ def _citation_dict(number: int | None, citation: Citation, index: NodeIndex) -> 
         "parts": [p.to_dict() for p in citation.parts],
         "trace": [{**s.to_dict(), "from_name": index.name(s.source), "to_name": index.name(s.target)}
                   for s in citation.trace],
-        "source": None if passage is None else _source(passage.source_id, passage.title, passage.page, index),
+        "source": None if passage is None else _source(passage.source_id, passage.title, passage.page,
+                                                       passage.section, index),
         "passage": None if passage is None else passage.text,
     }
 
 
-def _source(source_id: str, title: str, page: int | None, index: NodeIndex) -> dict[str, Any]:
+def _source(source_id: str, title: str, page: int | None, section: str | None, index: NodeIndex) -> dict[str, Any]:
     """The cited source and page; with the number printed on that page when the document has its own (a
-    reader looks for "p. 4971" in the journal, not for the PDF's third page)."""
-    out: dict[str, Any] = {"id": source_id, "title": title, "page": page}
+    reader looks for "p. 4971" in the journal, not for the PDF's third page), or the section a document
+    without pages is cited by."""
+    out: dict[str, Any] = {"id": source_id, "title": title, "page": page, **({"section": section} if section else {})}
     if page is not None and (printed := printed_page(index.sources.get(source_id) or {}, page)) != str(page):
         out["printed_page"] = printed
     return out

@@ -20,7 +20,9 @@ def render(document: dict[str, Any]) -> str:
             continue
         source = citation["source"] or {}
         where = source.get("title") or "(no source)"
-        if source.get("printed_page"):
+        if source.get("section"):  # a document without pages is cited by the heading the passage is under
+            where += f", § {source['section']}"
+        elif source.get("printed_page"):
             where += f", p. {source['printed_page']} (PDF page {source['page']})"
         elif source.get("page"):
             where += f", p. {source['page']}"

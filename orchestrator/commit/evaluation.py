@@ -2,9 +2,9 @@
 
 The processor (commit/processor.py) owns the lock queue and the ledger; this module owns the
 order of the checks (name, lock, artifacts and schemas, source texts, merge and references,
-evidence, relationships stated by their claims, report citations, SHACL on the merge's neighbourhood)
-and what each failure tells the agent. The graph the checks run against is the processor's: a
-rejected submission leaves it as it was.
+evidence and the sections it cites, relationships stated by their claims, report citations, SHACL
+on the merge's neighbourhood) and what each failure tells the agent. The graph the checks run
+against is the processor's: a rejected submission leaves it as it was.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from orchestrator.graph.dependents import broken_references
 from orchestrator.graph.evidence import bind_evidence
 from orchestrator.graph.merge import build_contribution
 from orchestrator.graph.relation_support import unsupported_relationships
+from orchestrator.graph.section_check import section_problems
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.errors import InvalidAgentName
 from orchestrator.model.layout import check_agent_name
@@ -128,6 +129,8 @@ class Evaluation:
             deadline=prechecked.deadline(),
         )
         problems += document_problems(result.contribution, self.state, self.texts)
+        problems += section_problems(result.contribution, lambda gid: self.state.item("sources", gid),
+                                     self.texts.text)
         problems += unsupported_relationships(result.contribution, lambda gid: self.state.item("claims", gid),
                                               lambda gid: self.state.item("entities", gid))
         problems += self._check_citations(name, artifact_set, result.contribution)
