@@ -103,3 +103,20 @@ def test_the_answer_takes_the_best_new_sentence_of_each_part() -> None:
     assert outline["sections"][0]["heading"] == "Answer"
     texts = " ".join(p["text"] for s in outline["sections"] for p in s["paragraphs"])
     assert texts.count(small) == 1 and texts.count("[@a:Q1-C1]") == 1
+
+
+def test_ask_cites_the_page_number_printed_on_the_paper(run: dict[str, Any]) -> None:
+    """S2ORC's pages are numbered 4969-4983 in the proceedings: ask cites the printed number and the PDF page."""
+    env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(run["root"].parent)}
+    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "ask", str(run["root"]), QUESTION, "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    kept = [c for c in json.loads(out.stdout)["citations"] if c["number"]]
+    assert kept and any("81.1M" in c["passage"] for c in kept)
+    for citation in kept:
+        source = citation["source"]
+        assert int(source["printed_page"]) == 4968 + source["page"]
+    text = subprocess.run([sys.executable, "-m", "orchestrator.cli", "ask", str(run["root"]), QUESTION],
+                          capture_output=True, text=True, env=env, timeout=300).stdout
+    first = kept[0]["source"]
+    assert f"p. {first['printed_page']} (PDF page {first['page']})" in text

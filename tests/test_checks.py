@@ -39,8 +39,9 @@ def submission(processor: Processor, agent: str, files: dict[str, Any]) -> Submi
 
 def test_the_checks_run_in_order_the_merge_before_what_reads_its_contribution() -> None:
     names = [check.__name__ for check in CHECKS]
-    readers = ("kept_references", "evidence", "document_parts", "relationships", "citations")
+    readers = ("kept_references", "evidence", "sections", "document_parts", "relationships", "citations")
     assert names.index("merge") < min(names.index(n) for n in readers)
+    assert names.index("evidence") < names.index("sections")  # a section is checked where the snippet was found
     assert names.index("evidence") < names.index("document_parts")  # both spend the submission's budget
 
 
@@ -121,3 +122,19 @@ def test_relationships_rejects_one_its_claims_do_not_state(processor: Processor)
     checks.merge(processor.context, work)
     assert [(p.rule, p.pointer) for p in checks.relationships(processor.context, work)] == [
         ("relationship.unsupported", "/relationships/0")]
+
+
+def test_sections_rejects_a_heading_the_quote_does_not_stand_under(processor: Processor) -> None:
+    text = f"# Report\n\n## Fleet\n\nWe found that {QUOTE}.\n\n## Outlook\n\nMore next year.\n"
+    sha = store_text(processor.paths, text)
+    claim = sample_claim("C1", "S1", QUOTE)
+    claim["evidence"][0]["locator"] = {"page": 1, "section": "Outlook"}
+    files = {"sources.json": {"sources": [sample_source("S1", content_sha256=sha, local_path="/docs/report.md")]},
+             "claims.json": {"claims": [claim]}}
+    work = submission(processor, "alpha", files)
+    checks.merge(processor.context, work)
+    checks.evidence(processor.context, work)
+    [problem] = checks.sections(processor.context, work)
+    assert (problem.rule, problem.pointer, problem.is_error) == (
+        "evidence.section_mismatch", "/claims/0/evidence/0/locator/section", True)
+    assert "'Fleet'" in problem.hint

@@ -91,6 +91,20 @@ def test_a_claim_edited_to_verified_in_the_view_is_never_cited(sessions: Path, r
     assert "changed outside cconductor" in event["data"]["reason"]
 
 
+def test_ask_writes_no_claim_for_passages_that_only_share_the_question_words(sessions: Path,
+                                                                           reactor: SessionPaths) -> None:
+    """The stored notes name the Lumen reactor ("Lumen reactor field notes, page one.") but never say when it
+    was decommissioned: the search finds such passages, the answer check would drop them, so ask writes no
+    ask-researcher agent and the ledger is as it was."""
+    ledger_before = reactor.store_db.read_bytes()
+    doc = _ask(sessions, reactor, "When was the Lumen reactor decommissioned?")
+    assert doc["found"] is False
+    assert not any(p.name.startswith("ask-researcher") for p in reactor.artifacts.iterdir())
+    graph = read_committed(reactor).graph
+    assert not any(key.startswith("ask-researcher") for key in graph)
+    assert reactor.store_db.read_bytes() == ledger_before
+
+
 def test_status_and_report_read_the_committed_state(sessions: Path, reactor: SessionPaths) -> None:
     honest = read_committed(reactor).graph["stats"]["evidence_verified"]
     _mark_verified(reactor)

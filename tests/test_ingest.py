@@ -150,15 +150,19 @@ def test_pdf_ingest_is_deterministic() -> None:
 def test_markdown(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text(
         "# My **Research** Notes\n\nSome **bold** and _emphasis_ with a [link](http://x.org) and `code`.\n"
-        "\n## Section\n\n* item one\n* item two\n\n```\nprint(1)\n```\n",
+        "\n## Section\n\n* item one\n* item two\n\nCall `f(*args, **kwargs)` or `<div>` or ``a `b` c``.\n"
+        "\n```\nprint(1)\n```\n",
         encoding="utf-8",
     )
     doc = ingest_dirs([tmp_path]).documents[0]
     assert doc.source["title"] == "My Research Notes"
     assert len(doc.pages) == 1
-    assert "Some bold and emphasis with a link and code." in doc.text
+    assert "Some bold and emphasis with a link and `code`." in doc.text
     assert "- item one" in doc.text and "print(1)" in doc.text
-    assert not re.search(r"[#`*]|\]\(", doc.text)
+    # headings keep their level marks (a claim cites its section by them); code spans stay verbatim
+    assert doc.text.startswith("# My Research Notes\n") and "\n## Section\n" in doc.text
+    assert "Call `f(*args, **kwargs)` or `<div>` or ``a `b` c``." in doc.text
+    assert not re.search(r"\*\*(?!kwargs)|\]\(|```", doc.text)
 
 
 def test_markdown_front_matter_and_setext(tmp_path: Path) -> None:
@@ -172,6 +176,7 @@ def test_markdown_front_matter_and_setext(tmp_path: Path) -> None:
     assert doc.source["authors"] == ["Ada Lovelace", "Charles Babbage"]
     assert doc.source["year"] == 1843
     assert "title:" not in doc.text and "===" not in doc.text
+    assert doc.text.startswith("# Heading\n")
 
 
 def test_html(tmp_path: Path) -> None:
@@ -190,6 +195,7 @@ def test_html(tmp_path: Path) -> None:
     assert page.source["authors"] == ["Grace Hopper"]
     assert page.source["doi"] == "10.1000/xyz1" and page.source["type"] == "journal-article"
     assert "Hello & welcome." in page.text and "Second paragraph." in page.text
+    assert "\n# Heading\n" in f"\n{page.text}"  # an HTML heading reads as a Markdown heading line
     assert "secret" not in page.text and "Menu" not in page.text and "color" not in page.text
     assert docs["other.htm"].source["title"] == "Only a heading"
 

@@ -109,6 +109,12 @@ def test_question_types_decide_which_sentence_fits() -> None:
     assert many.numeric and many.counted == "patie"
     assert fit(many, "In total 120 patients were enrolled.", "results", "") > fit(
         many, "Patients were enrolled at two sites.", "results", "")
+    # a count of the noun outranks a share of it: "(7.2%) papers" does not say how many papers there are
+    papers = classify("How many papers does the corpus contain?")
+    assert fit(papers, "It holds 81.1M English-language academic papers.", "results", "") > fit(
+        papers, "Biomedical (42.7%) and computer science (7.2%) papers make up half of it.", "results", "")
+    assert fit(papers, "About 8 million papers were parsed.", "results", "") == fit(
+        papers, "It holds 81.1M papers.", "results", "")
     share = classify("What percentage of respondents were satisfied?")
     assert share.unit == "percent" and fit(share, "Of them 59% were satisfied.", "results", "") > fit(
         share, "Of them 59 were satisfied.", "results", "")

@@ -320,6 +320,35 @@ def test_a_damaged_view_keeps_the_last_complete_one(tmp_path: Path, monkeypatch:
         assert status == 409 and b"knowledge-graph.json cannot be shown" in body
 
 
+def test_a_view_the_ledger_does_not_vouch_for_is_flagged_not_trusted(tmp_path: Path) -> None:
+    """An edited knowledge-graph.json (a claim turned verified by hand) is shown with a warning that says how to
+    rebuild it; the viewer itself writes nothing, and the warning goes once the view is rebuilt."""
+    sessions = tmp_path / "sessions"
+    from orchestrator.commit.committed import read_committed
+    from orchestrator.session.record import create_session
+
+    paths = create_session(sessions, "edited view")
+    sha = store_text(paths, "Merging is hard when two agents disagree about the same entity.")
+    write_artifacts(paths, "researcher", {
+        "sources.json": {"sources": [sample_source("S1", content_sha256=sha)]},
+        "claims.json": {"claims": [sample_claim("C1", snippet="two agents disagree about the same entity"),
+                                   sample_claim("C2", snippet="words that are nowhere in the source text")]}})
+    assert merge_pending(paths) == {"researcher": "merged"}
+    with served(sessions) as server:
+        assert server.json(f"/api/sessions/{paths.root.name}/overview")["graph_warning"] is None
+        graph = json.loads(paths.kg_json.read_text())
+        for claim in graph["claims"]:
+            for evidence in claim["evidence"]:
+                evidence.setdefault("verification", {})["verified"] = True
+        paths.kg_json.write_text(json.dumps(graph))
+        before = folder_digest(paths.root)
+        warning = server.json(f"/api/sessions/{paths.root.name}/overview")["graph_warning"]
+        assert warning and "knowledge-graph.json" in warning and f"cconductor status {paths.root.name}" in warning
+        assert folder_digest(paths.root) == before  # flagged, not repaired: the viewer never writes
+        read_committed(paths)  # what `status` does: the view is rebuilt from the ledger
+        assert server.json(f"/api/sessions/{paths.root.name}/overview")["graph_warning"] is None
+
+
 def test_the_stream_tells_of_merges_as_they_happen(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     from orchestrator.session.record import create_session

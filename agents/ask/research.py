@@ -23,6 +23,9 @@ from agents.offline.corpus import load_corpus
 from agents.offline.researcher import claim_record, select
 from agents.offline.text import normalize_ws
 from agents.runtime import AgentContext
+from orchestrator.answers.confidence import DROP_BELOW
+from orchestrator.answers.graph import NodeIndex
+from orchestrator.answers.relevance import focus_of
 from orchestrator.commit.committed import read_committed
 from orchestrator.model.errors import SessionDamaged, UsageError
 from orchestrator.model.layout import SessionPaths
@@ -110,6 +113,10 @@ def research(session_root: Path, question: str) -> Researched | None:
     finally:
         corpus.close()
     picks = [p for p in picks if p.score >= RELATIVE * picks[0].score]  # the answer, not its neighbours
+    # only passages the answer check would keep (they name what the question names and say some of what it
+    # asks): a passage that merely shares the question's words must not become a claim of the graph
+    focus = focus_of(question, NodeIndex.build(graph))
+    picks = [p for p in picks if focus.part(p.sentence.flat).confidence >= DROP_BELOW]
     quoted = _quoted(graph)
     found = [(p, _claim_quoting(quoted, p.sentence.source_id, p.sentence.page, p.sentence.flat)) for p in picks]
     existing = [claim_id for _, claim_id in found if claim_id]

@@ -116,8 +116,9 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float
         bonus += 0.15 if numbers else -0.15
         if kind.unit and _UNITS[kind.unit].search(sentence):
             bonus += 0.1
-        # a count of the asked noun ("81.1M academic papers"), not a share of it ("(7.2%) papers")
-        counted = rf"(?i)(?:\d|\b(?:{_NUMBER_WORDS}))[^\s%]*\s+(?:\S+\s+){{0,2}}{re.escape(kind.counted)}"
+        # a count of the noun ("81.1M English-language papers"), not a share of it ("(7.2%) papers")
+        counted = (rf"(?i)(?:\b\d[\d.,]*(?:[kmb]\b)?|\b(?:{_NUMBER_WORDS})\b)(?:\s+(?:million|billion|thousand))?"
+                   rf"\s+(?:[^\s%]+\s+){{0,2}}{re.escape(kind.counted)}")
         if kind.counted and re.search(counted, sentence):
             bonus += 0.15
     if kind.limitation:

@@ -1,7 +1,10 @@
 """Reading one local file into Source fields and page texts: PDF, Markdown, HTML and plain text.
 
 Markdown and HTML are reduced to their visible text with the block structure kept, and their
-metadata (front matter, ``<title>``, citation meta tags) fills the Source fields. A reader raises
+metadata (front matter, ``<title>``, citation meta tags) fills the Source fields. Headings stay
+Markdown ATX lines ("## Fleet", also for HTML ``<h2>``), so a claim can cite the section its
+quote sits under and the orchestrator can find that heading in the stored text; inline code
+keeps its backticks and characters (``**kwargs`` is not emphasis), as a reader quoting it would. A reader raises
 :class:`~agents.offline.documents.CannotIngest` with the reason when a file cannot be read.
 """
 
@@ -48,7 +51,6 @@ _MD_INLINE = [
     (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),  # reference links
     (re.compile(r"<(https?://[^>\s]+)>"), r"\1"),  # autolinks
     (re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"), ""),  # inline HTML tags
-    (re.compile(r"`([^`]*)`"), r"\1"),
     (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
     (re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])"), r"\1"),
     (re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])"), r"\1"),
@@ -60,10 +62,21 @@ _MD_DROP_LINE = re.compile(
 _MD_ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
 
 
+_MD_CODE = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+
+
 def _md_inline(text: str) -> str:
+    """Links, images, inline HTML and emphasis reduced to their text; code spans kept verbatim."""
+    codes: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        codes.append(match.group())
+        return f"\x00{len(codes) - 1}\x00"
+
+    text = _MD_CODE.sub(hold, text)
     for pattern, repl in _MD_INLINE:
         text = pattern.sub(repl, text)
-    return text
+    return re.sub("\x00(\\d+)\x00", lambda m: codes[int(m.group(1))], text)
 
 
 def _front_matter(text: str) -> tuple[dict[str, str], str]:
@@ -93,7 +106,8 @@ def _read_markdown(path: Path, raw: str) -> tuple[dict[str, Any], list[str]]:
         if atx or setext:
             heading = _md_inline(atx.group(2) if atx else line.strip())
             title = title or heading
-            out.append(heading)
+            level = len(atx.group(1)) if atx else 1 if nxt.strip().startswith("=") else 2
+            out.append(f"{'#' * level} {heading}")
             continue
         if _MD_DROP_LINE.match(line):
             continue
@@ -121,6 +135,9 @@ _HTML_BLOCK = frozenset(
         """
     )
 )
+
+
+_HTML_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 class _HTMLText(HTMLParser):
@@ -155,6 +172,8 @@ class _HTMLText(HTMLParser):
             self.in_h1 = True
         if tag in _HTML_BLOCK:
             self.parts.append("\n")
+        if tag in _HTML_HEADINGS and not self.pre_depth:
+            self.parts.append("#" * int(tag[1]) + " ")  # a heading stays findable: "## Fleet"
         if tag == "tr":
             self.cells = 0
         if tag in ("td", "th"):  # a table row stays one line: "Standard delivery | $6.50 | within 4 hours"

@@ -21,6 +21,7 @@ from agents.offline.corpus import Corpus, load_corpus, plan_questions
 from agents.offline.document_parts import PartPassage, document_passages, search_parts
 from agents.offline.retrieval import retriever_for
 from agents.offline.retry_repair import complete_retry
+from agents.offline.sections import heading_above
 from agents.offline.sentences import Sentence
 from agents.offline.text import normalize_ws, sentence_spans
 from agents.runtime import AgentContext
@@ -39,6 +40,23 @@ class Pick:
     sentence: Sentence
     score: float
     section: str = ""  # the part of the document it is in (results, methods...): tagged on the claim
+    heading: str = ""  # the heading it stands under, in a document without pages: its locator's section
+
+
+def heading_of(corpus: Corpus, sentence: Sentence) -> str:
+    """The heading a sentence of a document without pages (Markdown, HTML, text) stands under, else ''.
+
+    Such a document is one page, so "p. 1" tells a reader nothing; "§ Installation" does. A PDF
+    is cited by its pages, even a one-page one.
+    """
+    doc = corpus.documents.get(sentence.source_id)
+    if doc is None or len(doc.pages) != 1 or str(doc.source.get("local_path", "")).lower().endswith(".pdf"):
+        return ""
+    return heading_above(doc.pages[0], sentence.start)
+
+
+def locator(sentence: Sentence, heading: str) -> dict[str, Any]:
+    return {"page": sentence.page, **({"section": heading} if heading else {})}
 
 
 def _local(ref: str) -> str:
@@ -70,7 +88,8 @@ def select(corpus: Corpus, question: dict[str, Any], query: str, depth: int, lim
     picks = []
     for answer in answers[:limit]:
         used.add(answer.sentence.flat.casefold())
-        picks.append(Pick(answer.sentence, max(0.0, answer.score), answer.section))
+        picks.append(Pick(answer.sentence, max(0.0, answer.score), answer.section,
+                          heading_of(corpus, answer.sentence)))
     return picks, len(answers)
 
 
@@ -83,7 +102,7 @@ def claim_record(pick: Pick, question: dict[str, Any] | None, number: int, local
         "confidence": round(0.4 + 0.45 * min(1.0, pick.score / 1.4), 3),  # keeps the retrieval order
         "priority": "high" if number == 1 else "medium" if number <= 3 else "low",
         "evidence": [
-            {"source_id": sentence.source_id, "snippet": sentence.flat, "locator": {"page": sentence.page}}
+            {"source_id": sentence.source_id, "snippet": sentence.flat, "locator": locator(sentence, pick.heading)}
         ],
         "category": facet,
         "tags": [facet, "extractive", *([f"section:{pick.section}"] if pick.section else [])],
@@ -233,7 +252,8 @@ def fix_claim(corpus: Corpus, claim: dict[str, Any], messages: list[str]) -> dic
                 continue  # in the source, but it does not say what the claim says
             if statement == old:
                 claim["statement"] = found.flat
-            claim["evidence"] = [{**evidence, "snippet": found.flat, "locator": {"page": found.page}}]
+            claim["evidence"] = [{**evidence, "snippet": found.flat,
+                                  "locator": locator(found, heading_of(corpus, found))}]
             return claim
     return None
 

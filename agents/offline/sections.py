@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["SECTION_NAMES", "Sections", "detect_sections", "heading_kind"]
+__all__ = ["SECTION_NAMES", "Sections", "detect_sections", "heading_above", "heading_kind"]
 
 #: Canonical section -> heading words that announce it (matched on a whole short line).
 SECTION_NAMES: dict[str, tuple[str, ...]] = {
@@ -43,13 +43,32 @@ _ABSTRACT_START = re.compile(r"(?i)^(?:abstract|summary)\b[\s:.\-\u2013]*\S")
 
 def heading_kind(line: str) -> str | None:
     """The section a heading line opens, or None when the line is not a known heading."""
-    text = " ".join(line.split())
+    text = " ".join(_ATX.sub("", line).split())
     if not text or len(text) > 60 or len(text.split()) > 7:
         return None
     for kind, pattern in _HEADINGS:
         if pattern.fullmatch(text):
             return kind
     return None
+
+
+#: A Markdown heading line of a stored text ("## Fleet"): the text readers keep headings so.
+_ATX = re.compile(r"^#{1,6}[ \t]+")
+_ATX_LINE = re.compile(r"^(#{1,6})[ \t]+(\S[^\n]*?)[ \t]*$", re.M)
+
+
+def heading_above(text: str, offset: int) -> str:
+    """The heading of the innermost section holding ``offset`` of a text with Markdown headings, or ''.
+
+    What a citation of a document without pages names ("§ Fleet"); the orchestrator checks the
+    heading stands before the quote (orchestrator/graph/section_check.py).
+    """
+    found = ""
+    for match in _ATX_LINE.finditer(text):
+        if match.start() > offset:  # a quote may start with its own heading (a table under it)
+            break
+        found = match.group(2)
+    return found
 
 
 @dataclass(frozen=True)

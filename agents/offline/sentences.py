@@ -101,6 +101,10 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
+#: The marks of a Markdown heading line ("## Quarterly revenue"), left out of what a claim says.
+_ATX_MARK = re.compile(r"^#{1,6} ")
+
+
 def line_key(line: str) -> str:
     return re.sub(r"\d+", "#", normalize_ws(line)).casefold()
 
@@ -125,8 +129,8 @@ class Sentence:
     def statement(self) -> str:
         """What a claim says: the quote after its context ("Key figures for 2024: … Revenue: $48.2 million"); a
         table row's cells named by its header ("Service: Standard delivery; Price per delivery: $6.50")."""
-        lines = [normalize_ws(x) for x in self.context.split("\n") if x.strip()]
-        own = [normalize_ws(x) for x in self.text.split("\n") if x.strip()]
+        lines = [_ATX_MARK.sub("", normalize_ws(x)) for x in self.context.split("\n") if x.strip()]
+        own = [_ATX_MARK.sub("", normalize_ws(x)) for x in self.text.split("\n") if x.strip()]
         table = [x for x in own if "|" in x]
         if not lines and len(table) >= 2:  # a short row quoted with its header: caption, header, ..., the row
             lines, own = [x for x in own[: own.index(table[0])] if "|" not in x] + [table[0]], [own[-1]]

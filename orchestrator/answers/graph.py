@@ -15,6 +15,7 @@ from orchestrator.answers.model import NodeKind, Passage
 from orchestrator.answers.parts import Objects, part_nodes
 from orchestrator.commit.committed import read_committed
 from orchestrator.contradictions import contradictions_touching
+from orchestrator.graph.citations import evidence_section
 from orchestrator.model.layout import SessionPaths
 
 
@@ -109,11 +110,12 @@ class NodeIndex:
                 continue
             source_id = str(evidence.get("source_id") or "")
             source = self.sources.get(source_id) or {}
-            page = check.get("page") if isinstance(check.get("page"), int) else None
+            section = evidence_section(evidence, source)
+            page = check.get("page") if isinstance(check.get("page"), int) and not section else None
             title = str(source.get("title") or source_id)
             if isinstance(evidence.get("note"), str) and evidence["note"].startswith("described by"):
                 title += f" ({evidence['note']})"  # a vision model's description of a figure
-            found.append(Passage(source_id, title, page, text))
+            found.append(Passage(source_id, title, page, text, section))
         return found
 
     def verified_claims(self, claim_ids: Any) -> list[str]:

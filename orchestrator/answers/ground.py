@@ -13,6 +13,7 @@ from orchestrator.answers.confidence import weighted_mean
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.model import Draft, Retrieved
 from orchestrator.answers.validate import CheckedSentence, Citation
+from orchestrator.graph.citations import printed_page
 from orchestrator.model.clock import iso_timestamp
 
 NOT_FOUND = "Not found in this session."
@@ -32,10 +33,20 @@ def _citation_dict(number: int | None, citation: Citation, index: NodeIndex) -> 
         "parts": [p.to_dict() for p in citation.parts],
         "trace": [{**s.to_dict(), "from_name": index.name(s.source), "to_name": index.name(s.target)}
                   for s in citation.trace],
-        "source": None if passage is None else {"id": passage.source_id, "title": passage.title,
-                                                "page": passage.page},
+        "source": None if passage is None else _source(passage.source_id, passage.title, passage.page,
+                                                       passage.section, index),
         "passage": None if passage is None else passage.text,
     }
+
+
+def _source(source_id: str, title: str, page: int | None, section: str | None, index: NodeIndex) -> dict[str, Any]:
+    """The cited source and page; with the number printed on that page when the document has its own (a
+    reader looks for "p. 4971" in the journal, not for the PDF's third page), or the section a document
+    without pages is cited by."""
+    out: dict[str, Any] = {"id": source_id, "title": title, "page": page, **({"section": section} if section else {})}
+    if page is not None and (printed := printed_page(index.sources.get(source_id) or {}, page)) != str(page):
+        out["printed_page"] = printed
+    return out
 
 
 def ground(session: str, retrieved: Retrieved, draft: Draft | None, checked: list[CheckedSentence],

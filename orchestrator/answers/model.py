@@ -18,6 +18,7 @@ class Passage:
     title: str
     page: int | None
     text: str
+    section: str | None = None  # the heading cited instead of a page, in a document without pages
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,11 @@ def render(document: dict[str, Any]) -> str:
             continue
         source = citation["source"] or {}
         where = source.get("title") or "(no source)"
-        if source.get("page"):
+        if source.get("section"):  # a document without pages is cited by the heading the passage is under
+            where += f", § {source['section']}"
+        elif source.get("printed_page"):
+            where += f", p. {source['printed_page']} (PDF page {source['page']})"
+        elif source.get("page"):
             where += f", p. {source['page']}"
         lines.append(f"  [{citation['number']}] {where} - {citation['kind']} {citation['node_id']} "
                      f"({citation['match']}, confidence {citation['confidence']:.2f})")

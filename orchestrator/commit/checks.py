@@ -26,6 +26,7 @@ from orchestrator.graph.evidence import bind_evidence
 from orchestrator.graph.evidence_budget import Budget
 from orchestrator.graph.merge import build_contribution
 from orchestrator.graph.relation_support import unsupported_relationships
+from orchestrator.graph.section_check import section_problems
 from orchestrator.model.problems import Problem
 from orchestrator.model.records import Contribution, Record
 
@@ -95,6 +96,12 @@ def evidence(context: JudgingContext, submission: Submission) -> list[Problem]:
     return []
 
 
+def sections(context: JudgingContext, submission: Submission) -> list[Problem]:
+    """A document without pages is cited by section: the cited heading stands open above the quoted snippet."""
+    return section_problems(submission.merged(), lambda gid: context.graph.state.item("sources", gid),
+                            context.texts.text)
+
+
 def document_parts(context: JudgingContext, submission: Submission) -> list[Problem]:
     """Captions stand on their page; evidence naming a table or figure is verified against its cells or caption."""
     return document_problems(submission.merged(), context.graph.state, context.texts, submission.budget)
@@ -137,8 +144,8 @@ def citations(context: JudgingContext, submission: Submission) -> list[Problem]:
 
 
 #: The checks, in order: the merge before the checks that read its contribution.
-CHECKS: tuple[Check, ...] = (source_texts, stored_objects, merge, kept_references, evidence, document_parts,
-                             relationships, citations)
+CHECKS: tuple[Check, ...] = (source_texts, stored_objects, merge, kept_references, evidence, sections,
+                             document_parts, relationships, citations)
 
 
 def run_checks(context: JudgingContext, submission: Submission) -> list[Problem]:

@@ -70,6 +70,23 @@ def evidence_page(evidence: Mapping[str, Any]) -> int | None:
     return page if isinstance(page, int) else None
 
 
+def paged(source: Mapping[str, Any]) -> bool:
+    """A PDF, cited by its pages; a document without pages (Markdown, HTML, text, web page) is cited by section."""
+    path = source.get("local_path")
+    return bool(source.get("page_labels") or source.get("pdf_url") or pdf_document(source)) or (
+        isinstance(path, str) and path.lower().endswith(".pdf"))
+
+
+def evidence_section(evidence: Mapping[str, Any], source: Mapping[str, Any]) -> str | None:
+    """The heading a citation names instead of a page ("§ Installation"): the locator's ``section``, for a
+    document without pages (its one "page" tells a reader nothing); None for a PDF or without a section."""
+    locator = evidence.get("locator")
+    section = locator.get("section") if isinstance(locator, Mapping) else None
+    if not isinstance(section, str) or not section.strip() or paged(source):
+        return None
+    return " ".join(section.lstrip("#").split())
+
+
 def _outline_texts(outline: Mapping[str, Any], base: str) -> Iterator[tuple[str, str]]:
     if isinstance(outline.get("summary"), str):
         yield pointer_join("summary"), outline["summary"]
@@ -160,10 +177,11 @@ def pdf_document(source: Mapping[str, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class Ref:
-    """One numbered source in a citation, with the pages the cited snippets are on.
+    """One numbered source in a citation, with the pages (or, without pages, sections) the cited snippets are in.
 
     ``pages`` count the stored text's (PDF) pages; ``printed`` are the numbers printed on those
     pages (the source's ``page_labels``), which is what a reader looks for: the label shows them.
+    ``sections`` are the headings cited in a document without pages (Markdown, HTML): "§ Fleet".
     """
 
     number: int
@@ -171,6 +189,13 @@ class Ref:
     pages: tuple[int, ...] = ()
     printed: tuple[str, ...] = ()
     document: str | None = None  # the PDF a page link opens (``#page=N`` is appended), when there is one
+    sections: tuple[str, ...] = ()
+
+    def section_text(self) -> str:
+        """``§ Fleet`` or ``§§ Fleet, Outlook``; '' without sections."""
+        if not self.sections:
+            return ""
+        return f"{'§' if len(self.sections) == 1 else '§§'} {', '.join(self.sections)}"
 
     def page_texts(self) -> tuple[str, ...]:
         return self.printed if len(self.printed) == len(self.pages) else tuple(map(str, self.pages))
@@ -184,9 +209,9 @@ class Ref:
                      for text, page in zip(self.page_texts(), self.pages, strict=True))
 
     def label(self) -> str:
-        if not self.pages:
-            return str(self.number)
-        return f"{self.number}, {self.page_prefix()} {', '.join(self.page_texts())}"
+        places = [f"{self.page_prefix()} {', '.join(self.page_texts())}"] if self.pages else []
+        places += [self.section_text()] if self.sections else []
+        return ", ".join([str(self.number), *places])
 
 
 @dataclass(frozen=True)
@@ -232,6 +257,7 @@ class Citer:
     def cite(self, *claim_ids: str) -> Citation | None:
         """Cite the claims together; None when none of them has verified evidence."""
         pages: dict[str, set[int]] = {}
+        sections: dict[str, dict[str, None]] = {}  # in order of citation
         cited = []
         for claim_id in claim_ids:
             items = self.supported(claim_id)
@@ -241,20 +267,23 @@ class Citer:
             entries = []
             for evidence, source in items:
                 number = self.numbers.setdefault(source["id"], len(self.numbers) + 1)
-                page = evidence_page(evidence)
+                section = evidence_section(evidence, source)
+                page = None if section else evidence_page(evidence)
                 pages.setdefault(source["id"], set()).update([page] if page else [])
-                entries.append(CitedEvidence(claim_id, self._ref(number, source["id"], (page,) if page else ()),
-                                             evidence, source))
+                sections.setdefault(source["id"], {}).update({section: None} if section else {})
+                entries.append(CitedEvidence(claim_id, self._ref(number, source["id"], (page,) if page else (),
+                                                                 (section,) if section else ()), evidence, source))
             self.cited.setdefault(claim_id, entries)
         if not cited:
             return None
-        refs = sorted((self._ref(self.numbers[s], s, tuple(sorted(p))) for s, p in pages.items()),
+        refs = sorted((self._ref(self.numbers[s], s, tuple(sorted(p)), tuple(sections[s])) for s, p in pages.items()),
                       key=lambda ref: ref.number)
         return Citation(tuple(cited), tuple(refs))
 
-    def _ref(self, number: int, source_id: str, pages: tuple[int, ...]) -> Ref:
+    def _ref(self, number: int, source_id: str, pages: tuple[int, ...], sections: tuple[str, ...] = ()) -> Ref:
         source = self.sources.get(source_id) or {}
-        return Ref(number, source_id, pages, tuple(printed_page(source, p) for p in pages), pdf_document(source))
+        return Ref(number, source_id, pages, tuple(printed_page(source, p) for p in pages), pdf_document(source),
+                   sections)
 
     def printed_pages(self) -> bool:
         """Whether a cited page is shown by its printed number rather than its PDF page (the report says so once)."""

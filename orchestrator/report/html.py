@@ -108,13 +108,14 @@ def inline(line: Line) -> str:
 
 
 def _ref(ref: Ref) -> str:
-    """``1, p. 4971``: the number links to the reference, each printed page to its page of the PDF."""
+    """``1, p. 4971``: the number links to the reference, each printed page to its page of the PDF; a document
+    without pages is cited by section (``1, § Fleet``)."""
     out = f'<a href="#ref-{ref.number}">{ref.number}</a>'
-    if not ref.pages:
-        return out
-    pages = [f'<a class="page" href="{esc(href)}">{esc(text)}</a>' if href else esc(text)
-             for text, href in ref.page_links()]
-    return out + f", {ref.page_prefix()} " + ", ".join(pages)
+    if ref.pages:
+        pages = [f'<a class="page" href="{esc(href)}">{esc(text)}</a>' if href else esc(text)
+                 for text, href in ref.page_links()]
+        out += f", {ref.page_prefix()} " + ", ".join(pages)
+    return out + (f", {esc(ref.section_text())}" if ref.sections else "")
 
 
 def _figure(item: Figure) -> str:

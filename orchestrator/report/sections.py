@@ -242,7 +242,10 @@ def _quality(heading: str, ctx: Context) -> list[Block]:
 
 
 def _pdf_page(ref: Ref) -> str:
-    """Where the snippet stands: the PDF page when the citation shows another (printed) number."""
+    """Where the snippet stands: the PDF page when the citation shows another (printed) number; the section
+    in a document without pages."""
+    if ref.sections:
+        return f", {ref.section_text()}"
     if not ref.pages:
         return ", page not given"
     printed = ref.page_texts()[0]

@@ -19,12 +19,8 @@ from typing import Any
 _COLUMNS = ("seq", "agent", "action", "artifact_sha256", "attempt", "committed_at", "detail")
 
 
-def read_ledger_snapshot(path: Path) -> list[dict[str, Any]] | None:
-    """The ledger entries (as :meth:`Store.ledger` gives them), or None when it cannot be read now.
-
-    None covers a missing store, one written by nothing yet, and a store that a writer
-    checkpointed while an immutable read was under way (the caller shows what it had).
-    """
+def _query(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]] | None:
+    """Rows of one query, read without a byte written; None when the store cannot be read now."""
     if not path.is_file():
         return None
     quoted = urllib.parse.quote(str(path.resolve()))
@@ -35,11 +31,22 @@ def read_ledger_snapshot(path: Path) -> list[dict[str, Any]] | None:
     except sqlite3.Error:
         return None
     try:
-        rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM ledger ORDER BY seq").fetchall()
+        return db.execute(sql, params).fetchall()
     except sqlite3.Error:
         return None
     finally:
         db.close()
+
+
+def read_ledger_snapshot(path: Path) -> list[dict[str, Any]] | None:
+    """The ledger entries (as :meth:`Store.ledger` gives them), or None when it cannot be read now.
+
+    None covers a missing store, one written by nothing yet, and a store that a writer
+    checkpointed while an immutable read was under way (the caller shows what it had).
+    """
+    rows = _query(path, f"SELECT {', '.join(_COLUMNS)} FROM ledger ORDER BY seq")
+    if rows is None:
+        return None
     entries = []
     for row in rows:
         entry = dict(zip(_COLUMNS, row, strict=True))
@@ -49,3 +56,10 @@ def read_ledger_snapshot(path: Path) -> list[dict[str, Any]] | None:
             entry["detail"] = {}
         entries.append(entry)
     return entries
+
+
+def read_derived_snapshot(path: Path, kind: str, agent: str = "") -> tuple[int, Any] | None:
+    """The newest derived row of ``kind`` for ``agent`` as (seq, body), or None (none, or unreadable now)."""
+    rows = _query(path, "SELECT seq, body FROM derived WHERE kind = ? AND agent = ? ORDER BY seq DESC LIMIT 1",
+                  (kind, agent))
+    return (int(rows[0][0]), rows[0][1]) if rows else None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from orchestrator.graph.citations import evidence_page, is_verified
+from orchestrator.graph.citations import evidence_page, evidence_section, is_verified
 from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.viewer.files import as_dict, read_bytes
@@ -73,7 +73,8 @@ def passage(paths: SessionPaths, source: dict[str, Any] | None, evidence: dict[s
     page = evidence_page(evidence)
     sha = verification.get("text_sha256") or (source or {}).get("content_sha256")
     text = stored_text(paths, sha)
-    found: dict[str, Any] = {"page": page, "has_text": text is not None, "page_text": None, "highlight": None}
+    found: dict[str, Any] = {"page": page, "has_text": text is not None, "page_text": None, "highlight": None,
+                             "section": evidence_section(evidence, source or {})}  # shown instead of a page
     if text is None:
         found["why"] = "no stored text for this source" if not sha else "the stored source text is not in the session"
         return found

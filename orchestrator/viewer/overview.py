@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from orchestrator.contradictions.summary import summary as contradiction
+from orchestrator.graph.citations import evidence_section
 from orchestrator.graph.quality import plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.clock import commit_time
@@ -66,8 +67,10 @@ def _side(index: GraphIndex, side: dict[str, Any]) -> dict[str, Any]:
     found = index.item(str(side.get("claim_id")))
     claim = found[1] if found and found[0] == "claims" else {}
     evidence = next((e for e in claim.get("evidence") or () if isinstance(e, dict)), {})
+    source = index.source(str(evidence.get("source_id"))) or {}
     return {**side, "statement": claim.get("statement"), "snippet": evidence.get("snippet"),
-            "page": (evidence.get("verification") or {}).get("page") or (evidence.get("locator") or {}).get("page")}
+            "page": (evidence.get("verification") or {}).get("page") or (evidence.get("locator") or {}).get("page"),
+            "section": evidence_section(evidence, source)}  # shown instead of the page of a document without pages
 
 
 def contradictions(index: GraphIndex) -> list[dict[str, Any]]:
@@ -106,6 +109,7 @@ def overview(paths: SessionPaths) -> dict[str, Any]:
         "stats": graph.get("stats") or {},
         "recorded_score": (recorded or {}).get("score"),
         "has_report": (paths.root / "mission-report.md").is_file(),
+        "graph_warning": state.graph_warning(paths),
     }
 
 

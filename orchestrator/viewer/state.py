@@ -11,16 +11,22 @@ the one place to switch.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from orchestrator.commit import locks
+from orchestrator.commit.vouched import KIND as VOUCHED_VIEWS
 from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.run.missions import Mission, load_mission
-from orchestrator.session.ledger_snapshot import read_ledger_snapshot
-from orchestrator.viewer.files import JsonCache, list_session_folders, signature
+from orchestrator.session.ledger_snapshot import read_derived_snapshot, read_ledger_snapshot
+from orchestrator.viewer.files import JSON_LIMIT, JsonCache, Unreadable, list_session_folders, read_bytes, signature
 
 CACHE = JsonCache()
 
@@ -29,6 +35,59 @@ def graph(paths: SessionPaths) -> dict[str, Any]:
     """The committed knowledge graph as its JSON view shows it (empty before the first merge)."""
     value = CACHE.load(paths, paths.kg_json, default={})
     return value if isinstance(value, dict) else {}
+
+
+_digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
+_digests_lock = threading.Lock()
+
+
+def _view_sha256(paths: SessionPaths) -> str | None:
+    """sha256 of knowledge-graph.json as it is now (hashed once per change of the file)."""
+    before = signature(paths.kg_json)
+    if before is None:
+        return None
+    with _digests_lock:
+        known = _digests.get(paths.kg_json)
+    if known is not None and known[0] == before:
+        return known[1]
+    try:
+        digest = hashlib.sha256(read_bytes(paths, paths.kg_json, JSON_LIMIT)).hexdigest()
+    except Unreadable:
+        return None
+    if signature(paths.kg_json) == before:
+        with _digests_lock:
+            _digests[paths.kg_json] = (before, digest)
+    return digest
+
+
+def _vouched_sha256(paths: SessionPaths) -> str | None:
+    row = read_derived_snapshot(paths.store_db, VOUCHED_VIEWS)
+    try:
+        body = orjson.loads(row[1]) if row is not None else None
+    except orjson.JSONDecodeError:
+        return None
+    return str(body.get("json")) if isinstance(body, dict) and body.get("json") else None
+
+
+def graph_warning(paths: SessionPaths) -> str | None:
+    """Why the JSON view must not be trusted as shown, or None when the ledger vouches for its bytes.
+
+    The viewer never writes, so it cannot rebuild a view as ``status`` does (orchestrator/commit/committed.py):
+    it says so instead. A session whose ledger vouches for no view (made before views were vouched for,
+    or nothing merged yet) gets no warning. A flush replaces the file just before it records its digest,
+    so a mismatch is looked at twice before it is reported.
+    """
+    for attempt in range(2):
+        expected = _vouched_sha256(paths)
+        actual = _view_sha256(paths)
+        if expected is None or actual is None or expected == actual:
+            return None
+        if attempt == 0:
+            time.sleep(0.2)
+    return (f"{paths.rel(paths.kg_json)} is not the view the ledger recorded for its last commit: it was "
+            "edited or replaced after the orchestrator wrote it, so what it shows, verified evidence "
+            f"included, may not be what was validated. `cconductor status {paths.root.name}` rebuilds it "
+            "from the ledger.")
 
 
 def session(paths: SessionPaths) -> dict[str, Any]:

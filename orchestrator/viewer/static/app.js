@@ -82,6 +82,7 @@ function header(session, overview, tab, summary) {
   ];
   return h("div", { id: "overview", "data-tab": tab, "data-session": session },
     h("h1", {}, overview.query || session),
+    overview.graph_warning ? h("p", { class: "unverified", role: "alert", id: "graph-warning" }, overview.graph_warning) : null,
     h("ul", { class: "facts", "aria-label": "Session facts" }, facts),
     growth(summary ? summary.growth : []),
     h("nav", { class: "tabs", "aria-label": "Session views" }, TABS.map(([id, label]) =>

@@ -53,8 +53,9 @@ function evidenceView(session, claim, item) {
   const v = item.verification || {};
   const source = item.source || {};
   const page = item.passage.page;
+  const where = item.passage.section ? `, § ${item.passage.section}` : page ? `, page ${page}` : "";
   const box = h("div", { class: "evidence" },
-    h("h4", {}, source.title || item.source_id || "Source", page ? `, page ${page}` : ""),
+    h("h4", {}, source.title || item.source_id || "Source", where),
     h("p", {}, h("span", { class: item.verified ? "verified" : "unverified" },
       item.verified ? `verified (${v.match || "match"}${v.score !== undefined ? `, ${v.score}%` : ""})`
         : `not verified${v.reason ? `: ${v.reason}` : ""}`)),
@@ -85,8 +86,9 @@ function passageView(passage) {
   } else {
     view.append(text);
   }
-  const wrap = h("div", {}, h("h5", {}, "In the stored source text", passage.page ? ` (page ${passage.page}` +
-    (passage.pages ? ` of ${passage.pages})` : ")") : ""), view);
+  const where = passage.section ? ` (§ ${passage.section})` : passage.page ? ` (page ${passage.page}` +
+    (passage.pages ? ` of ${passage.pages})` : ")") : "";
+  const wrap = h("div", {}, h("h5", {}, "In the stored source text", where), view);
   if (passage.why) wrap.append(h("p", { class: "muted small" }, passage.why));
   return wrap;
 }

@@ -132,7 +132,7 @@ export function contradictionsView(session, overview, root) {
       item.description ? h("p", {}, item.description) : null,
       h("div", { class: "sides" }, item.sides.map((side) => h("div", { class: "side" },
         h("p", {}, side.statement || side.claim_id, side.value ? h("strong", {}, ` (${side.value})`) : null),
-        side.snippet ? h("blockquote", {}, h("q", {}, side.snippet), side.page ? ` p. ${side.page}` : "") : null,
+        side.snippet ? h("blockquote", {}, h("q", {}, side.snippet), side.section ? ` § ${side.section}` : side.page ? ` p. ${side.page}` : "") : null,
         h("button", { type: "button", class: "link", onclick: () => showClaims(session, [side.claim_id], "Contradiction side") },
           `Evidence for ${side.claim_id}`))))));
   }
