@@ -34,6 +34,8 @@ RESCAN = "<rescan>"
 #: After a failed sweep the watcher waits this long, doubling up to the maximum, before trying again.
 BACKOFF_START_S = 0.2
 BACKOFF_MAX_S = 30.0
+#: Longest one wait lasts before the interpreter runs a pending signal handler (:meth:`Watcher._wait_for_hint`).
+WAIT_SLICE = 0.25
 
 
 class _LockHandler(FileSystemEventHandler):
@@ -154,11 +156,11 @@ class Watcher:
             self._wake.put(RESCAN)
             self.ready.set()
             while not self._stop.is_set():
-                self._idle = True
+                self._idle = True  # from here a signal raises KeyboardInterrupt (:meth:`interrupt`) ...
                 try:
-                    self._wake.get(timeout=self.rescan_interval)
-                except queue.Empty:
-                    pass
+                    if self._stop.is_set():  # ... and one that came just before is seen here, not slept through
+                        break
+                    self._wait_for_hint()
                 finally:
                     self._idle = False
                 while True:  # coalesce a burst of hints into one sweep
@@ -190,6 +192,25 @@ class Watcher:
                     else:
                         self.flusher.stop()
                         events.emit("watch.stopped", "watcher stopped; views flushed")
+
+    def _wait_for_hint(self) -> None:
+        """Until a hint arrives or the rescan interval passes, in short slices.
+
+        Linux delivers Ctrl-C to any thread of the process; one that lands on the observer's or the
+        flusher's thread only marks it pending, and a main thread blocked in one long wait would not
+        run its handler until the wait ended (an hour with ``--rescan-interval 3600``). Returning to
+        the interpreter every slice runs it at once.
+        """
+        deadline = time.monotonic() + self.rescan_interval
+        while not self._stop.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                self._wake.get(timeout=min(remaining, WAIT_SLICE))
+                return
+            except queue.Empty:
+                continue
 
     def _check_session(self) -> None:
         if _identity(self.processor.paths.root) != self._identity:
