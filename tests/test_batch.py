@@ -121,6 +121,7 @@ def test_a_batch_runs_one_session_per_question_and_writes_the_summary(tmp_path: 
     assert again.returncode == 2 and "--resume" in again.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_sessions_and_resume_runs_the_rest(tmp_path: Path, env: dict[str, str],
                                                                 sleep_corpus: Path) -> None:
     questions = tmp_path / "q.txt"

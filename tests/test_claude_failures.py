@@ -19,6 +19,8 @@ import pytest
 from tests import fake_anthropic as fa
 from tests.test_claude_mission import KEY, QUESTION, Run, base_env, cconductor, events
 
+pytestmark = pytest.mark.slow  # a stress or long end-to-end case: `pytest -m slow` (CI runs it)
+
 PLAN = {"query": QUESTION, "sub_questions": [{"id": "Q1", "question": "What is measured?", "priority": "high"}]}
 
 

@@ -35,7 +35,7 @@ WRITER = Path(__file__).resolve().parent / "helpers" / "agent_writer.py"
 AGENTS = [f"agent-{i:02d}" for i in range(40)]
 TIMEOUT = 90.0
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")]
 
 
 def wait_for(predicate: Callable[[], bool], what: str) -> None:

@@ -46,7 +46,7 @@ VOLATILE = {"generated_at", "merged_at", "committed_at", "created_at", "updated_
 PROV = Namespace("http://www.w3.org/ns/prov#")
 FORK = multiprocessing.get_context("fork")
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib.*")]
 
 
 def process(root: str, mode: str) -> None:

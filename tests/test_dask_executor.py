@@ -196,6 +196,7 @@ def _slow_planner(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_job_is_retried_and_every_agent_merges_once(tmp_path: Path, sleep_corpus: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     agents = _slow_planner(tmp_path / "agents")

@@ -39,6 +39,8 @@ from tests.test_malformed_corpus import (
     write_case_files,
 )
 
+pytestmark = pytest.mark.slow  # a stress or long end-to-end case: `pytest -m slow` (CI runs it)
+
 TRIAL = ("Page one.\fThe trial enrolled 4,000 patients and mortality fell by 25 percent. "
          "The drug did not reduce hospital admissions.")
 TRIAL_SHA = hashlib.sha256(TRIAL.encode()).hexdigest()

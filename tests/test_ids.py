@@ -5,6 +5,8 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
+import pytest
+
 from orchestrator.model.clock import SESSION_ID_RE, new_session_id
 from orchestrator.session.record import create_session
 
@@ -14,6 +16,7 @@ def _make(args: tuple[str, int]) -> list[str]:
     return [create_session(Path(root), "q").root.name for _ in range(count)]
 
 
+@pytest.mark.slow
 def test_thousand_sessions_created_in_parallel_processes_are_distinct(tmp_path: Path) -> None:
     with multiprocessing.get_context("spawn").Pool(8) as pool:
         batches = pool.map(_make, [(str(tmp_path), 125)] * 8)

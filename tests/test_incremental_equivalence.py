@@ -29,6 +29,8 @@ from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.write import serialize_graphs
 from tests.conftest import sample_claim, sample_source, store_text, write_artifacts
 
+pytestmark = pytest.mark.slow  # a stress or long end-to-end case: `pytest -m slow` (CI runs it)
+
 AGENTS = ["ant", "bee", "cat", "dog", "eel"]
 QUOTE = "merging the knowledge of several agents is hard"
 #: Source texts: two hold the claims' snippet (verified), two do not.

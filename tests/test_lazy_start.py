@@ -26,6 +26,8 @@ from orchestrator.model.layout import SessionPaths
 from orchestrator.session.ledger import Ledger
 from tests.conftest import sample_claim, sample_source, write_artifacts
 
+pytestmark = pytest.mark.slow  # a stress or long end-to-end case: `pytest -m slow` (CI runs it)
+
 AGENTS = ["ant", "bee", "cat", "dog", "eel", "fox"]
 
 

@@ -24,11 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from orchestrator.commit.processor import Processor
 from orchestrator.contract.schemas import SchemaRegistry
 from orchestrator.model.layout import RESERVED_KEYS, SessionPaths
 from orchestrator.session.events import read_events
 from tests.helpers.watching import running_watcher, wait_for
+
+pytestmark = pytest.mark.slow  # a stress or long end-to-end case: `pytest -m slow` (CI runs it)
 
 CORPUS = Path(__file__).resolve().parent / "data" / "malformed"
 SKY_TEXT = "Page one.\fThe sky is blue on clear days."

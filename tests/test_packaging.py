@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a stress or long end-to-end case: `pytest -m slow` (CI runs it)
+
 REPO = Path(__file__).resolve().parents[1]
 RESOURCES = {"schemas": "orchestrator/_resources/schemas", "ontology": "orchestrator/_resources/ontology"}
 

@@ -24,6 +24,8 @@ from orchestrator.contract.schema_messages import problems_for
 from orchestrator.contract.schemas import ARTIFACT_SCHEMAS, SchemaRegistry
 from orchestrator.model.layout import resource_dir
 
+pytestmark = pytest.mark.slow  # a stress or long end-to-end case: `pytest -m slow` (CI runs it)
+
 #: Documents per schema; CCONDUCTOR_SCHEMA_EXAMPLES=300 makes a longer soak.
 EXAMPLES = int(os.environ.get("CCONDUCTOR_SCHEMA_EXAMPLES", "20"))
 REGISTRY = SchemaRegistry.default()
