@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from answer_match import flat, same
+
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = Path(__file__).with_name("eval")
 PAPERS = ROOT / "tests" / "data" / "scientific-pdfs"
@@ -39,9 +41,6 @@ SECTIONS = ("Answer",)
 _MARKER = re.compile(r"\[(\d+(?:[,;]\s*\d+)*)(?:, p\. [\w\u2013-]+)?\]")
 
 
-def _flat(text: str) -> str:
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    return " ".join(text.replace("*", "").split()).casefold()
 
 
 def sections(markdown: str) -> dict[str, str]:
@@ -68,27 +67,17 @@ def reference_numbers(markdown: str, session: Path) -> dict[str, int]:
     graph = json.loads((session / "knowledge-graph.json").read_text(encoding="utf-8"))
     bib = sections(markdown).get("Bibliography", "")
     numbers: dict[str, int] = {}
-    entries = [(int(m.group(1)), _flat(m.group(2))) for m in re.finditer(r"\[(\d+)\] (.*)", bib)]
+    entries = [(int(m.group(1)), flat(m.group(2))) for m in re.finditer(r"\[(\d+)\] (.*)", bib)]
     for source in graph.get("sources") or ():
         name = Path(str(source.get("local_path") or "")).name
-        title = _flat(str(source.get("title") or ""))[:60]
+        title = flat(str(source.get("title") or ""))[:60]
         titled = [n for n, entry in entries if title and title in entry]
-        named = [n for n in titled if _flat(name) in dict(entries)[n]]  # two versions share a title: the file
+        named = [n for n in titled if flat(name) in dict(entries)[n]]  # two versions share a title: the file
         if named or titled:
             numbers[name] = (named or titled)[0]
     return numbers
 
 
-def _same(unit: str, evidence: str, answer: str = "") -> bool:
-    """The cited sentence is the evidence (cut differently), states a short answer verbatim, or states every
-    figure of a numeric answer ("81.1 million papers" in "a corpus of 81.1M papers")."""
-    a, b = _flat(unit), _flat(evidence)
-    if answer and len(answer.split()) <= 4 and _flat(answer) in a:
-        return True
-    figures = re.findall(r"\d+(?:[.,]\d+)?", answer)
-    if figures and all(re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", a) for f in figures):
-        return True
-    return bool(b) and (a in b or b in a or len(set(a.split()) & set(b.split())) >= 0.6 * len(set(b.split())))
 
 
 def judge(question: dict[str, Any], session: Path) -> tuple[bool, str]:
@@ -105,15 +94,15 @@ def judge(question: dict[str, Any], session: Path) -> tuple[bool, str]:
     if not numbers:
         return False, "expected document not in the bibliography"
     if "evidence" in question:  # blind set: the evidence sentence (or a short answer) cited from the paper
-        hit = any(_same(unit, question["evidence"], question["answer"]) and numbers & refs for unit, refs in units)
+        hit = any(same(unit, question["evidence"], question["answer"]) and numbers & refs for unit, refs in units)
     else:
-        hit = any(_flat(question["answer"]) in _flat(unit) and numbers & refs for unit, refs in units)
+        hit = any(flat(question["answer"]) in flat(unit) and numbers & refs for unit, refs in units)
     if question.get("outdated") and units:
         first = units[0][0].rsplit("Outdated, not the current value", 1)[0]
-        if any(_flat(v) in _flat(first) for v in question["outdated"]):
+        if any(flat(v) in flat(first) for v in question["outdated"]):
             return False, "an outdated value is given first"
     if question.get("label"):  # PubMedQA: the decision the Answer opens with
-        opening = _flat(text)[:60]
+        opening = flat(text)[:60]
         said = "yes" if opening.startswith("yes.") else "no" if opening.startswith("no.") else "maybe"
         question["said"] = said
         return hit, f"decision {said} (experts {question['label']})"

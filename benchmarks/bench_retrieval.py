@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from answer_match import flat, same
 
 from agents.offline.corpus import Corpus
 from agents.offline.ingest import ingest_dirs
@@ -43,20 +44,8 @@ COMPANY = ROOT / "tests" / "data" / "company-folder"
 LABEL = {"yes": "yes", "no": "no", "mixed": "maybe", "unclear": "maybe"}
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.replace("\u2019", "'").split()).casefold()
 
 
-def _same(unit: str, evidence: str, answer: str = "") -> bool:
-    """The cited sentence is the evidence (cut differently), states a short answer verbatim, or states every
-    figure of a numeric answer ("81.1 million papers" in "a corpus of 81.1M papers")."""
-    a, b = _flat(unit), _flat(evidence)
-    if answer and len(answer.split()) <= 4 and _flat(answer) in a:
-        return True
-    figures = re.findall(r"\d+(?:[.,]\d+)?", answer)
-    if figures and all(re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", a) for f in figures):
-        return True
-    return bool(b) and (a in b or b in a or len(set(a.split()) & set(b.split())) >= 0.6 * len(set(b.split())))
 
 
 def _corpus(folder: Path) -> tuple[Retriever, dict[str, str], float]:
@@ -91,7 +80,7 @@ def main() -> None:
             if q["kind"] == "out-of-scope":
                 ok = not found
             else:
-                ok = any(_flat(q["answer"]) in _flat(a.sentence.statement) and paper_names[a.sentence.source_id]
+                ok = any(flat(q["answer"]) in flat(a.sentence.statement) and paper_names[a.sentence.source_id]
                          == q["paper"] for a in found)
             score.setdefault(q["kind"], [0, 0])[0] += ok
             score[q["kind"]][1] += 1
@@ -127,7 +116,7 @@ def main() -> None:
             for q in picked:
                 found = papers.search(q["question"], limit=args.k, mode=mode)
                 ok = any(paper_names[a.sentence.source_id] == q["paper"]
-                         and _same(a.sentence.flat, q["evidence"], q["answer"]) for a in found)
+                         and same(a.sentence.flat, q["evidence"], q["answer"]) for a in found)
                 hits.setdefault(q["kind"], [0, 0])[0] += ok
                 hits[q["kind"]][1] += 1
                 if args.verbose and not ok and parity == "odd":
@@ -147,9 +136,9 @@ def main() -> None:
                 continue
             docs = q["document"] if isinstance(q["document"], list) else [q["document"]]
             top = found[0] if found else None
-            right += bool(top and _flat(q["answer"]) in _flat(top.sentence.statement)
+            right += bool(top and flat(q["answer"]) in flat(top.sentence.statement)
                           and company_names[top.sentence.source_id] in docs)
-            outdated += bool(top and any(_flat(v) in _flat(top.sentence.statement) for v in q["outdated"]))
+            outdated += bool(top and any(flat(v) in flat(top.sentence.statement) for v in q["outdated"]))
         print(f"{'':>8} company folder: {right}/{len(company_qs)} right first, an outdated value first {outdated} "
               "time(s)")
 
