@@ -87,6 +87,8 @@ def test_report_files_are_readable_by_others_and_rerendered_byte_for_byte(
     names = ("mission-report.md", "mission-report.html", "bibliography.bib", "references.json")
     for name in names:
         assert stat.S_IMODE((root / name).stat().st_mode) == 0o644, name
+    for view in ("knowledge-graph.json", "knowledge-graph.trig"):  # the graph is for people and tools too
+        assert stat.S_IMODE((root / view).stat().st_mode) == 0o644, view
     before = {name: (root / name).read_bytes() for name in names}
     (root / "knowledge-graph.json").unlink()  # the view is rebuilt: a new write time, the same graph
     assert cconductor(env, "report", str(root)).returncode == 0

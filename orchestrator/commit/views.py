@@ -234,14 +234,14 @@ def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes
 
     def write_trig() -> None:
         try:
-            atomic_write_bytes(paths.kg_trig, _hashed(trig, digests["trig"]), root=paths.root)
+            atomic_write_bytes(paths.kg_trig, _hashed(trig, digests["trig"]), shared=True, root=paths.root)
         except BaseException as exc:  # raised in the flushing thread below
             failed.append(exc)
 
     worker = threading.Thread(target=write_trig, name="cconductor-trig")
     worker.start()
     try:
-        atomic_write_bytes(paths.kg_json, _hashed(body, digests["json"]), root=paths.root)
+        atomic_write_bytes(paths.kg_json, _hashed(body, digests["json"]), shared=True, root=paths.root)
     finally:
         worker.join()
         threading.Thread(target=_unlink, args=(replaced,), name="cconductor-unlink", daemon=True).start()
