@@ -477,3 +477,66 @@ def test_resume_view_prints_the_viewer_and_stops_it_at_the_end(viewed_run: Path,
     port = int(line.split("127.0.0.1:")[1].split("/")[0])
     with pytest.raises(OSError):  # the run's viewer ended with the run
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+@pytest.mark.parametrize("size", [100, 3_000_000])  # hashed inline, and on a second thread while parsed
+def test_the_json_cache_gives_the_digest_of_the_bytes_it_parsed(tmp_path: Path, size: int) -> None:
+    import hashlib
+
+    from orchestrator.session.record import create_session
+    from orchestrator.viewer.files import JsonCache
+
+    paths = create_session(tmp_path / "sessions", "digest")
+    paths.kg_json.write_text(json.dumps({"claims": [], "padding": "x" * size}), encoding="utf-8")
+    cache = JsonCache()
+    value, sha = cache.load_with_sha256(paths, paths.kg_json)
+    assert len(value["padding"]) == size and sha == hashlib.sha256(paths.kg_json.read_bytes()).hexdigest()
+    assert cache.load_with_sha256(paths, paths.kg_json) == (value, sha)  # from the cache
+    paths.kg_json.write_text(json.dumps({"claims": [1]}), encoding="utf-8")
+    assert cache.load_with_sha256(paths, paths.kg_json)[1] == hashlib.sha256(paths.kg_json.read_bytes()).hexdigest()
+    assert cache.load_with_sha256(paths, paths.root / "absent.json", {}) == ({}, None)
+
+
+def test_the_summary_is_computed_once_per_change_and_warm_up_prepares_it(
+        viewed_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.viewer import overview
+
+    sessions = tmp_path / "sessions"
+    shutil.copytree(viewed_run.parent, sessions, symlinks=True)
+    paths = SessionPaths(next(p for p in sessions.iterdir() if (p / "session.json").is_file()))
+    computed: list[int] = []
+    real_growth = overview.growth
+    monkeypatch.setattr(overview, "growth", lambda *a: computed.append(1) or real_growth(*a))
+    overview.warm_up(paths)
+    first = overview.summary_of(paths)
+    assert computed == [1] and overview.summary_of(paths) is first  # the page's request found it ready
+    data = json.loads(paths.session_json.read_text(encoding="utf-8"))
+    paths.session_json.write_text(json.dumps({**data, "iteration": 99}), encoding="utf-8")
+    assert overview.summary_of(paths) is not first and computed == [1, 1]  # session.json changed: computed again
+    paths.kg_json.write_text("{", encoding="utf-8")  # damaged: warm-up leaves the error to the page
+    monkeypatch.setattr(overview.state, "CACHE", type(overview.state.CACHE)())
+    overview.warm_up(paths)
+
+
+def test_view_warms_up_the_session_it_opens(viewed_run: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cconductor view SESSION` reads and summarises it while the browser starts; the page then finds it ready."""
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+    from orchestrator.viewer import overview, serve
+
+    sessions = tmp_path / "sessions"
+    shutil.copytree(viewed_run.parent, sessions, symlinks=True)
+    sid = next(p.name for p in sessions.iterdir() if (p / "session.json").is_file())
+    asked: list[Any] = []
+    monkeypatch.setattr(serve, "serve", lambda *args, **kwargs: asked.append(kwargs.get("session")))
+    result = CliRunner().invoke(main, ["--sessions-dir", str(sessions), "view", sid, "--no-browser"])
+    assert result.exit_code == 0, result.output
+    assert asked == [sid]
+    thread = serve.warm_up_in_background(sessions, sid)
+    assert thread is not None
+    thread.join(60)
+    paths = SessionPaths(sessions / sid)
+    assert overview._summaries[paths][2] is overview.summary_of(paths)
+    assert serve.warm_up_in_background(sessions, "no-such-session") is None

@@ -44,7 +44,7 @@ def view(ctx: Context, session: str | None, port: int, host: str, no_browser: bo
         paths = ctx.session(session)
         sessions_dir, name = paths.root.parent, paths.root.name
     if inherit_socket is not None:
-        serve(Path(sessions_dir), socket.socket(fileno=inherit_socket), stop_on_stdin_close=True)
+        serve(Path(sessions_dir), socket.socket(fileno=inherit_socket), stop_on_stdin_close=True, session=name)
         return
     sock = bind(host, port)
     url = address_of(sock).url(name)
@@ -56,7 +56,7 @@ def view(ctx: Context, session: str | None, port: int, host: str, no_browser: bo
         if not no_browser:
             open_browser(url)
 
-    serve(Path(sessions_dir), sock, ready=announce)
+    serve(Path(sessions_dir), sock, ready=announce, session=name)
 
 
 view_option = click.option("--view", "with_view", is_flag=True,

@@ -9,9 +9,11 @@ stays unreadable the last complete version is shown.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +27,8 @@ from orchestrator.model.layout import SessionPaths
 #: Views and records of a large session are tens of MB; anything past this is not a session file.
 JSON_LIMIT = 1 << 30
 RETRIES = 3
+#: Past this size a file is hashed on a second thread while it is parsed (hashlib lets go of the GIL).
+HASH_ASIDE = 1 << 20
 
 
 class Unreadable(CconductorError):
@@ -104,6 +108,16 @@ def signature(path: Path) -> tuple[int, int, int] | None:
 class _Cached:
     signature: tuple[int, int, int]
     value: Any
+    sha256: str  # of the bytes ``value`` was parsed from
+
+
+def _parse_and_hash(data: bytes) -> tuple[Any, str]:
+    if len(data) < HASH_ASIDE:
+        return orjson.loads(data), hashlib.sha256(data).hexdigest()
+    with ThreadPoolExecutor(max_workers=1) as aside:
+        digest = aside.submit(lambda: hashlib.sha256(data).hexdigest())
+        value = orjson.loads(data)
+        return value, digest.result()
 
 
 class JsonCache:
@@ -120,32 +134,36 @@ class JsonCache:
         Requests arriving together (the page asks for its header and its summary at once) wait
         for one parse of a changed file instead of each parsing it.
         """
+        return self.load_with_sha256(paths, path, default)[0]
+
+    def load_with_sha256(self, paths: SessionPaths, path: Path, default: Any = None) -> tuple[Any, str | None]:
+        """The content as :meth:`load` gives it and the sha256 of the bytes it was parsed from (None
+        for ``default``): what is shown can be compared with a recorded digest without reading it twice."""
         with self._lock:
             loading = self._loading.setdefault(path, threading.Lock())
         with loading:
             return self._load(paths, path, default)
 
-    def _load(self, paths: SessionPaths, path: Path, default: Any) -> Any:
+    def _load(self, paths: SessionPaths, path: Path, default: Any) -> tuple[Any, str | None]:
         for attempt in range(RETRIES):
             before = signature(path)
             if before is None:
-                return default
+                return default, None
             with self._lock:
                 cached = self._items.get(path)
             if cached is not None and cached.signature == before:
-                return cached.value
+                return cached.value, cached.sha256
             try:
-                data = read_bytes(paths, path, JSON_LIMIT)
-                value = orjson.loads(data)
+                value, sha256 = _parse_and_hash(read_bytes(paths, path, JSON_LIMIT))
             except (Unreadable, orjson.JSONDecodeError) as exc:
                 if attempt + 1 < RETRIES:
                     time.sleep(0.05)
                     continue
-                if cached is not None:
-                    return cached.value  # mid-write or damaged: keep showing the last complete version
+                if cached is not None:  # mid-write or damaged: keep showing the last complete version
+                    return cached.value, cached.sha256
                 raise Unreadable(f"{paths.rel(path)} cannot be shown: {exc}") from None
             if signature(path) == before:  # else replaced while read: complete, but do not keep it
                 with self._lock:
-                    remember(self._items, path, _Cached(before, value), 4 * KEEP)
-            return value
-        return default
+                    remember(self._items, path, _Cached(before, value, sha256), 4 * KEEP)
+            return value, sha256
+        return default, None

@@ -8,6 +8,7 @@ with both sides, the growth curve) comes in a second request, cached per graph.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from datetime import UTC, datetime
 from typing import Any
@@ -17,10 +18,11 @@ from orchestrator.graph.citations import evidence_section
 from orchestrator.graph.quality import plan_sub_questions, score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.clock import commit_time
+from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.viewer import state
 from orchestrator.viewer.explorer import growth
-from orchestrator.viewer.files import remember
+from orchestrator.viewer.files import remember, signature
 from orchestrator.viewer.lookup import GraphIndex, graph_index
 
 _quality_cache: dict[SessionPaths, tuple[int, dict[str, Any]]] = {}
@@ -113,11 +115,39 @@ def overview(paths: SessionPaths) -> dict[str, Any]:
     }
 
 
+_summaries: dict[SessionPaths, tuple[object, Any, dict[str, Any]]] = {}
+_summary_locks: dict[SessionPaths, threading.Lock] = {}
+
+
 def summary_of(paths: SessionPaths) -> dict[str, Any]:
-    index = graph_index(paths)
-    return {
-        "quality": quality(paths, index),
-        "contradictions": contradictions(index),
-        "skipped_inputs": skipped_inputs(index.graph),
-        "growth": growth(index, state.session(paths).get("agents") or {}),
-    }
+    """The summary, computed once per change of the graph, session.json or quality.json.
+
+    A 50 MB graph takes about half a second of CPU to summarise: requests that arrive together
+    (or while :func:`warm_up` works) wait for one computation instead of each doing it.
+    """
+    with _lock:
+        session_lock = _summary_locks.setdefault(paths, threading.Lock())
+    with session_lock:
+        index = graph_index(paths)
+        inputs = (signature(paths.session_json), signature(paths.root / "quality.json"))
+        with _lock:
+            cached = _summaries.get(paths)
+        if cached is not None and cached[0] is index.graph and cached[1] == inputs:
+            return cached[2]
+        document = {
+            "quality": quality(paths, index),
+            "contradictions": contradictions(index),
+            "skipped_inputs": skipped_inputs(index.graph),
+            "growth": growth(index, state.session(paths).get("agents") or {}),
+        }
+        with _lock:
+            remember(_summaries, paths, (index.graph, inputs, document))  # the graph kept: `is` stays sound
+        return document
+
+
+def warm_up(paths: SessionPaths) -> None:
+    """Read and summarise a session before its page asks (``cconductor view SESSION`` starts this as it
+    announces the address, while the browser starts); a session it cannot read is left to the page to report."""
+    with contextlib.suppress(CconductorError):
+        overview(paths)
+        summary_of(paths)

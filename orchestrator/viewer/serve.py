@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from orchestrator.model.errors import UsageError
+from orchestrator.model.errors import CconductorError, UsageError
 
 LOOPBACK = "127.0.0.1"
 
@@ -71,11 +71,12 @@ def allowed_hosts(address: Address) -> list[str]:
 
 
 def serve(sessions_dir: Path, sock: socket.socket, *, stop_on_stdin_close: bool = False,
-          ready: Callable[[], None] = lambda: None) -> None:
+          ready: Callable[[], None] = lambda: None, session: str | None = None) -> None:
     """Serve until interrupted (Ctrl-C: a normal end), or until standard input closes when asked to.
 
     ``ready`` runs once the application is loaded, just before requests are answered: the address
-    is announced then, so the first page does not wait for the imports.
+    is announced then, so the first page does not wait for the imports. ``session``, the one the
+    page will open, is read and summarised meanwhile, while the browser starts.
     """
     import uvicorn
 
@@ -96,8 +97,24 @@ def serve(sessions_dir: Path, sock: socket.socket, *, stop_on_stdin_close: bool 
 
         threading.Thread(target=wait_for_eof, name="viewer-stdin", daemon=True).start()
     ready()
+    if session is not None:
+        warm_up_in_background(sessions_dir, session)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again once it has shut down
         server.run(sockets=[sock])
+
+
+def warm_up_in_background(sessions_dir: Path, session: str) -> threading.Thread | None:
+    """Read and summarise the session the page will open while the browser starts (None: no such session)."""
+    from orchestrator.viewer.files import session_folder
+    from orchestrator.viewer.overview import warm_up
+
+    try:
+        paths = session_folder(sessions_dir, session)
+    except CconductorError:
+        return None  # the page says what is wrong with it
+    thread = threading.Thread(target=warm_up, args=(paths,), name="viewer-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def open_browser(url: str) -> None:

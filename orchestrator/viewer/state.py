@@ -11,8 +11,6 @@ the one place to switch.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import threading
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -26,7 +24,7 @@ from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.run.missions import Mission, load_mission
 from orchestrator.session.ledger_snapshot import read_derived_snapshot, read_ledger_snapshot
-from orchestrator.viewer.files import JSON_LIMIT, JsonCache, Unreadable, list_session_folders, read_bytes, signature
+from orchestrator.viewer.files import JsonCache, Unreadable, list_session_folders, signature
 
 CACHE = JsonCache()
 
@@ -37,27 +35,12 @@ def graph(paths: SessionPaths) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-_digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
-_digests_lock = threading.Lock()
-
-
 def _view_sha256(paths: SessionPaths) -> str | None:
-    """sha256 of knowledge-graph.json as it is now (hashed once per change of the file)."""
-    before = signature(paths.kg_json)
-    if before is None:
-        return None
-    with _digests_lock:
-        known = _digests.get(paths.kg_json)
-    if known is not None and known[0] == before:
-        return known[1]
+    """sha256 of knowledge-graph.json as the viewer shows it (hashed as it was parsed, once per change)."""
     try:
-        digest = hashlib.sha256(read_bytes(paths, paths.kg_json, JSON_LIMIT)).hexdigest()
+        return CACHE.load_with_sha256(paths, paths.kg_json, default=None)[1]
     except Unreadable:
         return None
-    if signature(paths.kg_json) == before:
-        with _digests_lock:
-            _digests[paths.kg_json] = (before, digest)
-    return digest
 
 
 def _vouched_sha256(paths: SessionPaths) -> str | None:
