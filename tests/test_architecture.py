@@ -178,3 +178,77 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     upward = [(s, t) for s, ts in edges.items() for t in ts
               if LEVEL[_layer_of(t) or ""] < LEVEL[_layer_of(s) or ""]]
     assert upward == [("orchestrator.model.x", "orchestrator.commit.y")]
+
+
+#: Process-wide switches a library module must leave to the program that runs it (#24): the cyclic
+#: garbage collector's settings, the interpreter's, and the import system's tables.
+GC_SWITCHES = {"disable", "enable", "freeze", "unfreeze", "set_threshold", "set_debug"}
+SYS_SWITCHES = {"setswitchinterval", "setrecursionlimit", "setprofile", "settrace"}
+IMPORT_TABLES = {"modules", "meta_path", "path_hooks", "path", "path_importer_cache"}
+MUTATORS = {"__setitem__", "__delitem__", "append", "clear", "extend", "insert", "pop", "popitem", "remove",
+            "setdefault", "update"}
+
+
+def _process_state_edits(source: str) -> list[str]:
+    """Calls that switch the collector or the interpreter, and writes into the import system's tables."""
+    tree = ast.parse(source)
+    names: dict[str, str] = {}  # local name -> "gc", "sys", "gc.<f>", "sys.<attr>"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update({a.asname or a.name: a.name for a in node.names if a.name in ("gc", "sys")})
+        elif isinstance(node, ast.ImportFrom) and node.module in ("gc", "sys") and not node.level:
+            names.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+
+    def dotted(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return names.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = dotted(node.value)
+            return f"{base}.{node.attr}" if base in ("gc", "sys") else None
+        return None
+
+    def table(node: ast.expr) -> str | None:
+        name = dotted(node)
+        return name if name in {f"sys.{t}" for t in IMPORT_TABLES} else None
+
+    found: list[str] = []
+    for node in ast.walk(tree):
+        where = f"line {getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Call):
+            called = dotted(node.func)
+            if called in {f"gc.{f}" for f in GC_SWITCHES} | {f"sys.{f}" for f in SYS_SWITCHES}:
+                found.append(f"{where}: {called}()")
+            elif (isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS
+                  and (edited := table(node.func.value))):
+                found.append(f"{where}: {edited}.{node.func.attr}()")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target in targets:
+                container = target.value if isinstance(target, ast.Subscript) else target
+                if (edited := table(container)) is not None:
+                    found.append(f"{where}: writes {edited}")
+    return found
+
+
+def test_no_library_module_switches_process_wide_state() -> None:
+    """A program importing orchestrator or agents keeps its collector, interpreter and imports as it set them."""
+    offenders = [f"{path.relative_to(ROOT)} {edit}" for path in _sources("orchestrator", "agents").values()
+                 for edit in _process_state_edits(path.read_text(encoding="utf-8"))]
+    assert offenders == [], "process-wide state belongs to the program, not the library:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("source", [
+    "import gc\ngc.disable()", "import gc\ngc.freeze()", "import gc as g\ng.set_threshold(10_000)",
+    "from gc import enable\nenable()", "import sys\nsys.modules['rfc3987_syntax'] = None",
+    "import sys\ndel sys.modules['x']", "import sys\nsys.modules.pop('x', None)", "import sys\nsys.meta_path.insert(0, f)",
+    "import sys\nsys.meta_path = [f]", "from sys import modules\nmodules.setdefault('x', m)",
+    "import sys\nsys.path.insert(0, 'here')", "import sys\nsys.setswitchinterval(1)",
+])
+def test_the_process_state_checker_sees_each_kind_of_edit(source: str) -> None:
+    assert _process_state_edits(source), source
+
+
+def test_the_process_state_checker_lets_reading_through() -> None:
+    reading = ("import gc, sys\nif 'numpy' in sys.modules: pass\nx = sys.modules.get('y')\n"
+               "gc.collect()\ngc.get_threshold()\nfor f in sys.meta_path: pass\n")
+    assert _process_state_edits(reading) == []

@@ -347,57 +347,33 @@ def test_help_imports_no_heavy_library(argv: list[str]) -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
-_LAUNCH = """import gc, sys
-from orchestrator.cli import launch
-before = gc.get_threshold()
+_PLAIN = """import gc, sys
+from importlib.metadata import entry_points
+before = (gc.isenabled(), gc.get_threshold(), [type(f).__name__ for f in sys.meta_path])
+main = next(iter(entry_points(group="console_scripts", name="cconductor"))).load()
 sys.argv = ["cconductor", *sys.argv[1:]]
 try:
-    launch.run()
+    main()
 except SystemExit as exc:
     code = exc.code
-print(code, gc.get_threshold() == before, gc.get_freeze_count() > 0)
+after = (gc.isenabled(), gc.get_threshold(), [type(f).__name__ for f in sys.meta_path])
+print(code, after == before, gc.get_freeze_count())
 """
 
 
-def test_the_executable_freezes_its_start_up_objects_and_restores_the_collector(paths: SessionPaths) -> None:
-    """cli/launch.py: a raised threshold while starting, then gc.freeze() and the default thresholds."""
+@pytest.mark.parametrize("command", ["process", "status"])
+def test_the_executable_leaves_the_collector_and_the_import_system_as_python_set_them(
+        paths: SessionPaths, command: str) -> None:
+    """#24: the console script (the installed entry point) runs the command and nothing else: no
+    collector thresholds, no frozen objects, no finder of its own on ``sys.meta_path``."""
     good_set(paths)
-    out = subprocess.run([sys.executable, "-c", _LAUNCH, "process", str(paths.root)], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", _PLAIN, command, str(paths.root)], capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "researcher: merged" in out.stdout
-    assert out.stdout.strip().splitlines()[-1] == "0 True True"
-    assert not paths.lock("researcher").exists()
-    # a command that never calls started() keeps collecting (raised threshold), and nothing is frozen
-    out = subprocess.run([sys.executable, "-c", _LAUNCH, "status", str(paths.root)], capture_output=True,
-                         text=True, timeout=120)
-    assert out.stdout.strip().splitlines()[-1] == "0 False False", out.stderr
-
-
-_FINISHED = """import gc, sys
-from orchestrator.cli import launch
-at_start = []
-original = launch.started
-def started():
-    original()
-    at_start.append(gc.get_freeze_count())
-launch.started = started
-sys.argv = ["cconductor", *sys.argv[1:]]
-try:
-    launch.run()
-except SystemExit:
-    pass
-print(at_start[0] > 0, gc.get_freeze_count() > at_start[0])
-"""
-
-
-def test_a_one_shot_process_freezes_the_records_it_loaded_after_start_up(paths: SessionPaths) -> None:
-    """cli/launch.finished(): the records the views flush loads are never rescanned by the collector."""
-    good_set(paths)
-    out = subprocess.run([sys.executable, "-c", _FINISHED, "process", str(paths.root)], capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "True True"
+    if command == "process":
+        assert "researcher: merged" in out.stdout
+        assert not paths.lock("researcher").exists()
+    assert out.stdout.strip().splitlines()[-1] == "0 True 0", out.stderr
 
 
 def test_cli_used_as_a_library_keeps_the_callers_collector(cli: Any, paths: SessionPaths) -> None:
@@ -417,28 +393,15 @@ def test_python_m_runs_the_same_command(paths: SessionPaths) -> None:
     assert "researcher: merged" in out.stdout
 
 
-_IMPORTED_BY = """import sys
-from orchestrator.cli import launch
-sys.argv = ["cconductor", *sys.argv[1:]]
-try:
-    launch.run()
-except SystemExit:
-    pass
-print(sorted(m for m in ('rdflib.plugins.sparql.parser', 'rdflib.plugins.sparql.processor', 'html5rdf.html5parser',
-                         'idna', 'rfc3339_validator') if sys.modules.get(m) is not None))
-"""
-
-
-def test_a_one_shot_process_builds_no_sparql_grammar_and_sparql_still_answers_later(paths: SessionPaths) -> None:
-    """cli/deferred.py: a merge never runs SPARQL; the repair memory (rdflib SPARQL) still answers."""
+def test_a_one_shot_process_merges_and_the_repair_memory_answers_its_sparql_later(paths: SessionPaths) -> None:
+    """A rejected then repaired agent, each by a new ``process``; the memory (rdflib SPARQL) lists the repair."""
     write_artifacts(paths, "web", {"sources.json": {"sources": [sample_source("S1", doi="https://doi.org/10.1234/x")]}})
-    out = subprocess.run([sys.executable, "-c", _IMPORTED_BY, "process", str(paths.root)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "process", str(paths.root)], capture_output=True,
                          text=True, timeout=120)
     assert "web: rejected" in out.stdout, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "[]"
     paths.lock_error("web").unlink()
     write_artifacts(paths, "web", {"sources.json": {"sources": [sample_source("S1", doi="10.1234/x")]}})
-    out = subprocess.run([sys.executable, "-c", _IMPORTED_BY, "process", str(paths.root)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "orchestrator.cli", "process", str(paths.root)], capture_output=True,
                          text=True, timeout=120)
     assert "web: merged" in out.stdout, out.stderr
     listed = subprocess.run([sys.executable, "-m", "orchestrator.cli", "memory", "list", "--json"],

@@ -112,7 +112,7 @@ def test_wheel_ships_resources_and_installed_cconductor_uses_them(tmp_path: Path
     scripts = configparser.ConfigParser()
     scripts.read_string(entry_points)
     script = scripts.get("console_scripts", "cconductor", fallback=None)
-    assert script == "orchestrator.cli.launch:run", entry_points
+    assert script == "orchestrator.cli:main", entry_points
 
     # 2. Install it into a fresh venv; dependencies come from this interpreter's site-packages.
     venv = tmp_path / "venv"

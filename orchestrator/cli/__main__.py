@@ -1,5 +1,5 @@
 """``python -m orchestrator.cli`` is the same as the ``cconductor`` command."""
 
-from orchestrator.cli.launch import run
+from orchestrator.cli import main
 
-run()
+main(prog_name="cconductor")

@@ -56,13 +56,10 @@ def new(ctx: Context, query: str, mission: str | None) -> None:
 
 
 def _processor(paths: SessionPaths) -> Processor:
-    from orchestrator.cli.launch import started
     from orchestrator.commit.processor import Processor
     from orchestrator.run.definitions import required_files_for
 
-    processor = Processor(paths, required_files=required_files_for)
-    started()  # libraries and the session's graph are loaded: see cli/launch.py
-    return processor
+    return Processor(paths, required_files=required_files_for)
 
 
 @main.command()
@@ -79,9 +76,6 @@ def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) 
       cconductor process latest
       cconductor process latest --agent my-agent --json
     """
-    from orchestrator.cli.launch import finished, one_shot
-
-    one_shot()  # before the libraries are imported (cli/deferred.py)
     from orchestrator.commit.views import flush_views
     from orchestrator.model.layout import check_agent_name
 
@@ -100,7 +94,6 @@ def process(ctx: Context, session: str, agents: tuple[str, ...], as_json: bool) 
 
             time.sleep(0.1)
         flush_views(processor)
-        finished()
     finally:
         processor.close()
     if as_json:
