@@ -61,7 +61,8 @@ class SchemaRegistry:
                 "reinstall cconductor or restore the files from the repository"
             )
         self._schemas = {name: schema for name, schema in schemas.items() if name != COMMON_SCHEMA}
-        self._fast = _fast_validators(schemas)
+        self._fast: dict[str, Any] = {}  # jsonschema-rs validators, compiled on first use (:meth:`_fast_validator`)
+        self._fast_registry: Any = None
         self._slow: dict[str, Validator] = {}
         self._registry: Registry[Any] | None = None
         self._base_of: dict[int, str] = {}
@@ -136,7 +137,7 @@ class SchemaRegistry:
         return self._validate(schema_name, data, file)
 
     def _validate(self, name: str, data: Any, file: str | None) -> list[Problem]:
-        fast = self._fast.get(name)
+        fast = self._fast_validator(name)
         if fast is not None:
             try:
                 if fast.is_valid(data):
@@ -146,6 +147,31 @@ class SchemaRegistry:
         from orchestrator.contract.schema_messages import problems_for
 
         return problems_for(self._slow_validator(name).iter_errors(data), file, self._resolve)
+
+    def _fast_validator(self, name: str) -> Any:
+        """``jsonschema-rs``'s validator for ``name``, compiled on first use; None leaves it to jsonschema.
+
+        Why on first use: a one-shot ``process`` validates two or three of the ~30 schemas, and
+        compiling them all took ~15 ms of its start-up.
+        """
+        if name in self._fast:
+            return self._fast[name]
+        with self._lock:
+            if name in self._fast:
+                return self._fast[name]
+            try:
+                import jsonschema_rs
+
+                if self._fast_registry is None:
+                    self._fast_registry = jsonschema_rs.Registry(
+                        [(schema["$id"], schema) for schema in self._all.values()])
+                found = jsonschema_rs.Draft202012Validator(
+                    self._schemas[name], registry=self._fast_registry, formats=dict(FORMATS), validate_formats=True,
+                    offline=True)
+            except Exception:  # not installed, or a schema it cannot compile: jsonschema alone validates it
+                found = None
+            self._fast[name] = found
+            return found
 
     def _slow_validator(self, name: str) -> Validator:
         """``jsonschema``'s validator for ``name`` (with the reference registry), built on first need."""
@@ -193,25 +219,3 @@ def _check_schema(schema: dict[str, Any]) -> None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise ValueError(str(exc)) from exc
-
-
-def _fast_validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """``jsonschema-rs`` validators by schema name, offline; a schema it cannot compile is left to jsonschema."""
-    try:
-        import jsonschema_rs
-    except ImportError:  # pragma: no cover - a dependency; without it every document takes the slow path
-        return {}
-    try:
-        registry = jsonschema_rs.Registry([(schema["$id"], schema) for schema in schemas.values()])
-    except Exception:
-        return {}
-    found = {}
-    for name, schema in schemas.items():
-        if name == COMMON_SCHEMA:
-            continue
-        try:
-            found[name] = jsonschema_rs.Draft202012Validator(
-                schema, registry=registry, formats=dict(FORMATS), validate_formats=True, offline=True)
-        except Exception:  # this schema is validated by jsonschema alone
-            continue
-    return found
