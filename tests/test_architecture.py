@@ -240,8 +240,9 @@ def test_no_library_module_switches_process_wide_state() -> None:
 @pytest.mark.parametrize("source", [
     "import gc\ngc.disable()", "import gc\ngc.freeze()", "import gc as g\ng.set_threshold(10_000)",
     "from gc import enable\nenable()", "import sys\nsys.modules['rfc3987_syntax'] = None",
-    "import sys\ndel sys.modules['x']", "import sys\nsys.modules.pop('x', None)", "import sys\nsys.meta_path.insert(0, f)",
-    "import sys\nsys.meta_path = [f]", "from sys import modules\nmodules.setdefault('x', m)",
+    "import sys\ndel sys.modules['x']", "import sys\nsys.modules.pop('x', None)",
+    "import sys\nsys.meta_path.insert(0, f)", "import sys\nsys.meta_path = [f]",
+    "from sys import modules\nmodules.setdefault('x', m)",
     "import sys\nsys.path.insert(0, 'here')", "import sys\nsys.setswitchinterval(1)",
 ])
 def test_the_process_state_checker_sees_each_kind_of_edit(source: str) -> None:
