@@ -13,8 +13,9 @@ starts; the benchmark asks at once, without a browser's start-up to hide behind)
 of the next ``--runs`` opens, and the time from the command typed to the page complete is given
 too. The viewer's CPU time for the cold open is read from /proc (wall time on a loaded machine
 overstates it). ``--browser`` also times the page in headless Chromium, from navigation to the
-timeline drawn (tests/browser.py). Target: the cold open under one second at 50 MB. ``--graph`` sizes knowledge-graph.json itself
-instead of the folder (a 50 MB JSON view makes a folder of about 240 MB).
+timeline drawn (tests/browser.py). Target: the cold open under one second at 50 MB. ``--graph``
+sizes knowledge-graph.json itself instead of the folder (a 50 MB JSON view makes a folder of about
+240 MB).
 """
 
 from __future__ import annotations
