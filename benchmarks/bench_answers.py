@@ -120,7 +120,7 @@ def load_set(name: str) -> tuple[list[dict[str, Any]], Path]:
         return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
     if name == "eval":
-        return [{**q, "document": q["paper"]} for q in lines(EVAL / "questions.jsonl")], PAPERS
+        return [{**q, "document": q.get("paper", "")} for q in lines(EVAL / "questions.jsonl")], PAPERS
     if name.startswith("blind-"):
         odd = name == "blind-odd"
         keep = [q for q in lines(EVAL / "blind" / "paraphrased.jsonl") if (int(q["id"][1:]) % 2 == 1) == odd]
