@@ -17,9 +17,9 @@ from agents.offline.text import (
     normalize_page,
     sentence_spans,
     split_sentences,
-    tokens,
 )
 from agents.offline.textindex import MAX_CHARS, Hit, PassageIndex, fts_query, make_passages
+from orchestrator.model.terms import search_words
 from tests.helpers.data import PAPERS
 
 PDF_DIR = PAPERS
@@ -216,7 +216,7 @@ def test_dehyphenation_uses_the_document_vocabulary() -> None:
 
 def test_normalisation_and_tokens() -> None:
     assert normalize_page("\ufb01ne\u00a0 text\u00ad\r\n\n\n\nnext\fpage ") == "fine text\n\nnext\npage"
-    assert tokens("N-domain, S2ORC's 81.1M caf\u00e9") == [
+    assert search_words("N-domain, S2ORC's 81.1M caf\u00e9", sqlite=True) == [
         "n",
         "domain",
         "s2orc",

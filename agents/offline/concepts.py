@@ -12,8 +12,8 @@ from typing import Any
 
 from agents.offline.corpus import Corpus
 from agents.offline.keyphrases import key_phrases
-from agents.offline.sentences import stem
 from agents.offline.text import normalize_ws, wordlist
+from orchestrator.model.terms import stem
 
 __all__ = ["concept_entities"]
 

@@ -17,6 +17,7 @@ entry is recomputed. ``CCONDUCTOR_DOCUMENT_CACHE=off`` switches the cache off.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from collections.abc import Callable
 from functools import lru_cache
@@ -39,16 +40,27 @@ def cache_root() -> Path | None:
 
 @lru_cache(maxsize=8)
 def code_key(*modules: str) -> str:
-    """A digest of the named modules' source files: an entry made by other code is another entry."""
+    """A digest of the named modules' source files: an entry made by other code is another entry.
+
+    A bare name is a module of this folder (``"index"``); a dotted one is found by import
+    (``"orchestrator.model.terms"``, whose words every index term is made of).
+    """
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
     for name in modules:
         digest.update(name.encode())
         try:
-            digest.update((here / f"{name}.py").read_bytes())
+            digest.update(_source(name).read_bytes() if "." in name else (here / f"{name}.py").read_bytes())
         except OSError:
             digest.update(b"?")
     return digest.hexdigest()[:16]
+
+
+def _source(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise OSError(f"no source for {module}")
+    return Path(spec.origin)
 
 
 def _path(kind: str, key: str, suffix: str) -> Path | None:

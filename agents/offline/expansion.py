@@ -14,15 +14,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 import numpy as np
-import Stemmer
 
-from agents.offline.text import STOPWORDS, wordlist
+from agents.offline.text import wordlist
+from orchestrator.model.terms import SEARCH_STOPWORDS, search_words, stem_words
 
-__all__ = ["LAY_TERMS", "QUESTION_FILLER", "analyze", "feedback", "find_abbreviations", "lay_expansions",
-           "question_terms",
-           "stem_words", "terms_of"]
+__all__ = ["LAY_TERMS", "QUESTION_FILLER", "feedback", "find_abbreviations", "lay_expansions",
+           "question_terms"]
 
-_STEMMER = Stemmer.Stemmer("english")
 #: Words that shape a question but are not what it is about ("what happened to ...", "which ... did best").
 QUESTION_FILLER = frozenset(wordlist("""
     happen happens happened take takes took part think thinks thought help best use used using uses
@@ -32,27 +30,6 @@ QUESTION_FILLER = frozenset(wordlist("""
     affect affects affected impact impacts influence influences relate relates interact interacts
     latest recent current currently newest figure figures
 """))
-
-
-_BRITISH = re.compile(r"(?<=[a-z]{3})(is|ys)(e|ed|es|ing|ation|ations|er|ers)$")
-
-
-def stem_words(words: Iterable[str]) -> list[str]:
-    """Snowball stems, British -ise/-yse spellings first made -ize/-yze ("realised" finds "realized")."""
-    return list(_STEMMER.stemWords([_BRITISH.sub(lambda m: m.group(1)[0] + "z" + m.group(2), w) for w in words]))
-
-
-_TERM_RE = re.compile(r"[^\W_]*[^\W\d_][^\W_]*|\d+(?:\.\d+)?")
-
-
-def terms_of(text: str) -> list[str]:
-    """Lower-case words and numbers ("1.5" stays one term, unlike :func:`text.tokens`)."""
-    return _TERM_RE.findall(text.casefold())
-
-
-def analyze(text: str) -> list[str]:
-    """Index terms: words and numbers without stopwords, Snowball-stemmed."""
-    return stem_words(t for t in terms_of(text) if t not in STOPWORDS and (len(t) > 1 or t.isdigit()))
 
 
 #: Lay or general words -> the terms papers write instead (both directions are added at query time).
@@ -167,8 +144,8 @@ _FILLER_PHRASES = re.compile(r"(?i)\b(?:in terms of|with respect to|when it come
 
 def question_terms(question: str) -> list[str]:
     """A question's content words (no stopwords, no question filler), as written."""
-    return [w for w in terms_of(_FILLER_PHRASES.sub(" ", question)) if w not in STOPWORDS and w not in QUESTION_FILLER
-            and (len(w) > 1 or w.isdigit())]
+    return [w for w in search_words(_FILLER_PHRASES.sub(" ", question)) if w not in SEARCH_STOPWORDS
+            and w not in QUESTION_FILLER and (len(w) > 1 or w.isdigit())]
 
 
 def feedback(score: np.ndarray, weights: dict[str, float], windows: list[set[str]], idf: dict[str, float],

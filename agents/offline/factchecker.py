@@ -18,10 +18,11 @@ from rapidfuzz import fuzz
 
 from agents.offline.corpus import Corpus, load_corpus
 from agents.offline.retry_repair import complete_retry
-from agents.offline.sentences import stem, terms
+from agents.offline.sentences import terms
 from agents.offline.text import normalize_ws, wordlist
 from agents.offline.vintage import vintages
 from agents.runtime import AgentContext
+from orchestrator.model.terms import stem
 
 __all__ = ["conflict", "run", "support"]
 

@@ -16,10 +16,10 @@ import numpy as np
 
 from agents.offline.corpus import Corpus
 from agents.offline.doccache import code_key, load_entry, load_matrix, save_entry, save_matrix
-from agents.offline.expansion import analyze
 from agents.offline.semantic import embedder, normalise_rows
 from agents.offline.sentences import Sentence
 from agents.offline.units import document_units
+from orchestrator.model.terms import search_terms
 
 __all__ = ["ANALYSIS_CODE", "IndexedUnit", "bm25_postings", "document_analysis", "indexed_text", "window_vectors"]
 
@@ -49,7 +49,8 @@ class IndexedUnit:
 
 
 #: What decides a document's analysis: a change to any of these modules is a new cache entry.
-ANALYSIS_CODE = ("index", "units", "sentences", "sections", "text", "expansion", "semantic", "corpus")
+ANALYSIS_CODE = ("index", "units", "sentences", "sections", "text", "expansion", "semantic", "corpus",
+                 "orchestrator.model.terms", "orchestrator.model.textnorm")
 
 
 def document_analysis(corpus: Corpus, sid: str) -> tuple[list[list[Any]], list[list[str]], np.ndarray | None]:
@@ -64,7 +65,7 @@ def document_analysis(corpus: Corpus, sid: str) -> tuple[list[list[Any]], list[l
         units = document_units(doc, info.boilerplate, info.references)
         rows = [[u.page, u.start, u.end, u.section, u.quotable, u.kind, u.context] for u in units]
         texts = [indexed_text(doc, row) for row in rows]
-        entry = {"units": rows, "terms": [analyze(t) for t in texts]}
+        entry = {"units": rows, "terms": [search_terms(t) for t in texts]}
         save_entry("units", key, entry)
     else:
         texts = []

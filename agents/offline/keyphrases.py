@@ -6,7 +6,8 @@ import math
 import re
 from collections import Counter
 
-from agents.offline.text import STOPWORDS, normalize_chars, wordlist
+from agents.offline.text import normalize_chars, wordlist
+from orchestrator.model.terms import SEARCH_STOPWORDS
 
 _PHRASE_SPLIT_RE = re.compile(r"[^\w\s'\u2019-]|\s-\s|--")
 
@@ -35,7 +36,7 @@ def key_phrases(text: str, top_n: int = 10, max_words: int = 4) -> list[str]:
         run: list[str] = []
         for word in [*chunk.split(), ""]:
             w = word.strip("'\u2019-")
-            if len(w) > 1 and w not in STOPWORDS and w not in _GENERIC and not w[0].isdigit():
+            if len(w) > 1 and w not in SEARCH_STOPWORDS and w not in _GENERIC and not w[0].isdigit():
                 run.append(w)
                 continue
             for n in range(1, min(max_words, len(run)) + 1):

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from agents.offline.text import normalize_chars, normalize_ws, wordlist
+from orchestrator.model.terms import search_words
 
 MARKERS = "*\u2217†‡§¶‖#☯♠♢♡♣♦♥✉\u204e"
 _PARTICLES = frozenset(
@@ -166,6 +167,6 @@ def title_from_metadata(value: str, first_page: str) -> str:
         or re.search(r"(?i)\.(?:pdf|docx?|tex|dvi|indd|qxd|e?ps)\b|microsoft|untitled|template", title)
     ):
         return ""
-    words = [w for w in re.findall(r"[^\W\d_]{3,}", title.casefold())]
-    on_page = set(re.findall(r"[^\W\d_]{3,}", first_page.casefold()))
+    words = [w for w in search_words(title) if len(w) >= 3 and w.isalpha()]
+    on_page = set(search_words(first_page))
     return title if words and sum(w in on_page for w in words) >= 0.8 * len(words) else ""

@@ -15,8 +15,9 @@ from typing import Any
 
 from agents.offline.keyphrases import key_phrases
 from agents.offline.retry_repair import apply_retry
-from agents.offline.text import STOPWORDS, normalize_ws, tokens, wordlist
+from agents.offline.text import normalize_ws, wordlist
 from agents.runtime import AgentContext
+from orchestrator.model.terms import SEARCH_STOPWORDS, search_words
 
 __all__ = ["make_plan", "run"]
 
@@ -57,7 +58,7 @@ def _words(text: str) -> list[str]:
 
 def _content(word: str) -> bool:
     low = word.casefold()
-    return bool(tokens(low)) and low not in STOPWORDS and low not in _FILLER and len(low) > 1
+    return bool(search_words(low)) and low not in SEARCH_STOPWORDS and low not in _FILLER and len(low) > 1
 
 
 def topic_of(query: str) -> str:

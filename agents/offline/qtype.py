@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from agents.offline.stance import is_yes_no
-from agents.offline.text import STOPWORDS
+from orchestrator.model.terms import SEARCH_STOPWORDS, search_words
 
 __all__ = ["QuestionType", "classify", "fit"]
 
@@ -100,7 +100,7 @@ def _counted(question: str) -> str:
         return ""
     words = []
     for word in m.group(1).split():
-        if word.casefold() in STOPWORDS:
+        if word.casefold() in SEARCH_STOPWORDS:
             break
         words.append(word.casefold())
     plural = [w for w in words if w.endswith("s") and not w.endswith("ss")]
@@ -136,7 +136,7 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float
                             sentence)
         bonus += 0.35 if defined else 0.0
     if kind.name:
-        asked = {w.casefold() for w in re.findall(r"\w+", question)}
+        asked = set(search_words(question, sqlite=True))
         names = [m for m in _PROPER.findall(sentence[1:]) if m.casefold() not in asked]
         bonus += 0.08 if names else 0.0
     return bonus

@@ -24,13 +24,10 @@ import orjson
 from agents.offline.corpus import Corpus
 from agents.offline.doccache import code_key
 from agents.offline.expansion import (
-    analyze,
     feedback,
     find_abbreviations,
     lay_expansions,
     question_terms,
-    stem_words,
-    terms_of,
 )
 from agents.offline.index import ANALYSIS_CODE, IndexedUnit, bm25_postings, document_analysis, window_vectors
 from agents.offline.qtype import classify, fit
@@ -39,6 +36,7 @@ from agents.offline.semantic import embedder
 from agents.offline.sentences import Sentence
 from agents.offline.units import quotable
 from agents.offline.vintage import Currency, asks_for_current, names_current, vintages
+from orchestrator.model.terms import search_terms, search_words, stem_words
 
 __all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
@@ -170,7 +168,7 @@ class Retriever:
         names = [w for w in re.findall(r"[\w-]+", question)[1:]
                  if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2
                  or (w[:1].isupper() and w.casefold() not in self.abbreviations and len(w) > 2)]
-        stems = {s for w in names for s in analyze(w)}
+        stems = {s for w in names for s in search_terms(w)}
         return {s for s in stems if s in self.idf and self.idf[s] > 2.0}
 
     # -- query --------------------------------------------------------------------------------
@@ -190,16 +188,16 @@ class Retriever:
         words = question_terms(question)
         stems = stem_words(words)
         groups: list[tuple[str, set[str]]] = []
-        flat = " ".join(terms_of(question))
+        flat = " ".join(search_words(question))
         for abbr, long_form in self.abbreviations.items():
-            long_stems = analyze(long_form)
-            if len(abbr) > 1 and long_stems and f" {' '.join(terms_of(long_form))} " in f" {flat} ":
+            long_stems = search_terms(long_form)
+            if len(abbr) > 1 and long_stems and f" {' '.join(search_words(long_form))} " in f" {flat} ":
                 groups.append((stem_words([abbr])[0], set(long_stems)))
         for stem in dict.fromkeys(stems):
             alternatives = set(lay_expansions(stem))
             original = next((w for w in words if stem_words([w])[0] == stem), stem)
             if original in self.abbreviations:
-                alternatives |= set(analyze(self.abbreviations[original]))
+                alternatives |= set(search_terms(self.abbreviations[original]))
             if len(stem) >= (4 if stem not in self.idf else 5):  # a word family: "rehab" -> "rehabilit"
                 alternatives |= {v for v in self.vocab if v.startswith(stem) and len(v) <= len(stem) + 6}
             groups.append((stem, {a for a in alternatives if a in self.idf and a != stem}))
@@ -231,7 +229,7 @@ class Retriever:
             score += weights[stem] * self._term_scores(stem)
             for alt in alts:
                 score += 0.6 * weights[stem] * self._term_scores(alt)
-        for stem in analyze(context):
+        for stem in search_terms(context):
             if stem not in weights:
                 score += 0.3 * self.idf.get(stem, 0.0) * self._term_scores(stem)
         return feedback(score, weights, self.window_sets, self.idf, self._term_scores), groups, weights

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from agents.offline.expansion import analyze, stem_words
 from agents.offline.sentences import Sentence
+from orchestrator.model.terms import search_terms, stem_words
 
 __all__ = ["DUPLICATE", "Answer", "dedupe", "is_broad", "same_statement", "spread", "with_results"]
 
@@ -40,7 +40,7 @@ def same_statement(a: str, b: str) -> bool:
     """Near-identical wording (token-set similarity >= DUPLICATE) with no difference in direction."""
     if fuzz.token_set_ratio(a.casefold(), b.casefold()) < DUPLICATE:
         return False
-    differ = set(analyze(a)) ^ set(analyze(b))
+    differ = set(search_terms(a, keep_qualifiers=True)) ^ set(search_terms(b, keep_qualifiers=True))
     return not (differ & _POLARITY) and not any(t[:1].isdigit() for t in differ)
 
 

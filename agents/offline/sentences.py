@@ -9,28 +9,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agents.offline.text import STOPWORDS, normalize_ws, tokens, wordlist
+from agents.offline.text import normalize_ws, wordlist
+from orchestrator.model.terms import search_terms
 
 # --- terms -----------------------------------------------------------------------------------
 
-_SUFFIXES = ("ational", "ization", "ations", "ation", "ments", "ment", "ness", "ing", "ies", "ied", "ed",
-             "es", "ly", "s")
-
-
-def stem(word: str) -> str:
-    """A crude, deterministic suffix stripper: enough to match 'increases' with 'increased'."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                break
-            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
-
 
 def terms(text: str) -> set[str]:
-    """Stemmed content words: what two sentences must share to be about the same thing."""
-    return {stem(t) for t in tokens(text) if len(t) > 2 and t not in STOPWORDS and not t[0].isdigit()}
+    """Stemmed content words (no numbers): what two sentences must share to be about the same thing."""
+    return {t for t in search_terms(text) if len(t) > 2 and not t[0].isdigit()}
 
 
 # --- sentence filters ------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from orchestrator.model.terms import search_terms, stem_words
+
 __all__ = ["MIXED", "NO", "UNCLEAR", "YES", "decide", "is_yes_no"]
 
 YES, NO, MIXED, UNCLEAR = "yes", "no", "mixed", "unclear"
@@ -49,11 +51,11 @@ _QUESTION_NEGATIVE = re.compile(r"(?i)\b(?:not|no|never|un(?:necessary|safe|rela
 
 
 def _terms(text: str) -> set[str]:
-    return {w[:6] for w in re.findall(r"[a-z][a-z-]{3,}", text.casefold())} - _COMMON
+    return {t for t in search_terms(text) if len(t) > 3 and not t[0].isdigit()} - _COMMON
 
 
-_COMMON = frozenset({"with", "that", "this", "there", "their", "than", "from", "have", "does", "were", "which",
-                     "patients", "study", "group", "groups", "results", "between", "after", "before", "during"})
+#: Words of every clinical abstract: sharing them says nothing about sharing a subject.
+_COMMON = frozenset(stem_words(["patients", "study", "group", "results"]))
 
 
 def is_yes_no(question: str) -> bool:

@@ -1,4 +1,6 @@
-"""Plain-text helpers for the offline backend: normalisation, sentences, tokens, key phrases.
+"""Plain-text helpers for the offline backend: normalisation and sentences.
+
+Words, stopwords and stems are :mod:`orchestrator.model.terms`'s, as everywhere else.
 
 Everything here is deterministic and dependency-free. Normalisation is applied to the stored
 page text itself (before hashing), so snippets cut from sentences or passages are verbatim
@@ -11,7 +13,6 @@ import re
 from collections.abc import Iterable, Sequence
 
 __all__ = [
-    "STOPWORDS",
     "dehyphenate_pages",
     "join_wrapped_lines",
     "normalize_chars",
@@ -20,7 +21,6 @@ __all__ = [
     "normalize_ws",
     "sentence_spans",
     "split_sentences",
-    "tokens",
     "wordlist",
 ]
 
@@ -29,24 +29,6 @@ def wordlist(text: str) -> list[str]:
     """Whitespace-separated words; keeps long constant lists readable in the source."""
     return text.split()
 
-
-STOPWORDS: frozenset[str] = frozenset(
-    wordlist(
-        """
-    et al a about above after again against all almost also although always am among an and any are aren't
-    around as at be because been before being below between both but by can cannot could couldn't
-    did didn't do does doesn't doing don't down during each either else etc even ever every few for
-    from further had hadn't has hasn't have haven't having he her here hers herself him himself his
-    how however i if in into is isn't it it's its itself just least less let many may me might more
-    most much must my myself neither no nor not now of off often on once only or other others
-    otherwise our ours ourselves out over own per perhaps rather same several shall she should
-    shouldn't since so some such than that the their theirs them themselves then there therefore
-    these they this those though through thus to too under until up upon us very via was wasn't we
-    were weren't what when where whether which while who whom whose why will with within without
-    would wouldn't yet you your yours yourself yourselves s t can't won't
-        """
-    )
-)
 
 _LIGATURES = {
     "\ufb00": "ff",
@@ -76,7 +58,6 @@ _CHAR_TABLE: dict[int, str | None] = {
 }
 
 _WORD_RE = re.compile(r"[^\W\d_]+")
-_TOKEN_RE = re.compile(r"[^\W_]+")
 
 
 def normalize_chars(text: str) -> str:
@@ -184,12 +165,7 @@ def join_wrapped_lines(lines: Sequence[str], context: Sequence[str] = ()) -> str
     return normalize_ws(_BREAK_RE.sub(fix, text))
 
 
-# --- tokens and sentences ------------------------------------------------------------------
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-case alphanumeric runs; the same split SQLite's unicode61 tokenizer makes."""
-    return _TOKEN_RE.findall(text.casefold())
+# --- sentences -------------------------------------------------------------------------
 
 
 _ABBREVIATIONS = frozenset(

@@ -15,7 +15,8 @@ from pathlib import Path
 from types import TracebackType
 
 from agents.offline.ingest import Document
-from agents.offline.text import STOPWORDS, sentence_spans, tokens
+from agents.offline.text import sentence_spans
+from orchestrator.model.terms import SEARCH_STOPWORDS, search_words
 
 __all__ = ["Hit", "Passage", "PassageIndex", "fts_query", "make_passages"]
 
@@ -87,7 +88,7 @@ def make_passages(
         for group in groups:
             start, end = group[0][0], group[-1][1]
             text = page[start:end]
-            if not tokens(text):
+            if not search_words(text, sqlite=True):
                 continue  # punctuation or a stray symbol: nothing to search for
             number += 1
             out.append(Passage(doc.id, page_no, number, text, start, end))
@@ -102,8 +103,8 @@ def fts_query(query: str) -> str:
     Single characters go too ("N-domain" -> "domain") unless nothing else is left; returns ''
     for a query without any alphanumeric character.
     """
-    terms = tokens(query)
-    content = [t for t in terms if t not in STOPWORDS and len(t) > 1] or terms
+    terms = search_words(query, sqlite=True)
+    content = [t for t in terms if t not in SEARCH_STOPWORDS and len(t) > 1] or terms
     unique = list(dict.fromkeys(content))[:MAX_QUERY_TERMS]
     return " OR ".join(f'"{t}"' for t in unique)
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from agents.offline.documents import Document
 from agents.offline.sections import detect_sections
 from agents.offline.sentences import _BOILERPLATE_RE, _CAPTION_RE, informative, line_key, reference_like
-from agents.offline.text import normalize_ws, sentence_spans, tokens
+from agents.offline.text import normalize_ws, sentence_spans
+from orchestrator.model.terms import search_words
 
 __all__ = ["SKIPPED_SECTIONS", "Unit", "document_units", "quotable", "statement_line"]
 
@@ -142,7 +143,7 @@ class _Page:
             self.label = next(kind for kind, words in _RUN_IN_KINDS.items() if run_in.group(1).casefold() in words)
         if self.label and section in ("abstract", "front"):
             section = self.label  # "RESULTS: ..." of a structured abstract is its results
-        if section in SKIPPED_SECTIONS or self.skip(self.page_no, a, text) or len(tokens(text)) < 2:  # type: ignore[operator]
+        if section in SKIPPED_SECTIONS or self.skip(self.page_no, a, text) or len(search_words(text, sqlite=True)) < 2:  # type: ignore[operator]
             return
         said = " ".join([*(c.text for c in context), text]) if kind != "sentence" else text
         ok = quotable(text) or (statement_line(said) if kind != "sentence" or "\n" not in text.strip()

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from agents.providers.errors import ProviderError
 from agents.providers.http import HttpClient, shared_client
 from orchestrator.model.scholarly_ids import clean_arxiv_id, clean_doi
+from orchestrator.model.terms import search_words
 
 Source = dict[str, Any]
 T = TypeVar("T")
@@ -106,7 +107,7 @@ def title_key(title: str | None) -> str:
     """Title reduced to lowercase ASCII words, for matching the same work across providers."""
     text = unicodedata.normalize("NFKD", title or "").encode("ascii", "ignore").decode().casefold()
     text = _VERSION_SUFFIX.sub("", text.strip())  # "Title (Preprint)" is the same work as "Title"
-    return " ".join(re.findall(r"[a-z0-9]+", text))
+    return " ".join(search_words(text, sqlite=True))
 
 
 def source_id(source: Mapping[str, Any]) -> str:

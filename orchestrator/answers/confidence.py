@@ -23,8 +23,8 @@ from rapidfuzz import fuzz
 
 from orchestrator.answers.model import Part, Passage
 from orchestrator.graph.evidence import verify_snippet
-from orchestrator.model.terms import coverage
-from orchestrator.model.textnorm import critical_tokens, normalize, words
+from orchestrator.model.terms import coverage, critical_tokens, words
+from orchestrator.model.textnorm import normalize
 
 EXACT = 1.0
 APPROX_MIN, APPROX_MAX = 0.5, 0.9

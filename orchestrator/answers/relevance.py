@@ -25,13 +25,9 @@ from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.model import Part
 from orchestrator.contradictions.words import term
 from orchestrator.graph.relation_support import Stemmed
-from orchestrator.model.textnorm import normalize, words
+from orchestrator.model.terms import QUESTION_WORDS, words
+from orchestrator.model.textnorm import normalize
 
-#: Words that ask rather than say what is asked about.
-QUESTION_WORDS = frozenset(
-    {"how", "much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "does", "do", "did",
-     "is", "are", "was", "were", "tell", "describe", "explain", "list", "give", "name", "show", "me", "us",
-     "please", "any", "there", "know", "session", "according"})
 FULL, MOST, SOME = 1.0, 0.8, 0.4
 
 

@@ -20,7 +20,8 @@ from orchestrator.answers import sparql
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.model import ContextItem, Retrieved
 from orchestrator.model.layout import SessionPaths
-from orchestrator.model.terms import STOPWORDS, content_terms
+from orchestrator.model.terms import QUESTION_WORDS, STOPWORDS, content_terms, words
+from orchestrator.model.textnorm import normalize
 
 #: Share of the question's content terms an item must contain to be relevant.
 MIN_COVERAGE = 0.4
@@ -162,9 +163,5 @@ class Retriever:
 
 def _raw_words(question: str) -> list[str]:
     """Lower-case words of the question for the SPARQL name match (at least 4 letters, not question words)."""
-    out = []
-    for word in question.lower().replace("-", " ").split():
-        word = "".join(ch for ch in word if ch.isalnum())
-        if len(word) >= 4 and word not in STOPWORDS:
-            out.append(word)
-    return list(dict.fromkeys(out))
+    found = (w.removesuffix("'s") for w in words(normalize(question.replace("-", " "))))
+    return list(dict.fromkeys(w for w in found if len(w) >= 4 and w not in STOPWORDS and w not in QUESTION_WORDS))

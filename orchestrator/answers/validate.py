@@ -25,7 +25,8 @@ from orchestrator.answers.model import NodeKind, Part, Passage, Step
 from orchestrator.answers.relevance import focus_of
 from orchestrator.answers.sentences import Sentence, parse
 from orchestrator.graph.relation_support import support
-from orchestrator.model.textnorm import normalize, words
+from orchestrator.model.terms import words
+from orchestrator.model.textnorm import normalize
 
 
 @dataclass

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from orchestrator.contradictions.values import ENTITY_PREFIX, LINKING, Quantity, Reader, fold
-from orchestrator.contradictions.words import EVENT_WORDS, NEGATION_WORDS, term
+from orchestrator.contradictions.words import EVENT_WORDS, term
+from orchestrator.model.terms import NEGATIONS
 
 #: Nouns a single letter after names one of ("group A", "arm B", "site C").
 GROUPS = frozenset({"group", "groups", "arm", "cohort", "site", "plant", "unit", "block", "zone", "region", "team",
@@ -66,7 +67,7 @@ def _word_info(word: str) -> tuple[int, str, bool]:
         plain = word.removesuffix("'s").strip("'") if "'" in word else word
         if plain.startswith(ENTITY_PREFIX):
             found = (_TOPIC, plain, False)
-        elif plain in NEGATION_WORDS or word.endswith("n't"):
+        elif plain in NEGATIONS or word.endswith("n't"):
             found = (_NEGATION, "", False)
         elif plain in _FAILS:
             found = (_SKIP, "", False)

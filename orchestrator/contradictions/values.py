@@ -14,15 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from orchestrator.contradictions.units import CURRENCY_SIGNS, MULTIPLIERS, UNITS, Unit, unit_named
-from orchestrator.contradictions.words import (
-    CANONICAL,
-    DIRECTIONS,
-    EVENT_WORDS,
-    LIGHT,
-    NEGATION_WORDS,
-    STOP_WORDS,
-    term,
-)
+from orchestrator.contradictions.words import CANONICAL, DIRECTIONS, EVENT_WORDS, LIGHT, term
+from orchestrator.model.terms import NEGATIONS, STOPWORDS
 
 #: Relative half-width of a hedged value ("about 40%": 36% to 44%).
 HEDGE = 0.10
@@ -30,7 +23,8 @@ HEDGE = 0.10
 ROUNDING = 0.05
 ENTITY_PREFIX = "entity_"
 
-#: Numbers, words, symbols, and a dash between two numbers ("20-30"), told apart by their first character.
+#: Numbers, words, symbols, and a dash between two numbers ("20-30"), told apart by their first character: a
+#: lexer of values and their units, not a word tokenizer (words are compared by :func:`term`).
 _TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*|[^\W\d_][\w'-]*|[$€£¥%<>≤≥~+°/]"
                     r"|(?<=\d)\s?-\s?(?=\d)")
 #: No space before these when a value is shown as written, nor after the second.
@@ -108,14 +102,14 @@ def _precision(text: str) -> float:
 
 def _noun_like(word: str) -> bool:
     """Whether a word may be narrowed by what follows it ("phase" in "phase 2", "children" in "children under 5")."""
-    return (word not in STOP_WORDS and word not in LIGHT and word not in DIRECTIONS and word not in CANONICAL
-            and word not in NEGATION_WORDS and word not in EVENT_WORDS and not word.startswith(ENTITY_PREFIX))
+    return (word not in STOPWORDS and word not in LIGHT and word not in DIRECTIONS and word not in CANONICAL
+            and word not in NEGATIONS and word not in EVENT_WORDS and not word.startswith(ENTITY_PREFIX))
 
 
 def _count_word(word: str) -> str | None:
     """The thing a bare number counts ("120 patients"), when the word after it can be one."""
     word = word.removesuffix("'s").strip("'")
-    if word in STOP_WORDS or word in LIGHT or word in NEGATION_WORDS or word in DIRECTIONS or not word.isalpha():
+    if word in STOPWORDS or word in LIGHT or word in NEGATIONS or word in DIRECTIONS or not word.isalpha():
         return None
     found = term(word)
     return "#" + found[0] if found and found[0] else None

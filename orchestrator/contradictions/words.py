@@ -3,8 +3,9 @@
 A statement is reduced to its *topic*: the stemmed content words that name what it is about
 (Snowball stems, as ``ask`` ranks with). Three small tables shape the topic:
 
-* :data:`STOP_WORDS`: function words, never part of a topic. Words that qualify a value are *not*
-  stop words: "before", "after", "first", "second", "during" tell two measurements apart.
+* :data:`~orchestrator.model.terms.STOPWORDS`: function words, never part of a topic. Words that
+  qualify a value are *not* stop words: "before", "after", "first", "second", "during" tell two
+  measurements apart; nor are negations (:data:`~orchestrator.model.terms.NEGATIONS`), which flip it.
 * :data:`LIGHT`: generic verbs and nouns ("reported", "reached", "estimated", "total", "effect").
   Two agents say the same thing with or without them, so they never make two topics differ.
 * :data:`CANONICAL`: one word for words that mean the same here ("produces" / "generates"), and
@@ -16,20 +17,12 @@ from __future__ import annotations
 
 from functools import cache
 
-import Stemmer
+from orchestrator.model.terms import STOPWORDS, stem
 
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
-
-STOP_WORDS = _set("""
-a an and any are as at be been being both but by can could did do does doing done each either et al etc for
-from further had has have having he her here hers him his how i if in into is it its itself may me might must
-my of off on once or other our ours out own same she should so such that the their theirs them then there
-these they this those through thus to too us was we were what when where which while who whom whose why will
-with would yet you your also although among via upon its it's will shall than per
-""")
 
 #: Generic words: they link a subject to a value or hedge it, and never tell two topics apart.
 LIGHT = _set("""
@@ -96,13 +89,8 @@ opened founded established born died launched released built completed discovere
 published created began started ended elected appointed formed incorporated inaugurated constructed first
 """)
 
-#: Words that negate what follows (counted for the parity of a statement's negations).
-NEGATION_WORDS = frozenset({"no", "not", "never", "none", "nor", "neither", "without", "cannot", "nothing",
-                            "nobody", "nowhere"})
-
-_STEMMER = Stemmer.Stemmer("english")
 #: The same by stem, so that other forms of a listed word mean the same too ("deliver", "delivered").
-_CANONICAL_STEMS = {_STEMMER.stemWord(word): canonical for word, canonical in CANONICAL.items()
+_CANONICAL_STEMS = {stem(word): canonical for word, canonical in CANONICAL.items()
                     if word not in LIGHT}
 
 
@@ -112,7 +100,7 @@ def term(word: str) -> tuple[str, bool] | None:
 
     Light words give ``("", False)``: no topic, but not nothing (a caller may count them).
     """
-    if word in STOP_WORDS or not word:
+    if word in STOPWORDS or not word:
         return None
     if word in DIRECTIONS:
         return DIRECTIONS[word]
@@ -120,5 +108,5 @@ def term(word: str) -> tuple[str, bool] | None:
         return ("", False)
     if word in CANONICAL:
         return (CANONICAL[word], False)
-    stem = _STEMMER.stemWord(word)
-    return (_CANONICAL_STEMS.get(stem, stem), False)
+    stemmed = stem(word)
+    return (_CANONICAL_STEMS.get(stemmed, stemmed), False)

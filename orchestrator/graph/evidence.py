@@ -20,7 +20,8 @@ from functools import lru_cache
 from typing import Any
 
 from orchestrator.graph.evidence_budget import CUT_SHORT, Budget, alignment_cost
-from orchestrator.model.textnorm import Normalized, critical_tokens, normalize_mapped, words
+from orchestrator.model.terms import critical_tokens, words
+from orchestrator.model.textnorm import Normalized, normalize_mapped
 
 DEFAULT_THRESHOLD = 90.0
 PAGE_SEPARATOR = "\f"

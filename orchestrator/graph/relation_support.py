@@ -18,27 +18,22 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import Stemmer
-
 from orchestrator.model.problems import Problem
-from orchestrator.model.textnorm import NEGATIONS, normalize, words
-
-_STEMMER = Stemmer.Stemmer("english")
+from orchestrator.model.terms import NEGATIONS, STOPWORDS, stem_words, words
+from orchestrator.model.textnorm import normalize
 
 
 def _split(text: str) -> list[str]:
     return text.split()
 
 
-#: Predicate words that say nothing about the relation itself.
-_FILLER = frozenset(_split("a an the of to in on at by for from with is are was be has have had as into its it"))
 #: Predicates that only say two things go together: naming both ends states them.
-_GENERIC = frozenset(_STEMMER.stemWords(_split(
+_GENERIC = frozenset(stem_words(_split(
     "related relates relation associated association linked link connected connection co occurs occur "
     "cooccurs mentions mentioned involves involved concerns regarding about relevant same similar "
     "instance type kind subclass see also")))
 #: Stems that carry the same relation ("lies in" carries "located in").
-_SAME = [frozenset(_STEMMER.stemWords(_split(group))) for group in (
+_SAME = [frozenset(stem_words(_split(group))) for group in (
     "located location lies lie situated sits based found home",
     "part component member belongs belong constituent piece element",
     "causes cause leads lead results result triggers trigger induces induce drives drive",
@@ -66,13 +61,13 @@ _BETWEEN = frozenset(_split("the a an be been being yet always ever fully really
 
 def _predicate_words(predicate: str) -> list[str]:
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", predicate).replace("_", " ").replace("-", " ")
-    return [w for w in words(normalize(spaced)) if w not in _FILLER and not w.isdigit()]
+    return [w for w in words(normalize(spaced)) if w not in STOPWORDS and not w.isdigit()]
 
 
 @cache
 def relation_terms(predicate: str) -> frozenset[str]:
     """Stems of the predicate's words that say what the relation is; empty for a generic predicate."""
-    found = frozenset(_STEMMER.stemWords([w for w in _predicate_words(predicate)
+    found = frozenset(stem_words([w for w in _predicate_words(predicate)
                                           if w not in NEGATIONS and not w.endswith("n't")]))
     return frozenset() if found <= _GENERIC else found - _GENERIC
 
@@ -83,7 +78,7 @@ def negative(predicate: str) -> bool:
 
 
 def _stems(text: str) -> list[str]:
-    return [_STEMMER.stemWord(w.removesuffix("'s")) for w in words(normalize(text))]
+    return stem_words(w.removesuffix("'s") for w in words(normalize(text)))
 
 
 def _meanings(term: str) -> frozenset[str]:

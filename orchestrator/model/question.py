@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from orchestrator.model.errors import UsageError
-from orchestrator.model.textnorm import normalize, words
+from orchestrator.model.terms import words
+from orchestrator.model.textnorm import normalize
 
 #: Characters a question may have (after trimming spaces at both ends).
 MAX_QUESTION_CHARS = 4000

@@ -2,7 +2,8 @@
 
 Two texts are "the same words" when they differ only in case, runs of whitespace, line-break
 hyphenation, ligatures and the typography of quotes and dashes. The normal form keeps a map
-back to the original offsets, so a match can be reported as the source's own passage.
+back to the original offsets, so a match can be reported as the source's own passage. Its words are
+read by :mod:`orchestrator.model.terms`.
 """
 
 from __future__ import annotations
@@ -18,13 +19,6 @@ _QUOTES = dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032\u00b4\u0060"), 
 )
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"), "-")
 _INVISIBLE = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
-#: Words whose presence or absence flips what a sentence says.
-NEGATIONS = frozenset(
-    {"no", "not", "never", "none", "nor", "neither", "without", "cannot", "nothing", "nobody", "nowhere", "non"}
-)
-_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
-_WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:'[^\W\d_]+)?")
-_UNIT_WORDS = frozenset({"percent", "per", "cent", "percentage", "fold", "times", "million", "billion", "thousand"})
 
 
 @dataclass(frozen=True)
@@ -120,19 +114,3 @@ def _normalize_plain(text: str) -> Normalized:
 def normalize(text: str) -> str:
     """Normal form of ``text`` (see the module docstring)."""
     return normalize_mapped(text).text
-
-
-def words(normal_text: str) -> list[str]:
-    """Word and number tokens; a number's thousands separators do not matter ("4,000" is "4000")."""
-    return [w.replace(",", "") if w[0].isdigit() else w for w in _WORD.findall(normal_text)]
-
-
-def critical_tokens(normal_text: str) -> tuple[list[str], list[str], list[str]]:
-    """Numbers, units and negations: the tokens an approximate match may never change."""
-    numbers = sorted(n.replace(",", "").lstrip("+") for n in _NUMBER.findall(normal_text))
-    tokens = words(normal_text)
-    units = sorted([t for t in tokens if t in _UNIT_WORDS] + ["%"] * normal_text.count("%"))
-    negations = sorted(
-        [t for t in tokens if t in NEGATIONS] + ["not"] * sum(1 for t in tokens if t.endswith("n't"))
-    )
-    return numbers, units, negations

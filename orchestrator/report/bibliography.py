@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from pylatexenc.latexencode import UnicodeToLatexEncoder
 
+from orchestrator.model.terms import STOPWORDS
 from orchestrator.report.publication import publication
 
 BIBTEX_TYPES = {
@@ -56,8 +57,6 @@ _CORPORATE = frozenset({"organization", "organisation", "institute", "university
                         "agency", "committee", "council", "inc", "inc.", "ltd", "ltd.", "llc", "corporation",
                         "foundation", "group", "consortium", "department", "office", "bank", "commission"})
 _KEY_RE = re.compile(r"^[A-Za-z0-9_:.\-/]{1,64}$")
-_STOP = frozenset({"a", "an", "the", "on", "of", "in", "for", "and", "to", "with", "is", "are", "at", "by", "how",
-                   "what", "why", "when", "where", "which", "who", "do", "does", "from", "into", "about"})
 
 
 @cache
@@ -114,7 +113,7 @@ def _base_key(source: Mapping[str, Any]) -> str:
     first = split_name(authors[0]) if authors else {}
     who = _ascii_word(first.get("family") or first.get("literal", "").split(" ")[0]) if first else ""
     words = [_ascii_word(w) for w in str(source.get("title", "")).split()]
-    content = [w for w in words if w and w not in _STOP]
+    content = [w for w in words if w and w not in STOPWORDS]
     word = content[0] if content else ""
     if not who and isinstance(source.get("local_path"), str):  # a user's own file: known by its name
         who = _ascii_word(PurePath(source["local_path"]).stem)
