@@ -94,3 +94,14 @@ def test_no_module_keeps_its_own(check: str) -> None:
                       if (isinstance(node, ast.Import) and any(a.name == "Stemmer" for a in node.names))
                       or (isinstance(node, ast.ImportFrom) and node.module == "Stemmer")]
     assert found == [], "use orchestrator.model.terms (STOPWORDS, SEARCH_STOPWORDS, stem_words)"
+
+
+def test_sentences_differing_by_a_negation_or_an_order_word_are_not_duplicates() -> None:
+    """The duplicate check once read the search's terms, which drop "not" and "before"."""
+    from agents.offline.selection import same_statement
+
+    said = "The drug reduced the risk of stroke in older adults"
+    assert same_statement(said, said + ".")
+    assert not same_statement(said, "The drug did not reduce the risk of stroke in older adults")
+    assert not same_statement("Mortality rose before the policy in older adults",
+                              "Mortality rose after the policy in older adults")
