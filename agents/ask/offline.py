@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.answers.model import ContextItem, Draft, Retrieved
-from orchestrator.answers.retrieve import terms
 from orchestrator.answers.sentences import split_sentences
+from orchestrator.model.terms import content_terms
 
 if TYPE_CHECKING:
     from agents.ask.research import Researched
@@ -33,7 +33,7 @@ def _best_sentence(item: ContextItem, wanted: set[str]) -> tuple[int, str] | Non
         for sentence in split_sentences(" ".join(passage.text.split())):
             if len(sentence.split()) < MIN_WORDS or "[@" in sentence:
                 continue
-            overlap = len(wanted & set(terms([sentence])[0]))
+            overlap = len(wanted & set(content_terms(sentence)))
             if best is None or (overlap, -len(sentence)) > (best[0], best[1]):
                 best = (overlap, -len(sentence), sentence)
     return (best[0], best[2]) if best else None
@@ -55,7 +55,7 @@ class OfflineComposer:
         return research(self.session_root, question)
 
     def compose(self, retrieved: Retrieved) -> Draft:
-        wanted = set(terms([retrieved.question])[0])
+        wanted = set(content_terms(retrieved.question))
         lines: list[str] = []
         seen: set[str] = set()
         candidates = [(found, item) for item in retrieved.items if item.kind == "claim"

@@ -30,11 +30,6 @@ MAX_CLAIMS, MAX_ENTITIES, MAX_RELATIONSHIPS = 8, 4, 4
 MAX_SEEDS = 12
 
 
-def terms(texts: list[str]) -> list[list[str]]:
-    """Stemmed content terms of each text (the tokenisation of the BM25 index)."""
-    return [content_terms(text) for text in texts]
-
-
 @dataclass
 class _Doc:
     id: str
@@ -77,7 +72,7 @@ class Retriever:
         import bm25s
 
         self._docs = _documents(self.index)
-        tokenized = terms([d.text for d in self._docs])
+        tokenized = [content_terms(d.text) for d in self._docs]
         self._doc_terms = [set(t) for t in tokenized]
         self._bm25 = bm25s.BM25()
         if self._docs:
@@ -106,7 +101,7 @@ class Retriever:
     def retrieve(self, question: str) -> Retrieved:
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        question_terms = terms([question])[0]
+        question_terms = content_terms(question)
         ranked = self._ranked(question_terms)
         timings["bm25_ms"] = round((time.perf_counter() - started) * 1000, 2)
         started = time.perf_counter()
