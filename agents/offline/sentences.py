@@ -17,7 +17,7 @@ from orchestrator.model.terms import search_terms
 
 def terms(text: str) -> set[str]:
     """Stemmed content words (no numbers): what two sentences must share to be about the same thing."""
-    return {t for t in search_terms(text) if len(t) > 2 and not t[0].isdigit()}
+    return set(search_terms(text, numbers=False, shortest=3))
 
 
 # --- sentence filters ------------------------------------------------------------------------

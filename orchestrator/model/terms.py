@@ -112,14 +112,17 @@ def content_terms(text: str) -> list[str]:
                       and (len(w) > 1 or w.isdigit()))
 
 
-def search_terms(text: str, *, keep_qualifiers: bool = False) -> list[str]:
+def search_terms(text: str, *, keep_qualifiers: bool = False, numbers: bool = True, shortest: int = 2) -> list[str]:
     """Index terms of raw text: stemmed :func:`search_words` without :data:`SEARCH_STOPWORDS`, in order.
 
     ``keep_qualifiers``: drop only :data:`STOPWORDS`, so negations, quantities and words of order
-    ("not", "more", "after") stay: what tells two near-identical statements apart.
+    ("not", "more", "after") stay: what tells two near-identical statements apart. ``numbers``:
+    keep terms that start with a digit. ``shortest``: a word of fewer characters is left out before
+    it is stemmed ("ids" stays "id"), unless it is a number.
     """
     drop = STOPWORDS if keep_qualifiers else SEARCH_STOPWORDS
-    return stem_words(w for w in search_words(text) if w not in drop and (len(w) > 1 or w.isdigit()))
+    return stem_words(w for w in search_words(text)
+                      if (numbers if w[0].isdigit() else len(w) >= shortest and w not in drop))
 
 
 def coverage(sentence: str, passage: str) -> float:
