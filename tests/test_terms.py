@@ -63,6 +63,8 @@ def test_a_duplicate_check_keeps_what_a_search_drops() -> None:
     assert "not" not in search_terms(said) and "after" not in search_terms(said)
     assert {"not", "after"} <= set(search_terms(said, keep_qualifiers=True))
     assert set(search_terms(asked)) <= set(search_terms(said))
+    # a short word is left out before stemming, so "IDs" (stem "id") stays a sentence term
+    assert search_terms("IDs of 3 ox", numbers=False, shortest=3) == ["id"]
 
 
 def _modules() -> list[Path]:
