@@ -28,7 +28,7 @@ from synthetic import prose_contribution
 
 from orchestrator.answers import sparql
 from orchestrator.answers.graph import NodeIndex
-from orchestrator.answers.retrieve import Retriever
+from orchestrator.answers.retrieve import GraphRetriever
 from orchestrator.answers.validate import CheckedSentence, Validator
 from orchestrator.graph.unified import build_views
 from orchestrator.model.layout import SessionPaths
@@ -131,7 +131,7 @@ def main() -> None:
             timings = [median_ms(partial(store.select, query), 5) for query in queries]
             print(f"  {engine:<10} load {loaded:8.0f} ms | entities by name {timings[0]:7.1f} ms | claims about 2 "
                   f"entities {timings[1]:7.1f} ms | relationships of 2 entities {timings[2]:7.1f} ms")
-        retriever = Retriever(paths, index)
+        retriever = GraphRetriever(paths, index)
         built, _ = once_ms(lambda: retriever.retrieve(question))
         again = median_ms(lambda: retriever.retrieve(question), 5)
         print(f"retrieval (BM25 + SPARQL, pyoxigraph): first question {built:.0f} ms (builds the BM25 index and loads "

@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.graph.citations import Citation, Ref
 from orchestrator.report.answer import direct_answer, short_title
-from orchestrator.report.model import Cite, Document, Para, Section, Text
+from orchestrator.report.blocks import Cite, Document, Para, Section, Text
 from tests.helpers.data import PAPERS
 
 QUESTION = "How many papers does the S2ORC corpus contain?"

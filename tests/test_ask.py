@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from orchestrator.answers.data import Draft
 from orchestrator.answers.graph import NodeIndex, load_graph
 from orchestrator.answers.ground import ground
-from orchestrator.answers.model import Draft
 from orchestrator.answers.render import render
-from orchestrator.answers.retrieve import Retriever
+from orchestrator.answers.retrieve import GraphRetriever
 from orchestrator.answers.store import list_answers
 from orchestrator.answers.validate import Validator
 from orchestrator.cli import main
@@ -119,7 +119,8 @@ def test_a_fabricated_sentence_is_dropped_and_the_answer_says_so(reactor: Sessio
     assert [s.status for s in checked] == ["ok", "dropped", "dropped", "dropped"]
     details = [c.parts[-1].detail for s in checked[1:] for c in s.citations]
     assert "the number 90" in details[0] and "similarity" in details[1] and "negation" in details[2]
-    doc = ground(index.session, Retriever(reactor, index).retrieve(COOLED), Draft(draft, "offline"), checked, index)
+    retrieved = GraphRetriever(reactor, index).retrieve(COOLED)
+    doc = ground(index.session, retrieved, Draft(draft, "offline"), checked, index)
     assert doc["dropped"] == 3 and doc["confidence"] == 1.0
     assert "3 unsupported sentence(s) were dropped" in doc["answer"]
     assert "90 megawatts" not in doc["answer"] and "coal" not in doc["answer"]
@@ -174,7 +175,7 @@ def test_an_alias_of_a_merged_entity_is_an_inferred_step(reactor: SessionPaths) 
 def test_flagged_sentences_are_marked_in_the_answer(reactor: SessionPaths) -> None:
     index = NodeIndex.build(load_graph(reactor))
     draft = f"The Lumen reactor is finally checked by inspection crews [@{A}:E-lumen; @{A}:E-crews]."
-    doc = ground(index.session, Retriever(reactor, index).retrieve(COOLED), Draft(draft, "offline"),
+    doc = ground(index.session, GraphRetriever(reactor, index).retrieve(COOLED), Draft(draft, "offline"),
                  Validator(index).check(draft), index)
     assert doc["flagged"] == 1 and "(low confidence)" in doc["answer"]
     assert doc["confidence"] == pytest.approx(0.461, abs=0.001)
@@ -219,8 +220,8 @@ def test_all_asks_every_session(sessions: Path, reactor: SessionPaths) -> None:
 def test_rdflib_and_pyoxigraph_retrieve_the_same_nodes(reactor: SessionPaths) -> None:
     index = NodeIndex.build(load_graph(reactor))
     question = "What does high pressure enable?"
-    ox = Retriever(reactor, index, "pyoxigraph").retrieve(question)
-    rl = Retriever(reactor, index, "rdflib").retrieve(question)
+    ox = GraphRetriever(reactor, index, "pyoxigraph").retrieve(question)
+    rl = GraphRetriever(reactor, index, "rdflib").retrieve(question)
     assert [i.id for i in ox.items] == [i.id for i in rl.items]
     assert f"{A}:C4" in {i.id for i in ox.items}
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from orchestrator.graph.citations import Citation, Ref
 from orchestrator.report.answer import direct_answer
-from orchestrator.report.model import Cite, Document, Para, Section, Text
+from orchestrator.report.blocks import Cite, Document, Para, Section, Text
 
 TITLES = {1: "S2ORC: The Semantic Scholar Open Research Corpus", 2: "LONGEVAL: Guidelines for Human Evaluation"}
 
@@ -62,7 +62,7 @@ def test_the_first_sentence_of_the_answer_is_a_whole_sentence_with_its_citations
     ("a[1][2] was read", "a[1][2] was read"),
 ])
 def test_real_content_in_brackets_is_not_taken_for_a_source_reference_marker(text: str, kept: str) -> None:
-    from orchestrator.report.model import quote_without_source_markers, without_source_markers
+    from orchestrator.report.blocks import quote_without_source_markers, without_source_markers
 
     assert without_source_markers(text) == kept
     assert quote_without_source_markers(text) == kept
@@ -75,7 +75,7 @@ def test_real_content_in_brackets_is_not_taken_for_a_source_reference_marker(tex
     ("as shown[7] by", "as shown by"),
 ])
 def test_the_sources_own_reference_markers_still_leave_the_report(text: str, plain: str) -> None:
-    from orchestrator.report.model import without_source_markers
+    from orchestrator.report.blocks import without_source_markers
 
     assert without_source_markers(text) == plain
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orchestrator.answers.model import Composer
+from orchestrator.answers.data import Composer
 
 
 def composer_for(backend: str, session_root: Path, **options: Any) -> Composer:

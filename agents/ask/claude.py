@@ -16,7 +16,7 @@ from agents.claude.client import ClaudeClient
 from agents.claude.config import ClaudeConfig, load_config
 from agents.claude.conversation import untrusted
 from agents.claude.errors import ClaudeError
-from orchestrator.answers.model import AnswerError, Draft, Retrieved
+from orchestrator.answers.data import AnswerError, Draft, Retrieved
 from orchestrator.model.layout import SessionPaths
 
 AGENT = "ask"

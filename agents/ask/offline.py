@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orchestrator.answers.model import ContextItem, Draft, Retrieved
+from orchestrator.answers.data import ContextItem, Draft, Retrieved
 from orchestrator.answers.sentences import split_sentences
 from orchestrator.model.terms import content_terms
 

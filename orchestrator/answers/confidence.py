@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 from rapidfuzz import fuzz
 
-from orchestrator.answers.model import Part, Passage
+from orchestrator.answers.data import Part, VerifiedPassage
 from orchestrator.graph.evidence import verify_snippet
 from orchestrator.model.terms import coverage, critical_tokens, words
 from orchestrator.model.textnorm import normalize
@@ -80,16 +80,16 @@ def similarity_of(sentence: str, passage: str) -> float:
         sentence, passage)
 
 
-def _where(passage: Passage) -> str:
+def _where(passage: VerifiedPassage) -> str:
     return passage.title + (f", p. {passage.page}" if passage.page else "")
 
 
-def support(sentence: str, passages: Sequence[Passage]) -> tuple[Part, Passage | None]:
+def support(sentence: str, passages: Sequence[VerifiedPassage]) -> tuple[Part, VerifiedPassage | None]:
     """How well the node's verified passages support ``sentence``; the best passage with it."""
     wanted = _TRAILING.sub("", sentence)
     norm = normalize(wanted)
-    best: tuple[Part, Passage | None] = (Part("support", 0.0, "the node has no verified passage to check against"),
-                                         None)
+    nothing = Part("support", 0.0, "the node has no verified passage to check against")
+    best: tuple[Part, VerifiedPassage | None] = (nothing, None)
     for passage in passages:
         check = verify_snippet(wanted, passage.text, None)
         if check.verified and check.match == "exact":

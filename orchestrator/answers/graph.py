@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.answers.model import NodeKind, Passage
+from orchestrator.answers.data import NodeKind, VerifiedPassage
 from orchestrator.answers.parts import Objects, part_nodes
 from orchestrator.commit.committed import read_committed
 from orchestrator.contradictions import contradictions_touching
@@ -95,7 +95,7 @@ class NodeIndex:
         names = [entity.get("name"), *(entity.get("aliases") or ())]
         return [n for n in dict.fromkeys(names) if isinstance(n, str) and n.strip()]
 
-    def passages(self, claim_id: str) -> list[Passage]:
+    def passages(self, claim_id: str) -> list[VerifiedPassage]:
         """The claim's verified passages (source text, not the agent's snippet), best first."""
         claim = self.claims.get(claim_id) or {}
         found = []
@@ -115,7 +115,7 @@ class NodeIndex:
             title = str(source.get("title") or source_id)
             if isinstance(evidence.get("note"), str) and evidence["note"].startswith("described by"):
                 title += f" ({evidence['note']})"  # a vision model's description of a figure
-            found.append(Passage(source_id, title, page, text, section))
+            found.append(VerifiedPassage(source_id, title, page, text, section))
         return found
 
     def verified_claims(self, claim_ids: Any) -> list[str]:

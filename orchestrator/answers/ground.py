@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.answers.confidence import weighted_mean
+from orchestrator.answers.data import Draft, Retrieved
 from orchestrator.answers.graph import NodeIndex
-from orchestrator.answers.model import Draft, Retrieved
 from orchestrator.answers.validate import CheckedSentence, Citation
 from orchestrator.graph.citations import printed_page
 from orchestrator.model.clock import iso_timestamp

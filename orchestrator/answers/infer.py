@@ -13,8 +13,8 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 from orchestrator.answers.confidence import MAX_STEPS
+from orchestrator.answers.data import Step
 from orchestrator.answers.graph import NodeIndex
-from orchestrator.answers.model import Step
 from orchestrator.graph.relation_support import support
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from orchestrator.answers.data import Part
 from orchestrator.answers.graph import NodeIndex
-from orchestrator.answers.model import Part
 from orchestrator.contradictions.words import term
 from orchestrator.graph.relation_support import Stemmed
 from orchestrator.model.terms import QUESTION_WORDS, words

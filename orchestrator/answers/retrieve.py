@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.answers import sparql
+from orchestrator.answers.data import ContextItem, Retrieved
 from orchestrator.answers.graph import NodeIndex
-from orchestrator.answers.model import ContextItem, Retrieved
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.terms import QUESTION_WORDS, STOPWORDS, content_terms, words
 from orchestrator.model.textnorm import normalize
@@ -53,7 +53,7 @@ def _documents(index: NodeIndex) -> list[_Doc]:
     return docs
 
 
-class Retriever:
+class GraphRetriever:
     """Retrieval over one session; the BM25 index and the RDF store are built on first use."""
 
     def __init__(self, paths: SessionPaths, index: NodeIndex, engine: sparql.Engine = sparql.DEFAULT_ENGINE,

@@ -23,7 +23,7 @@ _WITH_SPACE = re.compile(r"\s*" + MARKER_RE.pattern)
 
 
 @dataclass(frozen=True)
-class Sentence:
+class MarkedSentence:
     text: str  # without markers
     refs: tuple[str, ...]  # node references in the order written
     malformed: tuple[str, ...] = ()
@@ -67,7 +67,7 @@ def strip_markers(text: str) -> str:
     return " ".join(plain.split())
 
 
-def parse(text: str) -> list[Sentence]:
+def parse(text: str) -> list[MarkedSentence]:
     """Every sentence of ``text`` with its node references (malformed markers kept apart)."""
     parsed = []
     for piece in split_sentences(text):
@@ -75,5 +75,5 @@ def parse(text: str) -> list[Sentence]:
         bad = tuple(piece[start:end] for start, end in malformed_markers(piece))
         plain = strip_markers(piece)
         if plain.strip(" .;,") or refs or bad:
-            parsed.append(Sentence(plain, refs, bad))
+            parsed.append(MarkedSentence(plain, refs, bad))
     return parsed

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.answers.data import Composer
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.ground import ground
-from orchestrator.answers.model import Composer
-from orchestrator.answers.retrieve import Retriever
+from orchestrator.answers.retrieve import GraphRetriever
 from orchestrator.answers.sparql import DEFAULT_ENGINE, Engine
 from orchestrator.answers.store import save_answer
 from orchestrator.answers.validate import Validator
@@ -54,7 +54,7 @@ def ask(paths: SessionPaths, question: str, composer: Composer, *, engine: Engin
     researched = _researched(paths, question, composer)  # may merge a new agent: read the view after it
     view = read_committed(paths, trig=True)  # only what the ledger vouches for is read, cited or scored
     index = NodeIndex.build(view.graph, object_reader(paths))
-    retriever = Retriever(paths, index, engine, view.trig)
+    retriever = GraphRetriever(paths, index, engine, view.trig)
     retrieved = retriever.retrieve(question) if researched is None else retriever.claims(question, researched)
     draft = composer.compose(retrieved) if retrieved.found else None
     checked = Validator(index, question).check(draft.text) if draft else []

@@ -19,11 +19,11 @@ from itertools import pairwise
 from rapidfuzz import fuzz
 
 from orchestrator.answers import confidence as conf
+from orchestrator.answers.data import NodeKind, Part, Step, VerifiedPassage
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.infer import RelationGraph
-from orchestrator.answers.model import NodeKind, Part, Passage, Step
 from orchestrator.answers.relevance import focus_of
-from orchestrator.answers.sentences import Sentence, parse
+from orchestrator.answers.sentences import MarkedSentence, parse
 from orchestrator.graph.relation_support import support
 from orchestrator.model.terms import words
 from orchestrator.model.textnorm import normalize
@@ -36,7 +36,7 @@ class Citation:
     kind: NodeKind | None
     parts: list[Part]
     trace: list[Step] = field(default_factory=list)
-    passage: Passage | None = None
+    passage: VerifiedPassage | None = None
 
     @property
     def confidence(self) -> float:
@@ -93,7 +93,7 @@ class Validator:
     def check(self, text: str) -> list[CheckedSentence]:
         return [self.sentence(s) for s in parse(text)]
 
-    def sentence(self, sentence: Sentence) -> CheckedSentence:
+    def sentence(self, sentence: MarkedSentence) -> CheckedSentence:
         citations = [self.citation(sentence.text, ref) for ref in sentence.refs]
         citations += [Citation(bad, None, None, [Part("exists", 0.0, f"{bad} is not a node marker ([@node-id])")])
                       for bad in sentence.malformed]
@@ -158,7 +158,7 @@ class Validator:
         citation.parts.append(_stated(citation.passage, predicate, names))
         citation.trace.append(Step(ends[0], predicate, ends[1], citation.node_id))
 
-    def _closest(self, sentence: str, claim_ids: list[str]) -> Passage | None:
+    def _closest(self, sentence: str, claim_ids: list[str]) -> VerifiedPassage | None:
         """The verified passage (of these claims) closest to the sentence, to quote with the citation."""
         passages = [p for claim_id in claim_ids for p in self.index.passages(claim_id)]
         return conf.support(sentence, passages)[1] or (passages[0] if passages else None)
@@ -200,7 +200,7 @@ class Validator:
 ENDS_ONLY = 0.4
 
 
-def _stated(passage: Passage | None, predicate: str, names: list[list[str]]) -> Part:
+def _stated(passage: VerifiedPassage | None, predicate: str, names: list[list[str]]) -> Part:
     """Whether the cited passage states the relationship: both ends named and the relation said."""
     if passage is None:
         return Part("stated", 0.0, "no verified passage of a supporting claim to state the relationship")

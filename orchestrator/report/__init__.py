@@ -2,7 +2,7 @@
 
 :func:`build_document` (in :mod:`~orchestrator.report.document`) turns the graph, the synthesis
 agent's outline, the quality report and the session into the document model of
-:mod:`~orchestrator.report.model`, whose text is kept apart from citations, so the Markdown and
+:mod:`~orchestrator.report.blocks`, whose text is kept apart from citations, so the Markdown and
 HTML renderers show exactly the same content and only escape differently. Section content is
 built in :mod:`~orchestrator.report.sections`; citations go through
 :class:`~orchestrator.graph.citations.Citer`, which cites verified evidence only.

@@ -1,6 +1,6 @@
 """The report's direct answer as plain text, for the terminal, batch summaries and session.json (pure).
 
-Taken from the report's :class:`~orchestrator.report.model.Document` (never parsed back out of a
+Taken from the report's :class:`~orchestrator.report.blocks.Document` (never parsed back out of a
 rendered file), so it says exactly what the report says. Each numbered citation ("[1, p. 6]")
 is spelled with the source's short title ("[S2ORC, p. 6]") so it can be read without opening the
 report.
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.report.model import (
+from orchestrator.report.blocks import (
     Bullets,
     Cite,
     Document,

@@ -8,7 +8,7 @@ from typing import Any
 
 from orchestrator.graph.citations import Citer, find_markers
 from orchestrator.model.layout import RESERVED_KEYS
-from orchestrator.report.model import Cite, Inline, Line, Missing, Text
+from orchestrator.report.blocks import Cite, Inline, Line, Missing, Text
 
 #: Sort rank of a priority or importance; unknown values rank as medium.
 PRIORITY_RANK = {"high": 0, "medium": 1, "low": 2}

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.contradictions import unresolved
+from orchestrator.report.blocks import Block, Bullets, Cite, Emph, Inline, Line, Strong, para, text_line
 from orchestrator.report.context import Context, local_id
-from orchestrator.report.model import Block, Bullets, Cite, Emph, Inline, Line, Strong, para, text_line
 
 KIND_LABEL = {"numeric": "different numbers", "polarity": "opposite polarity", "explicit": "stated by an agent"}
 

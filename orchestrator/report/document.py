@@ -1,7 +1,7 @@
 """Which sections a report has, in which order, and the whole document (pure).
 
 :func:`build_document` turns the graph, the synthesis agent's outline, the quality report
-and the session into a :class:`~orchestrator.report.model.Document`. The mission's required
+and the session into a :class:`~orchestrator.report.blocks.Document`. The mission's required
 sections keep their order; the outline's paragraphs fill them, and generated content from
 :mod:`orchestrator.report.sections` fills what the outline leaves empty.
 """
@@ -15,10 +15,10 @@ from orchestrator.graph.citations import Citer, claim_resolver
 from orchestrator.graph.quality import score_graph
 from orchestrator.graph.quality_gate import gate
 from orchestrator.model.clock import commit_time, iso_timestamp
+from orchestrator.report.blocks import Block, Document, Line, Para, Section, text_line
 from orchestrator.report.context import Context
 from orchestrator.report.figures import Objects, figures_section
 from orchestrator.report.headings import kind_of, normalize_heading
-from orchestrator.report.model import Block, Document, Line, Para, Section, text_line
 from orchestrator.report.sections import build_section
 
 #: Sections every report has; appended in this order when the mission does not place them.

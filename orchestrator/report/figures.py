@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from orchestrator.graph.citations import Citation, printed_page
+from orchestrator.report.blocks import Cite, Figure, Inline, Section, text_line
 from orchestrator.report.context import Context
-from orchestrator.report.model import Cite, Figure, Inline, Section, text_line
 
 __all__ = ["FIGURES_HEADING", "MAX_TABLE_ROWS", "Objects", "figures_section"]
 

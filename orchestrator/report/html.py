@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.graph.citations import Ref
-from orchestrator.report.document import build_document
-from orchestrator.report.model import (
+from orchestrator.report.blocks import (
     Block,
     Bullets,
     Cite,
@@ -33,6 +32,7 @@ from orchestrator.report.model import (
     quote_without_source_markers,
     without_source_markers,
 )
+from orchestrator.report.document import build_document
 
 #: Defence in depth: even a markup bug could not load or run anything.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

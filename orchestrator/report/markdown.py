@@ -11,8 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.report.document import build_document
-from orchestrator.report.model import (
+from orchestrator.report.blocks import (
     Block,
     Bullets,
     Cite,
@@ -30,6 +29,7 @@ from orchestrator.report.model import (
     quote_without_source_markers,
     without_source_markers,
 )
+from orchestrator.report.document import build_document
 
 _SPACE = re.compile(r"\s+")
 #: Underscores inside words never start emphasis in CommonMark, so ``snake_case`` stays readable.

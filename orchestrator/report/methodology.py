@@ -6,8 +6,8 @@ read only claims.
 
 from __future__ import annotations
 
+from orchestrator.report.blocks import Block, Strong, Table, bullet_list, para, table_row, text_line
 from orchestrator.report.context import Context, agent_names
-from orchestrator.report.model import Block, Strong, Table, bullet_list, para, table_row, text_line
 
 __all__ = ["methodology_section"]
 

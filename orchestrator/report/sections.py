@@ -13,11 +13,7 @@ from typing import Any
 from orchestrator.graph.citations import Citation, Ref, claim_resolver
 from orchestrator.graph.quality import effective_confidence, plan_sub_questions, same_ref
 from orchestrator.report.bibliography import reference_parts
-from orchestrator.report.context import PRIORITY_RANK, Context, agent_names, local_id
-from orchestrator.report.contradictions import contradictions_section
-from orchestrator.report.headings import normalize_heading
-from orchestrator.report.methodology import methodology_section
-from orchestrator.report.model import (
+from orchestrator.report.blocks import (
     Block,
     Bullets,
     Cite,
@@ -35,6 +31,10 @@ from orchestrator.report.model import (
     table_row,
     text_line,
 )
+from orchestrator.report.context import PRIORITY_RANK, Context, agent_names, local_id
+from orchestrator.report.contradictions import contradictions_section
+from orchestrator.report.headings import normalize_heading
+from orchestrator.report.methodology import methodology_section
 
 #: Longest snippet quoted in the Evidence section, in characters.
 SNIPPET_CHARS = 600

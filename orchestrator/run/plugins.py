@@ -88,7 +88,7 @@ def model_catalog() -> dict[str, Any]:
 
 
 def answer_composer(backend: str, session_root: Path) -> Any:
-    """The answering backend of ``cconductor ask`` (an ``orchestrator.answers.model.Composer``)."""
+    """The answering backend of ``cconductor ask`` (an ``orchestrator.answers.data.Composer``)."""
     for plugin in plugins():
         if hasattr(plugin, "answer_composer"):
             return plugin.answer_composer(backend, session_root)

@@ -13,8 +13,7 @@ import threading
 from typing import Any
 
 from orchestrator.model.layout import SessionPaths
-from orchestrator.report.document import build_document
-from orchestrator.report.model import (
+from orchestrator.report.blocks import (
     Block,
     Bullets,
     Cite,
@@ -29,6 +28,7 @@ from orchestrator.report.model import (
     Table,
     Text,
 )
+from orchestrator.report.document import build_document
 from orchestrator.viewer import state
 from orchestrator.viewer.files import remember, signature
 

@@ -11,7 +11,7 @@ NodeKind = Literal["claim", "entity", "relationship"]
 
 
 @dataclass(frozen=True)
-class Passage:
+class VerifiedPassage:
     """A verified evidence passage: the source's own words, where they are."""
 
     source_id: str
@@ -29,7 +29,7 @@ class ContextItem:
     kind: NodeKind
     text: str  # claim statement, entity name, or "subject predicate object"
     score: float
-    passages: tuple[Passage, ...] = ()
+    passages: tuple[VerifiedPassage, ...] = ()
 
 
 @dataclass(frozen=True)
