@@ -316,8 +316,11 @@ def test_a_damaged_view_keeps_the_last_complete_one(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr(state, "CACHE", JsonCache())  # a viewer started now has no complete version to show
     with served(sessions) as fresh:  # nothing complete to fall back on: a clear error, not half a graph
-        status, _, body = fresh.get(f"/api/sessions/{paths.root.name}/overview")
+        status, _, body = fresh.get(f"/api/sessions/{paths.root.name}/graph")
         assert status == 409 and b"knowledge-graph.json cannot be shown" in body
+        header = fresh.json(f"/api/sessions/{paths.root.name}/overview")  # the header needs no graph: a note
+        assert header["stats"] == {} and header["damaged"][0]["file"] == "knowledge-graph.json"
+        assert f"cconductor status {paths.root.name}" in header["damaged"][0]["fix"]
 
 
 def test_a_view_the_ledger_does_not_vouch_for_is_flagged_not_trusted(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from orchestrator.commit.committed import read_committed
 from orchestrator.contract.sourcetexts import TextStore
 from orchestrator.contradictions.summary import summary
 from orchestrator.model.errors import SessionDamaged, UsageError
-from orchestrator.model.layout import SessionPaths, fitting_name
+from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
 from orchestrator.session.ledger import Ledger
 from orchestrator.session.record import load_session
@@ -34,7 +34,7 @@ def errored_agents(paths: SessionPaths) -> list[str]:
         rejected = store.rejected_last()
     finally:
         store.close()
-    return sorted(agent for agent in rejected if fitting_name(agent) in signals)
+    return locks.errored_among(signals, rejected)
 
 
 def session_status(paths: SessionPaths) -> dict[str, Any]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
-from orchestrator.model.layout import ERROR_SUFFIX, LOCK_SUFFIX, SessionPaths
+from orchestrator.model.layout import ERROR_SUFFIX, LOCK_SUFFIX, SessionPaths, fitting_name
 
 CLAIMS_DIR_NAME = "claims"
 
@@ -48,6 +49,15 @@ def claimed(paths: SessionPaths) -> list[str]:
 
 def errored(paths: SessionPaths) -> list[str]:
     return _names(paths.root, ERROR_SUFFIX)
+
+
+def errored_among(signals: Iterable[str], rejected_last: Iterable[str]) -> list[str]:
+    """The agents whose last submission was rejected and waits for a fix: a ``.kg.lock.error`` signal is there
+    (``signals``: names as :func:`errored` gives them) and the ledger's last decision for the agent is a
+    rejection (``rejected_last``). A leftover signal of an agent merged since does not count: the one rule
+    ``status``, ``validate`` and the viewer apply."""
+    present = set(signals)
+    return sorted(agent for agent in rejected_last if fitting_name(agent) in present)
 
 
 def waiting(paths: SessionPaths) -> list[str]:

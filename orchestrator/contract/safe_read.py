@@ -33,12 +33,9 @@ def _inside(root: Path, path: Path) -> bool:
         return False
 
 
-def read_agent_file(root: Path, path: Path, limit: int, *, shown: str | None = None) -> bytes:
-    """Return at most ``limit + 1`` bytes of ``path`` (so the caller can tell "too large"), or raise UnsafeFile."""
-    name = shown or str(path)
-    if not _inside(root, path):
-        raise UnsafeFile("path.outside_session", f"{name} resolves outside the session folder",
-                         "keep the file inside the session folder (no symbolic links to folders outside it)")
+def open_regular(path: Path, name: str) -> int:
+    """A read-only descriptor of ``path``, which must be a regular file reached without a symbolic link, or
+    :class:`UnsafeFile`. Opened non-blocking, so a FIFO in its place never blocks the reader."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -60,6 +57,20 @@ def read_agent_file(root: Path, path: Path, limit: int, *, shown: str | None = N
         if not stat.S_ISREG(mode):
             raise UnsafeFile("path.not_regular", f"{name} is not a regular file (a FIFO, socket or device)",
                              "replace it with a regular file holding the content")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_agent_file(root: Path, path: Path, limit: int, *, shown: str | None = None) -> bytes:
+    """Return at most ``limit + 1`` bytes of ``path`` (so the caller can tell "too large"), or raise UnsafeFile."""
+    name = shown or str(path)
+    if not _inside(root, path):
+        raise UnsafeFile("path.outside_session", f"{name} resolves outside the session folder",
+                         "keep the file inside the session folder (no symbolic links to folders outside it)")
+    fd = open_regular(path, name)
+    try:
         chunks, remaining = [], limit + 1
         while remaining > 0:
             chunk = os.read(fd, min(remaining, 1 << 20))

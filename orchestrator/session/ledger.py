@@ -22,7 +22,7 @@ from filelock import FileLock
 
 from orchestrator.model.errors import StoreError
 from orchestrator.model.records import LedgerAction, Record
-from orchestrator.session.ledger_schema import INDEXED, SCHEMA
+from orchestrator.session.ledger_schema import INDEXED, REJECTED_LAST, SCHEMA
 from orchestrator.session.record_rows import CORE, CORE_SQL, StoredRecord, core_of, loads
 
 
@@ -209,10 +209,7 @@ class Ledger:
     def rejected_last(self) -> set[str]:
         """The agents whose last merge or rejection is a rejection (their last submission is not in the graph)."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT l.agent FROM ledger l JOIN (SELECT agent, MAX(seq) AS last FROM ledger"
-                " WHERE action IN ('merge', 'reject') GROUP BY agent) x ON l.seq = x.last"
-                " WHERE l.action = 'reject'").fetchall()
+            rows = self._db.execute(REJECTED_LAST).fetchall()
         return {agent for (agent,) in rows}
 
     def attempt_bases(self, agents: list[str]) -> dict[str, tuple[int, str | None]]:

@@ -46,3 +46,7 @@ CREATE TABLE IF NOT EXISTS record_keys (
 """
 #: The ``record_keys`` row saying a record's keys are all there (stores of older versions lack it).
 INDEXED = ("indexed", "", "")
+
+#: The agents whose last merge or rejection is a rejection (also read by the viewer's ledger snapshot).
+REJECTED_LAST = ("SELECT l.agent FROM ledger l JOIN (SELECT agent, MAX(seq) AS last FROM ledger"
+                 " WHERE action IN ('merge', 'reject') GROUP BY agent) x ON l.seq = x.last WHERE l.action = 'reject'")

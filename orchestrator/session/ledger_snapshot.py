@@ -11,16 +11,32 @@ writer's shared memory, when one has (the files exist already; WAL readers never
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from orchestrator.session.ledger_schema import REJECTED_LAST
+
 _COLUMNS = ("seq", "agent", "action", "artifact_sha256", "attempt", "committed_at", "detail")
+
+
+def _regular(path: Path) -> bool:
+    """True for a regular file or nothing at all (no link followed)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _query(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]] | None:
     """Rows of one query, read without a byte written; None when the store cannot be read now."""
+    if not all(_regular(p) for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"))):
+        return None  # a FIFO in place of the store or its side files would block SQLite's open
     if not path.is_file():
         return None
     quoted = urllib.parse.quote(str(path.resolve()))
@@ -63,3 +79,15 @@ def read_derived_snapshot(path: Path, kind: str, agent: str = "") -> tuple[int, 
     rows = _query(path, "SELECT seq, body FROM derived WHERE kind = ? AND agent = ? ORDER BY seq DESC LIMIT 1",
                   (kind, agent))
     return (int(rows[0][0]), rows[0][1]) if rows else None
+
+
+def ledger_readable(path: Path) -> bool:
+    """True when the store exists and its ledger can be read now (not missing, damaged or replaced)."""
+    return _query(path, "SELECT MAX(seq) FROM ledger") is not None
+
+
+def read_rejected_last(path: Path) -> set[str] | None:
+    """The agents whose last merge or rejection is a rejection (:meth:`Ledger.rejected_last`), or None when
+    the store cannot be read now."""
+    rows = _query(path, REJECTED_LAST)
+    return None if rows is None else {str(agent) for (agent,) in rows}

@@ -48,7 +48,10 @@ def _index(paths: SessionPaths) -> _Index:
         index = _INDEXES.setdefault(paths.root, _Index())
     with index.lock:
         while True:
-            batch = read_after(paths.events, index.offset)
+            try:
+                batch = read_after(paths, index.offset)
+            except CconductorError:  # events.jsonl is not a regular file: the agents as the rest shows them
+                break  # (state.damaged says what is wrong with it)
             if batch.start < index.offset:  # the log was replaced by a shorter one
                 index.history.clear()
                 index.running.clear()

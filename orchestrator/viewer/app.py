@@ -125,11 +125,11 @@ class Viewer:
 
     @staticmethod
     def summary(request: Request, paths: SessionPaths) -> Any:
-        return overview.summary_of(paths)
+        return {**overview.summary_of(paths), "graph_warning": state.graph_warning(paths), "damaged": state.damaged(paths)}
 
     @staticmethod
     def agents(request: Request, paths: SessionPaths) -> Any:
-        return {"agents": agents.agents_overview(paths)}
+        return {"agents": agents.agents_overview(paths), "damaged": state.damaged(paths)}
 
     @staticmethod
     def agent(request: Request, paths: SessionPaths) -> Any:
@@ -139,7 +139,7 @@ class Viewer:
     def events(request: Request, paths: SessionPaths) -> Any:
         count = min(max(_int(request.query_params.get("count"), 200), 1), 2000)
         before = _int(request.query_params.get("before"), -1)
-        batch = timeline.read_last(paths.events, count, None if before < 0 else before)
+        batch = timeline.read_last(paths, count, None if before < 0 else before)
         return {"events": batch.events, "start": batch.start, "end": batch.end}
 
     @staticmethod
@@ -148,7 +148,8 @@ class Viewer:
 
     @staticmethod
     def claim(request: Request, paths: SessionPaths) -> Any:
-        return evidence.claim_detail(paths, graph_index(paths), paths.root.name, request.query_params.get("id", ""))
+        return evidence.claim_detail(paths, graph_index(paths), paths.root.name, request.query_params.get("id", ""),
+                                     state.graph_warning(paths))
 
     @staticmethod
     def page(request: Request, paths: SessionPaths) -> Any:
@@ -171,7 +172,8 @@ class Viewer:
         if page > count:
             return _problem(404, f"the source's PDF has {count} pages; the evidence cites page {page}")
         marks = pages.page_marks(pdf, page, item)
-        return {"page": page, "pages": count, "source_id": source["id"] if source else None,
+        return {"graph_warning": state.graph_warning(paths),
+                "page": page, "pages": count, "source_id": source["id"] if source else None,
                 "image": f"/api/sessions/{paths.root.name}/page.png?source={_q(source['id'])}&page={page}"
                 if source else None,
                 "marks": [m.to_json() for m in marks],
@@ -195,12 +197,12 @@ class Viewer:
     @staticmethod
     def graph(request: Request, paths: SessionPaths) -> Any:
         q = request.query_params
-        return explorer.list_items(graph_index(paths), q.get("kind", "claims"), q.get("agent") or None,
-                                   q.get("q"), max(0, _int(q.get("offset"), 0)))
+        return _flagged(paths, explorer.list_items(graph_index(paths), q.get("kind", "claims"), q.get("agent") or None,
+                                                   q.get("q"), max(0, _int(q.get("offset"), 0))))
 
     @staticmethod
     def node(request: Request, paths: SessionPaths) -> Any:
-        return explorer.node(graph_index(paths), request.query_params.get("id", ""))
+        return _flagged(paths, explorer.node(graph_index(paths), request.query_params.get("id", "")))
 
     async def stream(self, request: Request) -> Response:
         """Server-sent events: each new line of events.jsonl, and 'changed' when a view, the session or a lock did."""
@@ -208,17 +210,36 @@ class Viewer:
             paths = await run_in_threadpool(self.paths, request)
         except SessionNotFound as exc:
             return _problem(404, str(exc))
+        except CconductorError as exc:
+            return _problem(409, str(exc))
         start = _int(request.headers.get("last-event-id") or request.query_params.get("from"), -1)
+        if start < 0:  # where the stream starts: a bad events.jsonl is a 409 now rather than an empty stream
+            try:
+                start = (await run_in_threadpool(timeline.read_last, paths, 0)).end
+            except CconductorError as exc:
+                return _problem(409, str(exc))
         return StreamingResponse(self._events(request, paths, start), media_type="text/event-stream",
                                  headers={"cache-control": "no-store", "x-accel-buffering": "no"})
 
     async def _events(self, request: Request, paths: SessionPaths, start: int) -> AsyncIterator[str]:
-        offset = start if start >= 0 else (await run_in_threadpool(timeline.read_last, paths.events, 0)).end
+        offset = start if start >= 0 else (await run_in_threadpool(timeline.read_last, paths, 0)).end
         marks = await run_in_threadpool(state.change_marks, paths)
         yield f"retry: 2000\nevent: hello\ndata: {orjson.dumps({'offset': offset}).decode()}\n\n"
-        quiet = 0.0
+        quiet, problem = 0.0, None
         while not self.stopping() and not await request.is_disconnected():
-            batch = await run_in_threadpool(timeline.read_after, paths.events, offset, 1 << 20)
+            gone = await run_in_threadpool(_gone, self.sessions_dir, paths)
+            if gone:  # nothing more will come: say so and end (the page stops reconnecting)
+                yield f"event: gone\ndata: {_data({'error': gone})}\n\n"
+                return
+            try:
+                batch = await run_in_threadpool(timeline.read_after, paths, offset, 1 << 20)
+            except CconductorError as exc:  # events.jsonl replaced by a FIFO, a folder, a link: said once per change
+                if str(exc) != problem:
+                    problem = str(exc)
+                    yield f"event: problem\ndata: {_data({'error': problem})}\n\n"
+                batch = timeline.Batch([], offset, offset)
+            else:
+                problem = None
             for event in batch.events:
                 yield f"id: {event['next']}\nevent: event\ndata: {redact(orjson.dumps(event).decode())}\n\n"
             offset = batch.end
@@ -233,6 +254,27 @@ class Viewer:
                     quiet = 0.0
                     yield ": still here\n\n"
             await anyio.sleep(POLL)
+
+
+def _gone(sessions_dir: Path, paths: SessionPaths) -> str | None:
+    """Why a streamed session will send nothing more (its folder or session.json deleted), or None."""
+    try:
+        session_folder(sessions_dir, paths.root.name)
+    except SessionNotFound:
+        return (f"session {paths.root.name} is no longer in {sessions_dir} (its folder or session.json was deleted "
+                "or moved): the live view has stopped; the session list shows the sessions there are")
+    except CconductorError:
+        return None  # there, but its session.json damaged: the pages say so
+    return None
+
+
+def _data(value: dict[str, Any]) -> str:
+    return redact(orjson.dumps(value).decode())
+
+
+def _flagged(paths: SessionPaths, result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A graph-derived answer with why the ledger does not vouch for the view it comes from (None: it does)."""
+    return None if result is None else {**result, "graph_warning": state.graph_warning(paths)}
 
 
 def _int(value: str | None, default: int) -> int:

@@ -10,11 +10,13 @@ this machine, where to fetch the rendered page with the passage marked
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from orchestrator.contract.safe_read import UnsafeFile, open_regular
 from orchestrator.graph.citations import evidence_page, evidence_section, is_verified
 from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
@@ -61,9 +63,9 @@ def pdf_path(source: dict[str, Any]) -> Path | None:
     try:
         if path.is_symlink() or not path.is_file():
             return None
-        with path.open("rb") as handle:
+        with os.fdopen(open_regular(path, str(path)), "rb") as handle:  # a FIFO swapped in never blocks
             return path if b"%PDF-" in handle.read(1024) else None
-    except OSError:
+    except (OSError, UnsafeFile):
         return None
 
 
@@ -95,7 +97,10 @@ def passage(paths: SessionPaths, source: dict[str, Any] | None, evidence: dict[s
     return found
 
 
-def claim_detail(paths: SessionPaths, index: GraphIndex, session_id: str, claim_id: str) -> dict[str, Any] | None:
+def claim_detail(paths: SessionPaths, index: GraphIndex, session_id: str, claim_id: str,
+                 warning: str | None = None) -> dict[str, Any] | None:
+    """The claim and each evidence item's passage and page. ``warning``: why the ledger does not vouch for the
+    view; then no evidence is presented as verified (``verified_in_view`` keeps what the file claims)."""
     found = index.item(claim_id)
     if found is None or found[0] != "claims":
         return None
@@ -113,13 +118,14 @@ def claim_detail(paths: SessionPaths, index: GraphIndex, session_id: str, claim_
             "snippet": evidence.get("snippet"),
             "locator": evidence.get("locator"),
             "verification": evidence.get("verification"),
-            "verified": is_verified(evidence),
+            "verified": is_verified(evidence) and warning is None,
+            "verified_in_view": is_verified(evidence),
             "passage": where,
             "page_view": (f"/api/sessions/{quote(session_id)}/page?claim={quote(claim_id, safe='')}"
                           f"&evidence={number}" if pdf and page else None),
             "no_page_view": None if pdf and page else _why_no_image(source, pdf, page),
         })
-    return {"claim": {k: v for k, v in claim.items() if k != "evidence"}, "evidence": items}
+    return {"claim": {k: v for k, v in claim.items() if k != "evidence"}, "evidence": items, "graph_warning": warning}
 
 
 def _source_summary(source: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from orchestrator.contract.safe_read import UnsafeFile, read_agent_file
+from orchestrator.contract.safe_read import UnsafeFile, open_regular, read_agent_file
 from orchestrator.model.errors import CconductorError, SessionNotFound
 from orchestrator.model.layout import SessionPaths
 
@@ -45,10 +46,27 @@ def session_folder(sessions_dir: Path, name: str) -> SessionPaths:
     entry = entries.get(name) if not name.startswith(".") else None
     if entry is None or entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
         raise SessionNotFound(f"no session folder named {name!r} in {base}; the session list shows those there are")
-    marker = Path(entry.path) / "session.json"
-    if not marker.is_file() or marker.is_symlink():
+    problem = marker_problem(Path(entry.path))
+    if problem == "":
         raise SessionNotFound(f"{name!r} in {base} is not a session (no session.json)")
+    if problem:
+        raise Unreadable(problem)
     return SessionPaths(Path(entry.path))
+
+
+def marker_problem(folder: Path) -> str | None:
+    """None when ``folder/session.json`` is a regular file; "" when there is none (not a session); else
+    what is wrong with it (a link is never followed, a FIFO never opened) and what to do."""
+    try:
+        mode = os.lstat(folder / "session.json").st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a symbolic link (links are not followed)" if stat.S_ISLNK(mode) else
+            "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)")
+    return (f"{folder.name}/session.json is {kind}: the viewer shows only a session whose session.json is a "
+            "regular file; replace it with the file itself (a copy of the session record)")
 
 
 def list_session_folders(sessions_dir: Path) -> list[SessionPaths]:
@@ -61,8 +79,7 @@ def list_session_folders(sessions_dir: Path) -> list[SessionPaths]:
     for entry in entries:
         if entry.is_symlink() or not entry.is_dir(follow_symlinks=False) or entry.name.startswith("."):
             continue
-        marker = Path(entry.path) / "session.json"
-        if marker.is_file() and not marker.is_symlink():
+        if marker_problem(Path(entry.path)) != "":  # a damaged marker is listed, and said to be damaged
             found.append(SessionPaths(Path(entry.path)))
     return found
 
@@ -74,6 +91,17 @@ def read_bytes(paths: SessionPaths, path: Path, limit: int) -> bytes:
     except UnsafeFile as exc:
         raise Unreadable(f"{exc} ({exc.hint})") from None
     return data[:limit]
+
+
+def open_file(paths: SessionPaths, path: Path) -> int | None:
+    """A read-only descriptor of a regular file of the session (the caller closes it), None when there is
+    none; :class:`Unreadable` (what is wrong, what to do) for a link, a folder, a FIFO or a device."""
+    try:
+        return open_regular(path, paths.rel(path))
+    except UnsafeFile as exc:
+        if exc.rule == "path.missing":
+            return None
+        raise Unreadable(f"{exc} ({exc.hint})") from None
 
 
 #: Sessions whose parsed files and derived data are kept at once (a viewer left open on many stays small).
@@ -108,7 +136,13 @@ def signature(path: Path) -> tuple[int, int, int] | None:
 class _Cached:
     signature: tuple[int, int, int]
     value: Any
-    sha256: str  # of the bytes ``value`` was parsed from
+    sha256: str | None  # of the bytes ``value`` was parsed from
+    #: Why the file with this signature cannot be shown (``value``: the last complete version, or _NONE):
+    #: a damaged file is judged once per change, not re-read on every request.
+    error: str | None = None
+
+
+_NONE = object()
 
 
 def _parse_and_hash(data: bytes) -> tuple[Any, str]:
@@ -152,6 +186,8 @@ class JsonCache:
             with self._lock:
                 cached = self._items.get(path)
             if cached is not None and cached.signature == before:
+                if cached.value is _NONE:
+                    raise Unreadable(str(cached.error))
                 return cached.value, cached.sha256
             try:
                 value, sha256 = _parse_and_hash(read_bytes(paths, path, JSON_LIMIT))
@@ -159,11 +195,23 @@ class JsonCache:
                 if attempt + 1 < RETRIES:
                     time.sleep(0.05)
                     continue
-                if cached is not None:  # mid-write or damaged: keep showing the last complete version
-                    return cached.value, cached.sha256
-                raise Unreadable(f"{paths.rel(path)} cannot be shown: {exc}") from None
+                error = f"{paths.rel(path)} cannot be shown: {exc}"
+                last = cached if cached is not None and cached.value is not _NONE else None
+                if signature(path) == before:
+                    with self._lock:
+                        remember(self._items, path, _Cached(before, last.value if last else _NONE,
+                                                            last.sha256 if last else None, error), 4 * KEEP)
+                if last is not None:  # mid-write or damaged: keep showing the last complete version
+                    return last.value, last.sha256
+                raise Unreadable(error) from None
             if signature(path) == before:  # else replaced while read: complete, but do not keep it
                 with self._lock:
                     remember(self._items, path, _Cached(before, value, sha256), 4 * KEEP)
             return value, sha256
         return default, None
+
+    def problem(self, path: Path) -> str | None:
+        """Why ``path`` as it is now cannot be shown (its last complete version shown instead), if it cannot."""
+        with self._lock:
+            cached = self._items.get(path)
+        return cached.error if cached is not None and cached.signature == signature(path) else None

@@ -25,7 +25,7 @@ from orchestrator.viewer.explorer import growth
 from orchestrator.viewer.files import remember, signature
 from orchestrator.viewer.lookup import GraphIndex, graph_index
 
-_quality_cache: dict[SessionPaths, tuple[int, dict[str, Any]]] = {}
+_quality_cache: dict[SessionPaths, tuple[object, dict[str, Any]]] = {}
 _lock = threading.Lock()
 
 
@@ -37,25 +37,34 @@ def quality(paths: SessionPaths, index: GraphIndex) -> dict[str, Any] | None:
     the mission's success criteria when the session has a mission.
     """
     graph = index.graph
-    if not graph.get("claims") and not graph.get("sources"):
-        return state.recorded_quality(paths)
     recorded = state.recorded_quality(paths)
+    if not graph.get("claims") and not graph.get("sources"):
+        return recorded
     committed = commit_time(graph, state.ledger(paths))
     if recorded and committed and _stamp(recorded.get("computed_at")) >= committed:  # scored at this commit or later
         return {**recorded, "origin": "quality.json"}
+    key = (id(graph), signature(paths.root / "quality.json"))
     with _lock:
         cached = _quality_cache.get(paths)
-    if cached is not None and cached[0] == id(graph):
+    if cached is not None and cached[0] == key:
         return cached[1]
     # as `run` scores it (orchestrator/run/outputs.py evaluate_quality), without writing quality.json
     report = score_graph(graph, plan_sub_questions(graph), now=commit_time(graph, state.ledger(paths)))
     criteria = state.criteria_of(paths)
     question = str(state.session(paths).get("query") or "")
     document = {**report.to_json(gate(report, graph, criteria, question=question) if criteria else None),
-                "origin": "computed from the committed graph" + ("" if recorded else " (no quality.json yet)")}
+                "origin": "computed from the committed graph" + _why_computed(paths, recorded)}
     with _lock:
-        remember(_quality_cache, paths, (id(graph), document))
+        remember(_quality_cache, paths, (key, document))
     return document
+
+
+def _why_computed(paths: SessionPaths, recorded: dict[str, Any] | None) -> str:
+    if recorded is not None:
+        return ""
+    if signature(paths.root / "quality.json") is not None:
+        return " (quality.json cannot be read: see the note on damaged files)"
+    return " (no quality.json yet)"
 
 
 def _stamp(value: object) -> datetime:
@@ -91,7 +100,10 @@ def skipped_inputs(graph: dict[str, Any]) -> list[dict[str, Any]]:
 
 def overview(paths: SessionPaths) -> dict[str, Any]:
     data = state.session(paths)
-    graph = state.graph(paths)
+    try:
+        graph = state.graph(paths)
+    except CconductorError:  # the header needs no graph: the note in "damaged" says what is wrong
+        graph = {}
     locks = state.lock_states(paths)
     recorded = state.recorded_quality(paths)
     return {
@@ -112,6 +124,7 @@ def overview(paths: SessionPaths) -> dict[str, Any]:
         "recorded_score": (recorded or {}).get("score"),
         "has_report": (paths.root / "mission-report.md").is_file(),
         "graph_warning": state.graph_warning(paths),
+        "damaged": state.damaged(paths),
     }
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.contract.safe_read import open_regular
 from orchestrator.model.textnorm import normalize_mapped
 from orchestrator.viewer.files import as_dict
 
@@ -68,7 +69,7 @@ def pdf_digest(path: Path) -> str:
     info = path.stat()
     key = (str(path), info.st_size, info.st_mtime_ns)
     if key not in _digests:
-        with path.open("rb") as handle:
+        with os.fdopen(open_regular(path, str(path)), "rb") as handle:  # never blocked by a FIFO put in its place
             _digests[key] = hashlib.file_digest(handle, "sha256").hexdigest()
     return _digests[key]
 

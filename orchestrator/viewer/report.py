@@ -79,7 +79,17 @@ def _outline(graph: dict[str, Any], agents: list[str]) -> tuple[dict[str, Any] |
 
 
 def report_document(paths: SessionPaths) -> dict[str, Any]:
-    """The report of the committed graph as it stands (rebuilt only when the graph, session or quality change)."""
+    """The report of the committed graph as it stands (rebuilt only when the graph, session or quality change).
+
+    Refused (:class:`~orchestrator.viewer.state.NotVouched`, a 409 naming the command that rebuilds the view)
+    when the ledger does not vouch for the view: a report presents its findings as validated. A damaged
+    session.json or quality.json does not stop it (the graph is what it is rendered from): ``damaged`` says so.
+    """
+    state.require_vouched(paths, "The report")
+    return {**_document(paths), "damaged": state.damaged(paths)}
+
+
+def _document(paths: SessionPaths) -> dict[str, Any]:
     key = (signature(paths.kg_json), signature(paths.session_json), signature(paths.root / "quality.json"))
     with _lock:
         cached = _cache.get(paths)

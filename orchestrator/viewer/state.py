@@ -10,7 +10,7 @@ the one place to switch.
 
 from __future__ import annotations
 
-import contextlib
+import os
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -23,8 +23,20 @@ from orchestrator.commit.vouched import KIND as VOUCHED_VIEWS
 from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.run.missions import Mission, load_mission
-from orchestrator.session.ledger_snapshot import read_derived_snapshot, read_ledger_snapshot
-from orchestrator.viewer.files import JsonCache, Unreadable, list_session_folders, signature
+from orchestrator.session.ledger_snapshot import (
+    ledger_readable,
+    read_derived_snapshot,
+    read_ledger_snapshot,
+    read_rejected_last,
+)
+from orchestrator.viewer.files import (
+    JsonCache,
+    Unreadable,
+    list_session_folders,
+    marker_problem,
+    open_file,
+    signature,
+)
 
 CACHE = JsonCache()
 
@@ -43,44 +55,132 @@ def _view_sha256(paths: SessionPaths) -> str | None:
         return None
 
 
-def _vouched_sha256(paths: SessionPaths) -> str | None:
+READ_AGAIN = 0.2
+
+
+def _vouched_sha256(paths: SessionPaths) -> tuple[bool, str | None]:
+    """(the ledger could be read, the sha256 of the JSON view its newest views row vouches for)."""
+    if not ledger_readable(paths.store_db):
+        return False, None
     row = read_derived_snapshot(paths.store_db, VOUCHED_VIEWS)
     try:
         body = orjson.loads(row[1]) if row is not None else None
     except orjson.JSONDecodeError:
+        return True, None
+    return True, (str(body.get("json")) if isinstance(body, dict) and body.get("json") else None)
+
+
+def _why_not_vouched(paths: SessionPaths) -> str | None:
+    rel, sid = paths.rel(paths.kg_json), paths.root.name
+    if not os.path.lexists(paths.store_db):
+        return (f"{rel} has no ledger to vouch for it: {paths.rel(paths.store_db)} is missing, so nothing shows that "
+                "what it holds (verified evidence included) is what was validated. Restore the session's "
+                f"{paths.rel(paths.state)} folder from where the session came from (`cconductor status {sid}` "
+                "refuses the session until then)")
+    readable, expected = _vouched_sha256(paths)
+    if not readable:
+        return (f"{rel} cannot be checked against the ledger: {paths.rel(paths.store_db)} is not a readable "
+                "SQLite database (damaged or replaced), so nothing shows that what the view holds (verified "
+                f"evidence included) is what was validated. Restore {paths.rel(paths.state)} from a copy of the "
+                f"session (`cconductor status {sid}` refuses the session until then)")
+    actual = _view_sha256(paths)
+    if actual is None or expected == actual:
         return None
-    return str(body.get("json")) if isinstance(body, dict) and body.get("json") else None
+    if expected is None:
+        return (f"{rel} is a view the ledger never recorded (it was written outside cconductor, or by a version "
+                "that did not record views), so what it shows, verified evidence included, may not be what was "
+                f"validated. `cconductor status {sid}` rebuilds it from the ledger")
+    return (f"{rel} is not the view the ledger recorded for its last commit: it was "
+            "edited or replaced after the orchestrator wrote it, so what it shows, verified evidence "
+            f"included, may not be what was validated. `cconductor status {sid}` rebuilds it "
+            "from the ledger.")
 
 
 def graph_warning(paths: SessionPaths) -> str | None:
     """Why the JSON view must not be trusted as shown, or None when the ledger vouches for its bytes.
 
     The viewer never writes, so it cannot rebuild a view as ``status`` does (orchestrator/commit/committed.py):
-    it says so instead. A session whose ledger vouches for no view (made before views were vouched for,
-    or nothing merged yet) gets no warning. A flush replaces the file just before it records its digest,
-    so a mismatch is looked at twice before it is reported.
+    it says so instead, and the report and the evidence are not presented as validated. A view is vouched for
+    only when the ledger can be read and its newest views row records these bytes (a view one flush behind
+    the ledger's head is fine: the flush that follows a commit vouches for the view it writes). No view: no
+    warning (nothing is shown). A flush replaces the file just before it records its digest, and a writer
+    may checkpoint the ledger under an immutable read, so a doubt is looked at twice before it is reported.
     """
-    for attempt in range(2):
-        expected = _vouched_sha256(paths)
-        actual = _view_sha256(paths)
-        if expected is None or actual is None or expected == actual:
-            return None
-        if attempt == 0:
-            time.sleep(0.2)
-    return (f"{paths.rel(paths.kg_json)} is not the view the ledger recorded for its last commit: it was "
-            "edited or replaced after the orchestrator wrote it, so what it shows, verified evidence "
-            f"included, may not be what was validated. `cconductor status {paths.root.name}` rebuilds it "
-            "from the ledger.")
+    if signature(paths.kg_json) is None:
+        return None
+    why = _why_not_vouched(paths)
+    if why is not None:
+        time.sleep(READ_AGAIN)
+        why = _why_not_vouched(paths)
+    return why
+
+
+class NotVouched(CconductorError):
+    """A page that would present the graph as validated, for a view the ledger does not vouch for."""
+
+
+def require_vouched(paths: SessionPaths, what: str) -> None:
+    """Refuse ``what`` (a page presenting the graph as validated) when the ledger does not vouch for the view."""
+    warning = graph_warning(paths)
+    if warning is not None:
+        raise NotVouched(f"{what} is not shown: {warning}. Reload this page once it is done.")
 
 
 def session(paths: SessionPaths) -> dict[str, Any]:
-    value = CACHE.load(paths, paths.session_json, default={})
+    """session.json, or {} when it cannot be read (pages show what they can; :func:`damaged` says why)."""
+    try:
+        value = CACHE.load(paths, paths.session_json, default={})
+    except Unreadable:
+        return {}
     return value if isinstance(value, dict) else {}
 
 
 def recorded_quality(paths: SessionPaths) -> dict[str, Any] | None:
-    value = CACHE.load(paths, paths.root / "quality.json", default=None)
+    """quality.json, or None when there is none or it cannot be read (the score is then computed from the graph)."""
+    try:
+        value = CACHE.load(paths, paths.root / "quality.json", default=None)
+    except Unreadable:
+        return None
     return value if isinstance(value, dict) else None
+
+
+#: What puts each damaged file right (the orchestrator writes them atomically: damage came from outside).
+_FIXES = {
+    "session.json": "restore it from a copy of the session or an editor backup (cconductor only ever replaces it "
+                    "whole); meanwhile the pages show what the graph and the events hold",
+    "quality.json": "delete it, or let the next research round (`cconductor resume SESSION`) write it again; "
+                    "meanwhile the score is computed from the committed graph",
+    "knowledge-graph.json": "`cconductor status SESSION` rebuilds it from the ledger",
+    "events.jsonl": "put the regular file back (the orchestrator only ever appends to it); meanwhile the timeline "
+                    "and the agents' histories are empty",
+}
+
+
+def damaged(paths: SessionPaths) -> list[dict[str, Any]]:
+    """The session files that cannot be shown as they are now: each with what is wrong and how to fix it."""
+    notes = []
+    for path in (paths.session_json, paths.root / "quality.json", paths.kg_json):
+        try:
+            value = CACHE.load(paths, path, default={})
+        except Unreadable as exc:
+            problem: str | None = str(exc)
+        else:
+            problem = CACHE.problem(path)
+            if problem is None and not isinstance(value, dict):
+                problem = f"{paths.rel(path)} does not hold a JSON object"
+            elif problem is not None:
+                problem += " (the last complete version is shown)"
+        if problem is not None:
+            notes.append({"file": paths.rel(path), "problem": problem,
+                          "fix": _FIXES[path.name].replace("SESSION", paths.root.name)})
+    try:  # read by offset, not through the cache: only whether it can be opened at all
+        fd = open_file(paths, paths.events)
+    except Unreadable as exc:
+        notes.append({"file": paths.rel(paths.events), "problem": str(exc), "fix": _FIXES["events.jsonl"]})
+    else:
+        if fd is not None:
+            os.close(fd)
+    return notes
 
 
 def ledger(paths: SessionPaths) -> list[dict[str, Any]]:
@@ -88,8 +188,15 @@ def ledger(paths: SessionPaths) -> list[dict[str, Any]]:
 
 
 def lock_states(paths: SessionPaths) -> dict[str, str]:
-    """agent -> pending | claimed | errored, from the lock files (no lock taken)."""
-    states = {agent: "errored" for agent in locks.errored(paths)}
+    """agent -> pending | claimed | errored, from the lock files (no lock taken).
+
+    Errored as ``cconductor status`` says it (:func:`orchestrator.commit.locks.errored_among`): a
+    ``.kg.lock.error`` left over after the agent merged again (a folder the processor could not remove, a
+    file restored by hand) does not count. When the ledger cannot be read now, the signals are taken as they are.
+    """
+    signals = locks.errored(paths)
+    rejected = read_rejected_last(paths.store_db) if signals else set()
+    states = {agent: "errored" for agent in (signals if rejected is None else locks.errored_among(signals, rejected))}
     states.update({agent: "claimed" for agent in locks.claimed(paths)})
     states.update({agent: "pending" for agent in locks.pending(paths)})
     return states
@@ -143,14 +250,17 @@ def sessions_rows(sessions_dir: Path) -> list[dict[str, Any]]:
     """One row per session folder, newest first, for the session list."""
     rows: list[dict[str, Any]] = []
     for paths in reversed(list_session_folders(sessions_dir)):
-        try:
-            data = session(paths)
-        except CconductorError as exc:
-            rows.append({"id": paths.root.name, "status": "unreadable", "query": str(exc)})
+        problem = marker_problem(paths.root)
+        if problem is None:
+            try:
+                data = CACHE.load(paths, paths.session_json, default={})
+            except Unreadable as exc:
+                problem = str(exc)
+        if problem is not None or not isinstance(data, dict):
+            rows.append({"id": paths.root.name, "status": "unreadable",
+                         "query": problem or "session.json does not hold a JSON object"})
             continue
-        quality = None
-        with contextlib.suppress(CconductorError):
-            quality = recorded_quality(paths)
+        quality = recorded_quality(paths)
         rows.append({
             "id": paths.root.name,
             "status": data.get("status"),

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
+
+from orchestrator.model.layout import SessionPaths
+from orchestrator.viewer.files import open_file
 
 BLOCK = 1 << 16
 #: One read of the live stream never takes more than this (a burst of thousands of events).
@@ -31,11 +33,6 @@ class Batch:
     start: int
 
 
-def _open(path: Path) -> int | None:
-    try:
-        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
 
 
 def _parse(chunk: bytes, base: int) -> list[dict[str, Any]]:
@@ -55,9 +52,10 @@ def _parse(chunk: bytes, base: int) -> list[dict[str, Any]]:
     return events
 
 
-def read_after(path: Path, offset: int, limit: int = MAX_CHUNK) -> Batch:
-    """Complete events starting at byte ``offset`` (0: the beginning)."""
-    fd = _open(path)
+def read_after(paths: SessionPaths, offset: int, limit: int = MAX_CHUNK) -> Batch:
+    """Complete events starting at byte ``offset`` (0: the beginning); :class:`Unreadable` when events.jsonl is
+    not a regular file (a FIFO, a folder, a link): said at once, never waited on."""
+    fd = open_file(paths, paths.events)
     if fd is None:
         return Batch([], offset, offset)
     try:
@@ -71,9 +69,9 @@ def read_after(path: Path, offset: int, limit: int = MAX_CHUNK) -> Batch:
     return Batch(_parse(complete, offset), offset + len(complete), offset)
 
 
-def read_last(path: Path, count: int, before: int | None = None) -> Batch:
+def read_last(paths: SessionPaths, count: int, before: int | None = None) -> Batch:
     """The last ``count`` complete events ending before byte ``before`` (default: the end)."""
-    fd = _open(path)
+    fd = open_file(paths, paths.events)
     if fd is None:
         return Batch([], 0, 0)
     try:

@@ -1,5 +1,5 @@
 // The viewer's page: routes (#/ and #/s/<session>/<tab>), the live stream and the session header.
-import { api, badge, clear, errorBox, h, q, table } from "./dom.js";
+import { api, badge, clear, damagedNotes, errorBox, h, q, table } from "./dom.js";
 import { closePanel, initPanel } from "./evidence.js";
 import { graphView } from "./graph.js";
 import { agentsView, contradictionsView, qualityView, reportView, timelineView } from "./views.js";
@@ -83,6 +83,7 @@ function header(session, overview, tab, summary) {
   return h("div", { id: "overview", "data-tab": tab, "data-session": session },
     h("h1", {}, overview.query || session),
     overview.graph_warning ? h("p", { class: "unverified", role: "alert", id: "graph-warning" }, overview.graph_warning) : null,
+    damagedNotes(overview.damaged),
     h("ul", { class: "facts", "aria-label": "Session facts" }, facts),
     growth(summary ? summary.growth : []),
     h("nav", { class: "tabs", "aria-label": "Session views" }, TABS.map(([id, label]) =>
@@ -177,6 +178,16 @@ function startLive(session) {
   source.addEventListener("error", () => { liveBadge.className = "live off"; liveBadge.textContent = "reconnecting"; });
   source.addEventListener("event", (message) => {
     if (live.onEvent) live.onEvent(JSON.parse(message.data));
+  });
+  source.addEventListener("problem", (message) => {  // events.jsonl cannot be read: said, the stream goes on
+    liveBadge.className = "live off";
+    liveBadge.textContent = JSON.parse(message.data).error;
+  });
+  source.addEventListener("gone", (message) => {  // the session was deleted: nothing more will come
+    source.close();
+    live.source = null;
+    liveBadge.className = "live off";
+    liveBadge.textContent = JSON.parse(message.data).error;
   });
   source.addEventListener("changed", (message) => {
     const parts = JSON.parse(message.data).parts || [];

@@ -74,3 +74,16 @@ export function table(header, rows, labels = header) {
     h("thead", {}, h("tr", {}, header.map((title) => h("th", { scope: "col" }, title)))),
     h("tbody", {}, rows.map((row) => h("tr", {}, row.map((cell, i) => h("td", { "data-label": labels[i] }, cell))))));
 }
+
+// Session files that cannot be shown as they are (damaged, a link, a FIFO): what is wrong and how to fix it.
+export function damagedNotes(notes) {
+  if (!notes || !notes.length) return null;
+  return h("ul", { class: "problems damaged", role: "note", "aria-label": "Damaged session files" },
+    notes.map((n) => h("li", {}, h("code", {}, n.file), " ", n.problem,
+      n.fix ? h("div", { class: "muted" }, "Fix: ", n.fix) : null)));
+}
+
+// The view the page shows is not the one the ledger vouches for: nothing in it counts as validated.
+export function graphWarning(text) {
+  return text ? h("p", { class: "unverified", role: "alert" }, "Not vouched for by the ledger: ", text) : null;
+}

@@ -1,5 +1,5 @@
 // The evidence panel: a claim, each quoted passage highlighted in its source text, and the page it is on.
-import { api, append, clear, errorBox, fields, h, q } from "./dom.js";
+import { api, append, clear, errorBox, fields, graphWarning, h, q } from "./dom.js";
 
 const panel = () => document.getElementById("panel");
 let opener = null;
@@ -42,6 +42,7 @@ function claimView(session, detail) {
   const claim = detail.claim;
   const section = h("section", { class: "claim" },
     h("h3", {}, claim.statement || claim.id),
+    graphWarning(detail.graph_warning),
     fields([["Claim", h("code", {}, claim.id)], ["Confidence", claim.confidence], ["Priority", claim.priority],
       ["Agent", (claim.provenance || {}).agent], ["Artifact", (claim.provenance || {}).file
         ? `${claim.provenance.file} ${claim.provenance.pointer || ""}` : null]]));
@@ -58,7 +59,8 @@ function evidenceView(session, claim, item) {
     h("h4", {}, source.title || item.source_id || "Source", where),
     h("p", {}, h("span", { class: item.verified ? "verified" : "unverified" },
       item.verified ? `verified (${v.match || "match"}${v.score !== undefined ? `, ${v.score}%` : ""})`
-        : `not verified${v.reason ? `: ${v.reason}` : ""}`)),
+        : item.verified_in_view ? "not vouched for: the view file says verified, the ledger does not confirm it"
+          : `not verified${v.reason ? `: ${v.reason}` : ""}`)),
     h("blockquote", { class: "snippet" }, h("q", {}, item.snippet || "")));
   box.append(passageView(item.passage));
   const holder = h("div", { class: "page-holder" });

@@ -1,5 +1,5 @@
 // The graph explorer: items by kind, filtered by agent and words; a node with its neighbours and provenance.
-import { api, clear, errorBox, fields, h, q, table } from "./dom.js";
+import { api, clear, errorBox, fields, graphWarning, h, q, table } from "./dom.js";
 import { showClaims } from "./evidence.js";
 
 const KINDS = ["sources", "claims", "entities", "relationships", "gaps", "contradictions"];
@@ -13,7 +13,8 @@ export async function graphView(session, root, state) {
   const search = h("input", { type: "search", id: "graph-search", placeholder: "Words in the label or id",
     "aria-label": "Search items", value: state.query || "" });
   const total = h("p", { class: "muted small", role: "status" });
-  root.append(h("h2", {}, "Graph"), kinds, h("div", { class: "filters" }, agent, search), total,
+  const warning = h("div", { id: "graph-view-warning" });
+  root.append(h("h2", {}, "Graph"), warning, kinds, h("div", { class: "filters" }, agent, search), total,
     h("div", { class: "explorer" }, h("div", {}, list), detail));
 
   async function load() {
@@ -26,6 +27,7 @@ export async function graphView(session, root, state) {
       list.classList.remove("loading");
       return;
     }
+    clear(warning).append(graphWarning(data.graph_warning) || "");
     clear(kinds);
     for (const kind of KINDS) {
       kinds.append(h("button", { type: "button", class: "btn", "aria-pressed": String(kind === state.kind),
