@@ -234,3 +234,29 @@ def test_contradictions_and_a_rejection_are_shown_with_their_details(browser: Br
     browser.wait("document.querySelector('[data-agent=\"careless\"] .agent-detail').textContent"
                  ".includes('Retry instructions')", "the retry instructions")
     assert browser.js(OVERFLOW)[2] <= 390  # type: ignore[index]
+
+
+def test_a_tampered_and_damaged_session_is_shown_as_such(browser: Browser, server: Served, sessions: Path,
+                                                         sid: str) -> None:
+    """The page says what the API says: the report refused with the command to run, a claim whose view says
+    verified shown as not vouched for, and a damaged quality.json named with its fix in the header."""
+    copy = sessions / "tampered"
+    shutil.copytree(sessions / sid, copy, symlinks=True)
+    try:
+        graph = json.loads((copy / "knowledge-graph.json").read_text())
+        claim = graph["claims"][0]
+        (copy / "knowledge-graph.json").write_text(json.dumps(graph).replace('"verified":false', '"verified":true'))
+        (copy / "quality.json").write_text('{"score": NaN}')
+        open_tab(browser, server, "tampered", "report")
+        text = str(browser.js("document.querySelector('#main').innerText"))
+        assert "The report is not shown" in text and "cconductor status tampered" in text
+        assert "quality.json" in str(browser.js("document.querySelector('.damaged').innerText"))
+        assert browser.js("!!document.querySelector('#graph-warning')")
+        browser.go(f"{server.base}/#/s/tampered/graph")
+        browser.wait("document.querySelector('#graph-view-warning .unverified')", "the graph's warning")
+        browser.js(f"import('/static/evidence.js').then((m) => m.showClaims('tampered', [{json.dumps(claim['id'])}]))")
+        browser.wait("document.querySelector('#panel-body .claim .unverified')", "the claim's warning")
+        panel = str(browser.js("document.querySelector('#panel-body').innerText"))
+        assert "Not vouched for by the ledger" in panel and "verified (" not in panel
+    finally:
+        shutil.rmtree(copy)

@@ -83,7 +83,7 @@ def error_of(server: Served, path: str, status: int = 409) -> str:
 
 
 # -- 1. a view the ledger does not vouch for is never presented as validated ------------------------
-@pytest.mark.parametrize("damage", ["edited", "ledger deleted", "ledger replaced"])
+@pytest.mark.parametrize("damage", ["edited", "ledger deleted", "ledger replaced", "text altered", "no views row"])
 def test_a_view_nothing_vouches_for_is_not_presented_as_validated(server: Served, base: Path, sessions: Path,
                                                                   damage: str) -> None:
     paths = copy(base, sessions, f"tamper-{damage.replace(' ', '-')}")
@@ -91,16 +91,28 @@ def test_a_view_nothing_vouches_for_is_not_presented_as_validated(server: Served
     c2 = claim_of(json.loads(paths.kg_json.read_text()), "C2")["id"]
     assert server.json(f"/api/sessions/{sid}/claim?id={c2}")["evidence"][0]["verified"] is False
     assert server.get(f"/api/sessions/{sid}/report")[0] == 200  # vouched for: the report is shown
-    turn_verified(paths)
+    if damage == "text altered":  # the view is as written, but the text its evidence was verified against is not
+        text = next(paths.sources.iterdir())
+        text.write_text(TEXT.replace("disagree", "agree"))
+        c2 = claim_of(json.loads(paths.kg_json.read_text()), "C1")["id"]
+    else:
+        turn_verified(paths)
     if damage == "ledger deleted":
         shutil.rmtree(paths.state)
     elif damage == "ledger replaced":
         paths.store_db.write_bytes(os.urandom(8192))
+    elif damage == "no views row":  # a view the ledger never recorded (its rows removed, or an older version)
+        import sqlite3
+
+        with sqlite3.connect(paths.store_db) as db:
+            db.execute("DELETE FROM derived WHERE kind = 'views'")
+        db.close()
     before = folder_digest(paths.root)
     warning = server.json(f"/api/sessions/{sid}/overview")["graph_warning"]
     assert warning and "knowledge-graph.json" in warning
     expected = {"edited": "edited or replaced", "ledger deleted": "is missing",
-                "ledger replaced": "not a readable SQLite database"}[damage]
+                "ledger replaced": "not a readable SQLite database", "text altered": "stored text(s) sources/",
+                "no views row": "a view the ledger never recorded"}[damage]
     assert expected in warning
     refused = error_of(server, f"/api/sessions/{sid}/report")
     assert refused.startswith("The report is not shown") and f"cconductor status {sid}" in refused
@@ -111,7 +123,7 @@ def test_a_view_nothing_vouches_for_is_not_presented_as_validated(server: Served
                  f"/api/sessions/{sid}/node?id={c2}"):
         assert server.json(path)["graph_warning"] == warning, path
     assert folder_digest(paths.root) == before  # refused and flagged, never repaired: the viewer writes nothing
-    if damage == "edited":  # what `status` does: rebuilt from the ledger, then trusted again
+    if damage in ("edited", "text altered", "no views row"):  # what `status` does: rebuilt from the ledger, then trusted again
         from orchestrator.commit.committed import read_committed
 
         read_committed(paths)

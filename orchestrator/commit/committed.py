@@ -47,7 +47,7 @@ class CommittedView:
     data: bytes = b""  # knowledge-graph.json as read (the bytes the ledger vouches for)
 
 
-def _moved_texts(paths: SessionPaths, texts: Mapping[str, Any]) -> tuple[list[str], bool]:
+def moved_texts(paths: SessionPaths, texts: Mapping[str, Any]) -> tuple[list[str], bool]:
     """Stored texts no longer as the view found them (deleted, altered, or restored since), and whether some
     kept their state under another file key (a copied folder: vouched for again as they are)."""
     moved, rekeyed = [], False
@@ -81,7 +81,7 @@ def _check(paths: SessionPaths, store: Ledger, want_trig: bool) -> tuple[Committ
     if trig is not None and hashlib.sha256(trig).hexdigest() != row.get("trig"):
         return None, f"{paths.kg_trig.name} is not the view the ledger recorded (it was changed outside cconductor)"
     texts: dict[str, Any] = row["texts"] if isinstance(row.get("texts"), dict) else {}
-    moved, rekeyed = _moved_texts(paths, texts)
+    moved, rekeyed = moved_texts(paths, texts)
     if moved:
         return None, "stored text(s) " + ", ".join(f"sources/{s}.txt" for s in moved) + \
                      " were deleted, altered or restored since the view was written: the evidence resting on them " \

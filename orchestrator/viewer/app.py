@@ -125,7 +125,8 @@ class Viewer:
 
     @staticmethod
     def summary(request: Request, paths: SessionPaths) -> Any:
-        return {**overview.summary_of(paths), "graph_warning": state.graph_warning(paths), "damaged": state.damaged(paths)}
+        return {**overview.summary_of(paths), "graph_warning": state.graph_warning(paths),
+                "damaged": state.damaged(paths)}
 
     @staticmethod
     def agents(request: Request, paths: SessionPaths) -> Any:

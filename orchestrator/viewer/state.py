@@ -3,14 +3,17 @@
 Everything the viewer shows about the graph, the session and its quality is read here, and
 only here: ``knowledge-graph.json`` (the view written from the ledger with atomic replacement,
 as ``cconductor status`` reads it), ``session.json``, ``quality.json``, the lock files and the
-ledger (read without a byte written: :mod:`orchestrator.session.ledger_snapshot`). When the
-reading commands move to an accessor that checks the view against the ledger, this module is
-the one place to switch.
+ledger (read without a byte written: :mod:`orchestrator.session.ledger_snapshot`). The view is
+checked against what the ledger vouches for by the rules ``status`` applies
+(:mod:`orchestrator.commit.committed`); where it cannot rebuild a view (it never writes), it says why
+(:func:`graph_warning`) and refuses to present it as validated (:func:`require_vouched`). A damaged
+session file makes the pages that need it say so (:func:`damaged`), not the others.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +22,9 @@ from typing import Any
 import orjson
 
 from orchestrator.commit import locks
+from orchestrator.commit.committed import moved_texts
 from orchestrator.commit.vouched import KIND as VOUCHED_VIEWS
+from orchestrator.commit.vouched import file_key
 from orchestrator.model.errors import CconductorError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.run.missions import Mission, load_mission
@@ -35,6 +40,7 @@ from orchestrator.viewer.files import (
     list_session_folders,
     marker_problem,
     open_file,
+    remember,
     signature,
 )
 
@@ -43,7 +49,10 @@ CACHE = JsonCache()
 
 def graph(paths: SessionPaths) -> dict[str, Any]:
     """The committed knowledge graph as its JSON view shows it (empty before the first merge)."""
-    value = CACHE.load(paths, paths.kg_json, default={})
+    try:
+        value = CACHE.load(paths, paths.kg_json, default={})
+    except Unreadable as exc:
+        raise Unreadable(f"{exc}; {_FIXES['knowledge-graph.json'].replace('SESSION', paths.root.name)}") from None
     return value if isinstance(value, dict) else {}
 
 
@@ -58,8 +67,8 @@ def _view_sha256(paths: SessionPaths) -> str | None:
 READ_AGAIN = 0.2
 
 
-def _vouched_sha256(paths: SessionPaths) -> tuple[bool, str | None]:
-    """(the ledger could be read, the sha256 of the JSON view its newest views row vouches for)."""
+def _vouched_row(paths: SessionPaths) -> tuple[bool, dict[str, Any] | None]:
+    """(the ledger could be read, what its newest views row says: the views' sha256 and the stored texts)."""
     if not ledger_readable(paths.store_db):
         return False, None
     row = read_derived_snapshot(paths.store_db, VOUCHED_VIEWS)
@@ -67,7 +76,26 @@ def _vouched_sha256(paths: SessionPaths) -> tuple[bool, str | None]:
         body = orjson.loads(row[1]) if row is not None else None
     except orjson.JSONDecodeError:
         return True, None
-    return True, (str(body.get("json")) if isinstance(body, dict) and body.get("json") else None)
+    return True, (body if isinstance(body, dict) and body.get("json") else None)
+
+
+_texts_checked: dict[Path, tuple[object, list[str]]] = {}
+_texts_lock = threading.Lock()
+
+
+def _texts_moved(paths: SessionPaths, texts: dict[str, Any]) -> list[str]:
+    """The stored texts no longer as the views flush found them, by the rule ``status`` applies
+    (:func:`orchestrator.commit.committed.moved_texts`); looked at again only when a text's file key moves."""
+    key = (orjson.dumps(texts, option=orjson.OPT_SORT_KEYS),
+           tuple(tuple(file_key(paths.source_text(sha)) or ()) for sha in sorted(texts)))
+    with _texts_lock:
+        cached = _texts_checked.get(paths.root)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    moved = moved_texts(paths, texts)[0]
+    with _texts_lock:
+        remember(_texts_checked, paths.root, (key, moved))
+    return moved
 
 
 def _why_not_vouched(paths: SessionPaths) -> str | None:
@@ -77,15 +105,24 @@ def _why_not_vouched(paths: SessionPaths) -> str | None:
                 "what it holds (verified evidence included) is what was validated. Restore the session's "
                 f"{paths.rel(paths.state)} folder from where the session came from (`cconductor status {sid}` "
                 "refuses the session until then)")
-    readable, expected = _vouched_sha256(paths)
+    readable, row = _vouched_row(paths)
+    expected = str(row["json"]) if row is not None else None
     if not readable:
         return (f"{rel} cannot be checked against the ledger: {paths.rel(paths.store_db)} is not a readable "
                 "SQLite database (damaged or replaced), so nothing shows that what the view holds (verified "
                 f"evidence included) is what was validated. Restore {paths.rel(paths.state)} from a copy of the "
                 f"session (`cconductor status {sid}` refuses the session until then)")
     actual = _view_sha256(paths)
-    if actual is None or expected == actual:
+    if actual is None:
         return None
+    if expected == actual:
+        texts = row.get("texts") if row is not None else None
+        moved = _texts_moved(paths, texts) if isinstance(texts, dict) and texts else []
+        if not moved:
+            return None
+        return (f"stored text(s) {', '.join(f'sources/{sha}.txt' for sha in moved)} were deleted, altered or "
+                f"restored after {rel} was written, so the evidence it shows as verified against them may no longer "
+                f"be. `cconductor status {sid}` rebuilds the view from the ledger, counting that evidence again")
     if expected is None:
         return (f"{rel} is a view the ledger never recorded (it was written outside cconductor, or by a version "
                 "that did not record views), so what it shows, verified evidence included, may not be what was "
@@ -123,7 +160,7 @@ def require_vouched(paths: SessionPaths, what: str) -> None:
     """Refuse ``what`` (a page presenting the graph as validated) when the ledger does not vouch for the view."""
     warning = graph_warning(paths)
     if warning is not None:
-        raise NotVouched(f"{what} is not shown: {warning}. Reload this page once it is done.")
+        raise NotVouched(f"{what} is not shown: {warning.rstrip('.')}. Reload this page once that is done.")
 
 
 def session(paths: SessionPaths) -> dict[str, Any]:
