@@ -104,14 +104,14 @@ def _why_not_vouched(paths: SessionPaths) -> str | None:
         return (f"{rel} has no ledger to vouch for it: {paths.rel(paths.store_db)} is missing, so nothing shows that "
                 "what it holds (verified evidence included) is what was validated. Restore the session's "
                 f"{paths.rel(paths.state)} folder from where the session came from (`cconductor status {sid}` "
-                "refuses the session until then)")
+                "does not show the graph either until then)")
     readable, row = _vouched_row(paths)
     expected = str(row["json"]) if row is not None else None
     if not readable:
         return (f"{rel} cannot be checked against the ledger: {paths.rel(paths.store_db)} is not a readable "
                 "SQLite database (damaged or replaced), so nothing shows that what the view holds (verified "
                 f"evidence included) is what was validated. Restore {paths.rel(paths.state)} from a copy of the "
-                f"session (`cconductor status {sid}` refuses the session until then)")
+                f"session (`cconductor status {sid}` does not show the graph either until then)")
     actual = _view_sha256(paths)
     if actual is None:
         return None
