@@ -123,7 +123,7 @@ def test_a_view_nothing_vouches_for_is_not_presented_as_validated(server: Served
                  f"/api/sessions/{sid}/node?id={c2}"):
         assert server.json(path)["graph_warning"] == warning, path
     assert folder_digest(paths.root) == before  # refused and flagged, never repaired: the viewer writes nothing
-    if damage in ("edited", "text altered", "no views row"):  # what `status` does: rebuilt from the ledger, then trusted again
+    if damage in ("edited", "text altered", "no views row"):  # as `status` does: rebuilt from the ledger, then trusted
         from orchestrator.commit.committed import read_committed
 
         read_committed(paths)
