@@ -34,7 +34,7 @@ def verification_overrides(records: Mapping[str, Mapping[str, Any]],
             evidence = claim.get("evidence") or ()
             for j, (item, view_item) in enumerate(zip(evidence, view_claim.get("evidence") or (), strict=False)):
                 now = view_item.get("verification") if isinstance(view_item, Mapping) else None
-                if isinstance(item, Mapping) and now is not item.get("verification") \
+                if isinstance(item, Mapping) and isinstance(now, dict) and now is not item.get("verification") \
                         and now != item.get("verification"):
                     found.setdefault(agent, {})[(i, j)] = now
     return found
