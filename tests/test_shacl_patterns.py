@@ -37,7 +37,9 @@ def _anchored() -> dict[URIRef, tuple[URIRef, URIRef]]:
             continue
         assert isinstance(shape, URIRef)
         [owner] = list(g.subjects(SH.property, shape))
-        found[shape] = (g.value(shape, SH.path), g.value(owner, SH.targetClass))
+        path, target = g.value(shape, SH.path), g.value(owner, SH.targetClass)
+        assert isinstance(path, URIRef) and isinstance(target, URIRef)
+        found[shape] = (path, target)
     return found
 
 
