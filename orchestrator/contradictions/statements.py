@@ -79,11 +79,61 @@ def _word_info(word: str) -> tuple[int, str, bool]:
     return found
 
 
+_UNITS_WORDS = {w: n for n, w in enumerate((
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen").split())}
+_TENS_WORDS = {w: 10 * n for n, w in enumerate("- - twenty thirty forty fifty sixty seventy eighty ninety".split())
+               if w != "-"}
+_SCALE_WORDS = {"hundred": 100, "thousand": 1000}
+#: The words that start a rewrite (a lone "one" or "zero" does not), "forty-two" included (one token).
+_NUMBER_WORDS = frozenset([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS,
+                           *(f"{t}-{u}" for t in _TENS_WORDS for u in list(_UNITS_WORDS)[1:10])]) - {"one", "zero"}
+_NUMBER_WORD = "|".join([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS])
+_SPELLED = re.compile(rf"(?<![\w-])(?:{_NUMBER_WORD})(?:(?:\s+and\s+|\s+|-)(?:{_NUMBER_WORD}))*(?![\w-])")
+
+
+def _number(words: list[str]) -> int | None:
+    """The value of number words ("one hundred twenty"), or None when they do not read as one number."""
+    total = current = 0
+    for word in words:
+        if word in _UNITS_WORDS or word in _TENS_WORDS:
+            value = _UNITS_WORDS.get(word, _TENS_WORDS.get(word, 0))
+            if current % 10 or (current % 100 and value >= 10) or (word in _TENS_WORDS and current % 100):
+                return None  # "twenty thirty", "five six": a list, not a number
+            current += value
+        elif word == "hundred":
+            if current == 0 or current >= 100:
+                return None
+            current *= 100
+        else:  # thousand
+            if current == 0:
+                return None
+            total, current = total + current * 1000, 0
+    return total + current
+
+
+def _with_numbers(text: str) -> str:
+    """``text`` with numbers written in words as digits ("enrolled one hundred twenty patients" -> 120); a lone
+    "one" (a pronoun as often as a number) stays a word."""
+    def digits(match: re.Match[str]) -> str:
+        words = [w for w in re.split(r"[\s-]+", match.group(0)) if w and w != "and"]
+        if words == ["one"] or words == ["zero"]:
+            return match.group(0)
+        value = _number(words)
+        return match.group(0) if value is None else str(value)
+
+    return _SPELLED.sub(digits, text)
+
+
 @lru_cache(maxsize=65536)
 def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statement:
     """The topic, senses, quantities and years of ``statement``; ``names``: (entity name, its token) pairs."""
     text = _with_names(fold(statement), names) if names else fold(statement)
     parser = Reader(text)
+    if not _NUMBER_WORDS.isdisjoint(parser.texts):  # a set test per statement: the rewrite only when needed
+        numbered = _with_numbers(text)
+        if numbered != text:
+            text, parser = numbered, Reader(numbered)
     if "num" in parser.kinds:
         parser.parse()
     used, kinds = parser.used, parser.kinds
