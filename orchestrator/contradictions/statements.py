@@ -79,9 +79,11 @@ def _word_info(word: str) -> tuple[int, str, bool]:
     return found
 
 
-_UNITS_WORDS = {w: n for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
-_TENS_WORDS = {w: 10 * n for n, w in enumerate(["-", "-", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])
-               if w != "-"}
+_UNITS_WORDS = {w: n for n, w in enumerate([
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
+_TENS_WORDS = {w: 10 * n for n, w in enumerate([
+    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]) if w}
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000}
 #: The words that start a rewrite (a lone "one" or "zero" does not), "forty-two" included (one token).
 _NUMBER_WORDS = frozenset([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS,
