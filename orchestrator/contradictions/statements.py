@@ -175,7 +175,8 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
 
 def _anchors(parser: Reader, sequence: list[tuple[int, str]]) -> list[Quantity]:
     """Each quantity with the topic word that tells it apart: after it when linked ("20% in rural schools"),
-    else the nearest before it, back to the previous value; a word the statement uses twice tells nothing."""
+    else a group label before it ("arm A of the study lost 4 kg"), else the nearest word before it, back to
+    the previous value; a word the statement uses twice tells nothing."""
     once = {w for w, n in Counter(w for _, w in sequence).items() if n == 1}
     positions = [p for p, _ in parser.quantities]
     found = []
@@ -186,8 +187,9 @@ def _anchors(parser: Reader, sequence: list[tuple[int, str]]) -> list[Quantity]:
         after = next((k for k in range(at + 1, following) if not parser.used[k] or parser.texts[k] in LINKING), None)
         if after is not None and parser.texts[after] in LINKING:
             anchor = next((w for p, w in sequence if after < p < following and w in once), "")
-        if not anchor:
-            anchor = next((w for p, w in reversed(sequence) if previous < p < at and w in once), "")
+        if not anchor:  # a group named before the value ("arm B lost 2 kg") tells it apart before any other word
+            before = [w for p, w in reversed(sequence) if previous < p < at and w in once]
+            anchor = next((w for w in before if "#" in w), before[0] if before else "")
         found.append(Quantity(quantity.low, quantity.high, quantity.value, quantity.unit, quantity.text,
                               quantity.bound, anchor))
     return found
