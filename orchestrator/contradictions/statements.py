@@ -170,7 +170,23 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
     topic = frozenset([w for _, w in sequence] + [q.unit for q in quantities if q.unit.startswith("#")])
     if len(quantities) > 1:
         quantities = _anchors(parser, sorted(sequence))
+    if quantities and not _PROPORTIONS.isdisjoint(topic):
+        quantities = [_as_percent(q) for q in quantities]
     return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years))
+
+
+#: Measures written as a fraction or a percentage alike ("a sensitivity of 0.7" is "of 70 %"), as topic words.
+_PROPORTIONS = frozenset(found[0] for word in (
+    "sensitivity", "specificity", "accuracy", "precision", "recall", "proportion", "fraction", "share", "probability",
+    "prevalence", "efficacy", "likelihood", "rate") if (found := term(word)) and found[0])
+
+
+def _as_percent(quantity: Quantity) -> Quantity:
+    """A bare decimal fraction of a proportion ("0.7") as the percentage it is; any other value as it is."""
+    if quantity.unit or "." not in quantity.text or not 0 < quantity.value < 1:
+        return quantity
+    return Quantity(quantity.low * 100, quantity.high * 100, round(quantity.value * 100, 10), "%", quantity.text,
+                    quantity.bound, quantity.anchor)
 
 
 def _anchors(parser: Reader, sequence: list[tuple[int, str]]) -> list[Quantity]:
