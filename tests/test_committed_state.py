@@ -165,3 +165,30 @@ def test_a_damaged_stored_text_unverifies_its_claims_everywhere(sessions: Path, 
         "source_text.missing"]
     text.write_text(TEXT)  # restored: verified again
     assert _ask(sessions, reactor, "How is the Lumen reactor cooled?")["found"] is True
+
+
+def _verified_in_rdf(text: str) -> int:
+    """Evidence items the RDF says are verified, in any of the formats export writes."""
+    return sum(text.count(mark) for mark in ('verified "true"', 'verified> "true"', 'verified "true"^^',
+                                             '"cc:verified": true', '"@value": "true"'))
+
+
+@pytest.mark.parametrize("fmt", ["trig", "turtle", "nquads", "jsonld"])
+def test_export_and_the_trig_count_evidence_as_the_view_does(sessions: Path, reactor: SessionPaths,
+                                                              fmt: str) -> None:
+    """A stored text deleted after its claims merged: every export format and knowledge-graph.trig stop
+    counting its evidence as verified, as status does; restored, it counts again."""
+    code, before = _run(sessions, "export", str(reactor.root), "--format", fmt)
+    assert code == 0 and _verified_in_rdf(before) > 0, before[:2000]
+    text = reactor.source_text(_sha(reactor))
+    kept = text.read_bytes()
+    text.unlink()
+    code, out = _run(sessions, "export", str(reactor.root), "--format", fmt)
+    assert code == 0 and _verified_in_rdf(out) == 0, out[:2000]
+    assert 'verified "true"' not in reactor.kg_trig.read_text() and "true" not in \
+        "".join(line for line in reactor.kg_trig.read_text().splitlines() if "cc:verified" in line)
+    assert json.loads(_run(sessions, "status", str(reactor.root), "--json")[1])["stats"]["evidence_verified"] == 0
+    text.write_bytes(kept)
+    code, out = _run(sessions, "export", str(reactor.root), "--format", fmt)
+    assert _verified_in_rdf(out) == _verified_in_rdf(before)
+    assert "cc:verified true" in reactor.kg_trig.read_text() or 'verified "true"' in reactor.kg_trig.read_text()

@@ -167,12 +167,24 @@ def _derived_graphs(processor: Processor) -> list[AgentGraph]:
 
 
 def export_graph(paths: SessionPaths, fmt: str) -> str:
+    """The graph in ``fmt``, its evidence counted as the committed view counts it (a verification resting on
+    a stored text deleted or altered since is exported as not verified, as everywhere else)."""
     from orchestrator.commit.processor import Processor
+    from orchestrator.graph.current_evidence import current_contribution, verification_overrides
+    from orchestrator.rdf.convert import contribution_to_graph
     from orchestrator.rdf.write import serialize_graphs
 
     processor = Processor(paths)
     try:
-        graphs = [*processor.rdf.agent_graphs().values(), *_derived_graphs(processor)]
-        return serialize_graphs(graphs, processor.session_id, fmt)
+        view = read_committed(paths, processor=processor)  # rebuilt first if a stored text moved since
+        processor.refresh()
+        records = processor.state.records.load_all()
+        overrides = verification_overrides(records, view.graph.get("claims") or [])
+        graphs = [contribution_to_graph(processor.session_id,
+                                        current_contribution(records[agent]["contribution"], overrides[agent]),
+                                        kind_of=processor.state.kind_of)
+                  if agent in overrides and agent in records else graph
+                  for agent, graph in processor.rdf.agent_graphs().items()]
+        return serialize_graphs([*graphs, *_derived_graphs(processor)], processor.session_id, fmt)
     finally:
         processor.close()

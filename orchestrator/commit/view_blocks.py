@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from orchestrator.graph.current_evidence import Overrides, current_contribution
 from orchestrator.model.records import Record
 from orchestrator.rdf.convert import contribution_to_graph
 from orchestrator.rdf.vocabulary import agent_iri
@@ -33,11 +34,19 @@ class TrigBlocks:
     def __init__(self, context: JudgingContext) -> None:
         self.context = context
         self._memory: dict[str, tuple[int | None, bytes]] = {}
+        #: blocks of agents whose evidence the view counts otherwise than their record (a stored text deleted
+        #: or altered since): by agent, (record seq, the verifications shown, the block); never stored
+        self._recounted: dict[str, tuple[int | None, bytes, bytes]] = {}
         self._loaded = False
 
-    def keyed_blocks(self, records: Mapping[str, Record]) -> list[tuple[str, bytes]]:
-        """(graph IRI, UTF-8 TriG block) of each agent of ``records``; the view writes them sorted by IRI."""
+    def keyed_blocks(self, records: Mapping[str, Record],
+                     overrides: Mapping[str, Overrides] | None = None) -> list[tuple[str, bytes]]:
+        """(graph IRI, UTF-8 TriG block) of each agent of ``records``; the view writes them sorted by IRI.
+
+        ``overrides``: the evidence whose verification the JSON view counts otherwise than the record
+        (:func:`orchestrator.graph.current_evidence.verification_overrides`): the TriG says the same."""
         context = self.context
+        overrides = overrides or {}
         missing = self._missing(records)
         if missing and not self._loaded:
             self._loaded = True
@@ -58,7 +67,21 @@ class TrigBlocks:
             context.ledger.put_derived(KIND, fresh)
         for agent in [a for a in self._memory if a not in records]:
             del self._memory[agent]
-        return [(str(agent_iri(a)), self._memory[a][1]) for a in records]
+        for agent in [a for a in self._recounted if a not in overrides]:
+            del self._recounted[agent]
+        return [(str(agent_iri(a)), self._recounted_block(a, records[a], overrides[a]) if a in overrides
+                 else self._memory[a][1]) for a in records]
+
+    def _recounted_block(self, agent: str, record: Record, overrides: Overrides) -> bytes:
+        shown = repr(sorted(overrides.items(), key=lambda kv: kv[0])).encode()
+        kept = self._recounted.get(agent)
+        if kept is not None and kept[0] == record.get("seq") and kept[1] == shown:
+            return kept[2]
+        contribution = current_contribution(record["contribution"], overrides)
+        body = trig_block(contribution_to_graph(self.context.session_id, contribution,
+                                                kind_of=self.context.graph.state.kind_of)).encode()
+        self._recounted[agent] = (record.get("seq"), shown, body)
+        return body
 
     def _missing(self, records: Mapping[str, Record]) -> list[str]:
         memory = self._memory

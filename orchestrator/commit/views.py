@@ -30,6 +30,7 @@ from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.commit.vouched import vouch
 from orchestrator.contradictions import ConflictCache
 from orchestrator.contradictions.summary import emit_contradiction_events
+from orchestrator.graph.current_evidence import verification_overrides
 from orchestrator.graph.unified import Recheck, build_views
 from orchestrator.graph.unified_cache import UnifiedCache, segments
 from orchestrator.model.clock import iso_timestamp
@@ -90,7 +91,7 @@ class Views:
         body = self.json_fragments.pieces(graph, records, segments(unified) if unified is not None else None) \
             or _whole_body(graph, records)
         with self.lock:  # the blocks read the graph state; joining them needs no lock
-            blocks = self.trig_blocks.keyed_blocks(records)
+            blocks = self.trig_blocks.keyed_blocks(records, verification_overrides(records, graph["claims"]))
         derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
         if derived.triples:
             blocks.append((str(derived.graph_iri), trig_block(derived).encode()))

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["ecma", "extended"]
+__all__ = ["ecma", "end_of_string", "extended"]
 
 #: Escapes whose ECMA meaning is ASCII-only, as classes (outside a class) and ranges (inside one).
 _OUTSIDE = {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]"}
@@ -27,6 +27,19 @@ _INSIDE = {"d": "0-9", "w": "A-Za-z0-9_"}
 @lru_cache(maxsize=256)
 def ecma(pattern: str) -> re.Pattern[str]:
     """``pattern`` (ECMA-262, no flags) compiled for :mod:`re` with the same meaning where they differ."""
+    return re.compile(_rewritten(pattern, ascii_classes=True))
+
+
+def end_of_string(pattern: str) -> str:
+    """``pattern`` (an XPath regex, as SHACL's ``sh:pattern``, without the ``m`` flag) for :mod:`re`: its
+    ``$`` means the end of the string (``\\Z``), never before a final newline. ``\\d`` and ``\\w`` are
+    Unicode in XPath as in :mod:`re`, and stay."""
+    return _rewritten(pattern, ascii_classes=False)
+
+
+def _rewritten(pattern: str, *, ascii_classes: bool) -> str:
+    """``pattern`` with each ``$`` outside a class as ``\\Z`` and (``ascii_classes``) ECMA's ASCII ``\\d``,
+    ``\\w`` and their negations."""
     out: list[str] = []
     in_class = False
     i = 0
@@ -34,7 +47,9 @@ def ecma(pattern: str) -> re.Pattern[str]:
         char = pattern[i]
         if char == "\\" and i + 1 < len(pattern):
             escaped = pattern[i + 1]
-            if in_class and escaped in _INSIDE:
+            if not ascii_classes:
+                out.append(pattern[i:i + 2])
+            elif in_class and escaped in _INSIDE:
                 out.append(_INSIDE[escaped])
             elif not in_class and escaped in _OUTSIDE:
                 out.append(_OUTSIDE[escaped])
@@ -57,7 +72,7 @@ def ecma(pattern: str) -> re.Pattern[str]:
         else:
             out.append(char)
         i += 1
-    return re.compile("".join(out))
+    return "".join(out)
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:

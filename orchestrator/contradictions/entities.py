@@ -9,8 +9,10 @@ statement (:func:`orchestrator.contradictions.statements.entity_token`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from orchestrator.contradictions.statements import entity_token, fold
@@ -24,6 +26,36 @@ class Groups:
 
     token: Mapping[str, str]
     names: Mapping[str, Names]
+    #: the names of every group known by more than one name ("NYC", "New York City"), with its token
+    aliased: Names = field(default=())
+
+    @cached_property
+    def _finder(self) -> re.Pattern[str] | None:
+        names = sorted({n for n, _ in self.aliased}, key=lambda n: (-len(n), n))
+        if not names:
+            return None
+        return re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w-])")
+
+    def mentioned(self, statement: str) -> Names:
+        """The (name, token) pairs of the aliased groups a statement names, whether or not the claim links
+        the entity: "NYC has 8 million residents" and "New York City has 9 million" are about one city."""
+        finder = self._finder
+        if finder is None:
+            return ()
+        found = {m.group(0) for m in finder.finditer(fold(statement))}
+        if not found:
+            return ()
+        tokens = {t for n, t in self.aliased if n in found}
+        return tuple(sorted(pair for pair in self.aliased if pair[1] in tokens))
+
+    def of_claim(self, claim: Mapping[str, Any]) -> tuple[frozenset[str], Names]:
+        """The group tokens of a claim's linked entities, and the names that stand for an entity in its statement
+        (its linked entities' and those of any aliased group it names)."""
+        tokens, names = self.of(claim.get("entity_ids") or ()) if "entity_ids" in claim else (frozenset(), ())
+        extra = self.mentioned(str(claim.get("statement", ""))) if self.aliased else ()
+        if extra and not set(extra) <= set(names):
+            names = tuple(sorted(set(names) | set(extra)))
+        return tokens, names
 
     def of(self, entity_ids: Iterable[Any]) -> tuple[frozenset[str], Names]:
         """The group tokens of a claim's entities, and all their names (sorted, for a cache key)."""
@@ -63,15 +95,18 @@ def groups(entities: Sequence[Mapping[str, Any]]) -> Groups:
         members.setdefault(find(index), []).append(index)
     token: dict[str, str] = {}
     all_names: dict[str, Names] = {}
+    aliased: list[tuple[str, str]] = []
     for indexes in members.values():
         group_names = sorted({n for i in indexes for n in names[i]})
         if not group_names:
             continue
         mark = entity_token(group_names[0])
         all_names[mark] = tuple((n, mark) for n in group_names)
+        if len(group_names) > 1:
+            aliased += all_names[mark]
         for i in indexes:
             entity = entities[i]
             for entity_id in (entity.get("id"), *(entity.get("merged_ids") or ())):
                 if isinstance(entity_id, str):
                     token[entity_id] = mark
-    return Groups(token, all_names)
+    return Groups(token, all_names, tuple(sorted(aliased)))

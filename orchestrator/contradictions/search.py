@@ -165,7 +165,7 @@ class ConflictCache:
             entry = entries.get(cid)
             if entry is not None and entry.claim is claim and same_groups:
                 continue  # the very claim object of the last build, and no entity changed its names
-            tokens, names = groups.of(claim.get("entity_ids") or ()) if "entity_ids" in claim else (frozenset(), ())
+            tokens, names = groups.of_claim(claim)
             if entry is not None and entry.names == names and entry.groups == tokens and _same(entry.claim, claim):
                 entry.claim = claim
                 continue

@@ -79,11 +79,61 @@ def _word_info(word: str) -> tuple[int, str, bool]:
     return found
 
 
+_UNITS_WORDS = {w: n for n, w in enumerate([
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
+_TENS_WORDS = {w: 10 * n for n, w in enumerate([
+    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]) if w}
+_SCALE_WORDS = {"hundred": 100, "thousand": 1000}
+#: The words that start a rewrite (a lone "one" or "zero" does not), "forty-two" included (one token).
+_NUMBER_WORDS = frozenset([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS,
+                           *(f"{t}-{u}" for t in _TENS_WORDS for u in list(_UNITS_WORDS)[1:10])]) - {"one", "zero"}
+_NUMBER_WORD = "|".join([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS])
+_SPELLED = re.compile(rf"(?<![\w-])(?:{_NUMBER_WORD})(?:(?:\s+and\s+|\s+|-)(?:{_NUMBER_WORD}))*(?![\w-])")
+
+
+def _number(words: list[str]) -> int | None:
+    """The value of number words ("one hundred twenty"), or None when they do not read as one number."""
+    total = current = 0
+    for word in words:
+        if word in _UNITS_WORDS or word in _TENS_WORDS:
+            value = _UNITS_WORDS.get(word, _TENS_WORDS.get(word, 0))
+            if current % 10 or (current % 100 and value >= 10) or (word in _TENS_WORDS and current % 100):
+                return None  # "twenty thirty", "five six": a list, not a number
+            current += value
+        elif word == "hundred":
+            if current == 0 or current >= 100:
+                return None
+            current *= 100
+        else:  # thousand
+            if current == 0:
+                return None
+            total, current = total + current * 1000, 0
+    return total + current
+
+
+def _with_numbers(text: str) -> str:
+    """``text`` with numbers written in words as digits ("enrolled one hundred twenty patients" -> 120); a lone
+    "one" (a pronoun as often as a number) stays a word."""
+    def digits(match: re.Match[str]) -> str:
+        words = [w for w in re.split(r"[\s-]+", match.group(0)) if w and w != "and"]
+        if words == ["one"] or words == ["zero"]:
+            return match.group(0)
+        value = _number(words)
+        return match.group(0) if value is None else str(value)
+
+    return _SPELLED.sub(digits, text)
+
+
 @lru_cache(maxsize=65536)
 def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statement:
     """The topic, senses, quantities and years of ``statement``; ``names``: (entity name, its token) pairs."""
     text = _with_names(fold(statement), names) if names else fold(statement)
     parser = Reader(text)
+    if not _NUMBER_WORDS.isdisjoint(parser.texts):  # a set test per statement: the rewrite only when needed
+        numbered = _with_numbers(text)
+        if numbered != text:
+            text, parser = numbered, Reader(numbered)
     if "num" in parser.kinds:
         parser.parse()
     used, kinds = parser.used, parser.kinds
@@ -120,12 +170,29 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
     topic = frozenset([w for _, w in sequence] + [q.unit for q in quantities if q.unit.startswith("#")])
     if len(quantities) > 1:
         quantities = _anchors(parser, sorted(sequence))
+    if quantities and not _PROPORTIONS.isdisjoint(topic):
+        quantities = [_as_percent(q) for q in quantities]
     return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years))
+
+
+#: Measures written as a fraction or a percentage alike ("a sensitivity of 0.7" is "of 70 %"), as topic words.
+_PROPORTIONS = frozenset(found[0] for word in (
+    "sensitivity", "specificity", "accuracy", "precision", "recall", "proportion", "fraction", "share", "probability",
+    "prevalence", "efficacy", "likelihood", "rate") if (found := term(word)) and found[0])
+
+
+def _as_percent(quantity: Quantity) -> Quantity:
+    """A bare decimal fraction of a proportion ("0.7") as the percentage it is; any other value as it is."""
+    if quantity.unit or "." not in quantity.text or not 0 < quantity.value < 1:
+        return quantity
+    return Quantity(quantity.low * 100, quantity.high * 100, round(quantity.value * 100, 10), "%", quantity.text,
+                    quantity.bound, quantity.anchor)
 
 
 def _anchors(parser: Reader, sequence: list[tuple[int, str]]) -> list[Quantity]:
     """Each quantity with the topic word that tells it apart: after it when linked ("20% in rural schools"),
-    else the nearest before it, back to the previous value; a word the statement uses twice tells nothing."""
+    else a group label before it ("arm A of the study lost 4 kg"), else the nearest word before it, back to
+    the previous value; a word the statement uses twice tells nothing."""
     once = {w for w, n in Counter(w for _, w in sequence).items() if n == 1}
     positions = [p for p, _ in parser.quantities]
     found = []
@@ -136,8 +203,9 @@ def _anchors(parser: Reader, sequence: list[tuple[int, str]]) -> list[Quantity]:
         after = next((k for k in range(at + 1, following) if not parser.used[k] or parser.texts[k] in LINKING), None)
         if after is not None and parser.texts[after] in LINKING:
             anchor = next((w for p, w in sequence if after < p < following and w in once), "")
-        if not anchor:
-            anchor = next((w for p, w in reversed(sequence) if previous < p < at and w in once), "")
+        if not anchor:  # a group named before the value ("arm B lost 2 kg") tells it apart before any other word
+            before = [w for p, w in reversed(sequence) if previous < p < at and w in once]
+            anchor = next((w for w in before if "#" in w), before[0] if before else "")
         found.append(Quantity(quantity.low, quantity.high, quantity.value, quantity.unit, quantity.text,
                               quantity.bound, anchor))
     return found

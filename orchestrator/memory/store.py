@@ -283,7 +283,7 @@ def _item_allowed(item: RepairItem) -> bool:
         return False
     signature = Signature(kind, file, rule, parts)  # type: ignore[arg-type]
     return (signature.id == item.signature_id and item.label == signature.describe()
-            and _allowed(signature, item.repair) and _ITEM_ID.match(item.id) is not None)
+            and _allowed(signature, item.repair) and _ITEM_ID.fullmatch(item.id) is not None)
 
 
 _ITEM_ID = re.compile(r"^[0-9a-f]{12}$")

@@ -140,19 +140,19 @@ def repair_allowed(file: str, repair: str) -> bool:
 def signature_allowed(kind: str, file: str, rule: str, parts: Iterable[tuple[str, str]],
                       shape_paths: frozenset[str] | None = None) -> bool:
     """Whether a signature holds only what the memory may keep (names of our rules, schemas and shapes)."""
-    if file not in ARTIFACT_FILES or not _RULE.match(rule):
+    if file not in ARTIFACT_FILES or not _RULE.fullmatch(rule):
         return False
     fields = dict(parts)
     if kind == "shacl":
-        return (set(fields) <= {"shape", "path", "components", "constraint"} and bool(_SHAPE.match(fields["shape"]))
-                and bool(_COMPONENTS.match(fields.get("components", "")))
-                and (fields.get("path", "") == "" or (bool(_IRI.match(fields["path"]))
+        return (set(fields) <= {"shape", "path", "components", "constraint"} and bool(_SHAPE.fullmatch(fields["shape"]))
+                and bool(_COMPONENTS.fullmatch(fields.get("components", "")))
+                and (fields.get("path", "") == "" or (bool(_IRI.fullmatch(fields["path"]))
                                                       and (shape_paths is None or fields["path"] in shape_paths)))
-                and bool(_CONSTRAINT.match(fields.get("constraint", ""))))
+                and bool(_CONSTRAINT.fullmatch(fields.get("constraint", ""))))
     if kind == "schema":
         field = fields.get("field")
         return (set(fields) <= {"keyword", "schema_path", "at", "field"} and rule == f"schema.{fields['keyword']}"
-                and bool(_SCHEMA_PATH.match(fields.get("schema_path", ""))) and path_allowed(file, fields["at"])
+                and bool(_SCHEMA_PATH.fullmatch(fields.get("schema_path", ""))) and path_allowed(file, fields["at"])
                 and (field is None or path_allowed(file, _join(fields["at"], field))))
     if kind == "rule":
         return set(fields) == {"at"} and path_allowed(file, fields["at"])

@@ -51,17 +51,41 @@ def check_agent_name(name: str) -> str:
 NAME_MAX = 255
 
 
+#: Bytes of an over-long name kept before its hash in :func:`fitting_name`.
+KEPT_BYTES = 120
+
+
+def name_bytes(name: str) -> int:
+    """Length of ``name`` as a file system counts it: UTF-8 bytes (an undecodable byte read from a folder
+    listing, kept by Python as a surrogate escape, is one byte)."""
+    return len(name.encode("utf-8", "surrogateescape"))
+
+
+def clip_name(name: str, limit: int) -> str:
+    """The longest start of ``name`` whose UTF-8 form has at most ``limit`` bytes, never cutting a character
+    (file-name limits count bytes: 120 characters of 'é' are 240 bytes)."""
+    if name_bytes(name) <= limit:
+        return name
+    kept = 0
+    for end, char in enumerate(name):
+        kept += name_bytes(char)
+        if kept > limit:
+            return name[:end]
+    return name
+
+
 def fitting_name(name: str) -> str:
     """``name``, or a shortened unique form when a file named after it could not exist (an over-long lock name).
 
     Every file named after an agent (``<agent>.kg.lock.error``, ``<agent>.retry-instructions.json``, the
-    repair memory's ``<agent>.pending.json``) takes its name from this. Valid agent names (at most 64
-    characters) are never changed.
+    repair memory's ``<agent>.pending.json``) takes its name from this: with the longest of those suffixes,
+    it fits in :data:`NAME_MAX` bytes whatever the characters. Valid agent names (at most 64 characters)
+    are never changed.
     """
-    if len(name.encode("utf-8", "surrogateescape")) + len(RETRY_SUFFIX) <= NAME_MAX:
+    if name_bytes(name) + len(RETRY_SUFFIX) <= NAME_MAX:
         return name
     digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return f"{name[:120]}...{digest}"
+    return f"{clip_name(name, KEPT_BYTES)}...{digest}"
 
 
 @dataclass(frozen=True)

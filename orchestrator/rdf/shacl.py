@@ -28,6 +28,7 @@ from rdflib import BNode, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
+from orchestrator.contract.patterns import end_of_string
 from orchestrator.model.layout import resource_dir
 from orchestrator.model.problems import Severity
 
@@ -155,10 +156,24 @@ def parse_turtle(path: Path) -> Graph:
     return graph
 
 
+def _python_patterns(graph: Graph) -> Graph:
+    """The shapes with each ``sh:pattern`` meaning for pyshacl (which runs it with :mod:`re`) what it means in
+    SHACL: ``$`` is the end of the value, so ``"10.1234/abc\\n"`` fails ``^10\\.[0-9]{4,9}/\\S+$``
+    (:func:`orchestrator.contract.patterns.end_of_string`). shapes.ttl keeps the standard patterns."""
+    for shape, pattern in list(graph.subject_objects(SH.pattern)):
+        flags = graph.value(shape, SH.flags)
+        if isinstance(pattern, Literal) and "m" not in str(flags or ""):
+            rewritten = end_of_string(str(pattern))
+            if rewritten != str(pattern):
+                graph.remove((shape, SH.pattern, pattern))
+                graph.add((shape, SH.pattern, Literal(rewritten)))
+    return graph
+
+
 @cache
 def shapes() -> Shapes:
     """Parse ontology/shapes.ttl once per process and index it for validation."""
-    graph = parse_turtle(resource_dir("ontology") / "shapes.ttl")
+    graph = _python_patterns(parse_turtle(resource_dir("ontology") / "shapes.ttl"))
     by_class: dict[URIRef, list[URIRef]] = {}
     for shape, cls in graph.subject_objects(SH.targetClass):
         if isinstance(shape, URIRef) and isinstance(cls, URIRef):

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.model.layout import SessionPaths
+from orchestrator.model.layout import SessionPaths, fitting_name
 
 #: Exit status of an agent that failed for good (not retried).
 EXIT_AGENT_FAILED = 4
@@ -36,7 +36,7 @@ class AgentFailure:
 
 
 def failure_path(paths: SessionPaths, agent: str, attempt: int) -> Path:
-    return paths.state / "failures" / f"{agent}-{attempt}.json"
+    return paths.state / "failures" / f"{fitting_name(agent)}-{attempt}.json"
 
 
 def write_failure(paths: SessionPaths, failure: AgentFailure) -> None:

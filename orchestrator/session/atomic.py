@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from orchestrator.model.errors import SessionGone
+from orchestrator.model.layout import clip_name
 
 
 def fsync_dir(directory: Path) -> None:
@@ -36,8 +37,8 @@ def _umask() -> int:
 #: a shared file's mode follows, as any file the user's own tools create would.
 _UMASK = _umask()
 
-#: Characters of the file's name kept in its temporary file's name (a file system takes 255 bytes at most).
-_TMP_NAME_CHARS = 64
+#: Bytes of the file's name kept in its temporary file's name (a file system takes 255 bytes at most).
+_TMP_NAME_BYTES = 64
 
 
 def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bool = True,
@@ -60,7 +61,7 @@ def atomic_write_bytes(path: Path, data: bytes | Iterable[bytes], *, durable: bo
     deleted (:class:`~orchestrator.model.errors.SessionGone`). Without it, every missing folder is made.
     """
     _make_parent(path.parent, root)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:_TMP_NAME_CHARS]}.", suffix=".tmp", dir=path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{clip_name(path.name, _TMP_NAME_BYTES)}.", suffix=".tmp", dir=path.parent)
     try:
         try:
             _write_all(fd, [data] if isinstance(data, bytes) else data)

@@ -147,6 +147,6 @@ def resolve_session(spec: str, sessions_dir: Path) -> SessionPaths:
         if (candidate / "session.json").exists() or (candidate / STATE_DIR_NAME / "store.sqlite3").exists():
             return SessionPaths(candidate.resolve())
     hint = "list them with `cconductor sessions`"
-    if SESSION_ID_RE.match(spec):
+    if SESSION_ID_RE.fullmatch(spec):
         hint = f"no such id in {sessions_dir.resolve()}; {other_sessions_hint(sessions_dir)}; {hint}"
     raise SessionNotFound(f"session {spec!r} not found: give a session folder path, an id or 'latest' ({hint})")

@@ -49,7 +49,7 @@ def build(raw: dict[str, Any]) -> Pair:
         source = "agent-a:S1" if raw.get("same_source") else f"{agent}:S1"
         claim: dict[str, Any] = {"id": f"{agent}:C1", "statement": data["statement"], "provenance": {"agent": agent},
                                  "evidence": [{"source_id": source, "snippet": data["statement"]}]}
-        if ids:
+        if ids and data.get("linked", True):  # "linked": false: the agent declared entities, the claim names none
             claim["entity_ids"] = ids
         claims.append(claim)
     unified, canonical = dedupe_entities(entities)
