@@ -25,12 +25,12 @@ from orchestrator.viewer.lookup import GraphIndex
 
 TEXT_LIMIT = 256 << 20
 PAGE_BREAK = "\f"
-_SHA = re.compile(r"^[0-9a-f]{64}$")
+_SHA = re.compile(r"[0-9a-f]{64}")
 
 
 def stored_text(paths: SessionPaths, sha: object) -> str | None:
     """A stored source text by its sha256 name, or None (no text, not a name, unreadable)."""
-    if not isinstance(sha, str) or not _SHA.match(sha):
+    if not isinstance(sha, str) or not _SHA.fullmatch(sha):
         return None
     try:
         return read_bytes(paths, paths.source_text(sha), TEXT_LIMIT).decode("utf-8", "replace")

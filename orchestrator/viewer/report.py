@@ -32,7 +32,7 @@ from orchestrator.report.document import build_document
 from orchestrator.viewer import state
 from orchestrator.viewer.files import remember, signature
 
-_SAFE_URL = re.compile(r"^https?://\S+$")
+_SAFE_URL = re.compile(r"https?://\S+")
 _cache: dict[SessionPaths, tuple[Any, dict[str, Any]]] = {}
 _lock = threading.Lock()
 
@@ -49,7 +49,7 @@ def inline(line: Line) -> list[dict[str, Any]]:
         elif isinstance(part, Quote):
             out.append({"t": "quote", "v": part.text})
         elif isinstance(part, Link):
-            out.append({"t": "link", "v": part.text, "url": part.url if _SAFE_URL.match(part.url) else None})
+            out.append({"t": "link", "v": part.text, "url": part.url if _SAFE_URL.fullmatch(part.url) else None})
         elif isinstance(part, Cite):
             out.append({"t": "cite", "v": part.citation.label(), "claims": list(part.citation.claim_ids),
                         "refs": [{"number": r.number, "source_id": r.source_id, "pages": list(r.pages),
