@@ -3,13 +3,18 @@
 A question has a *topic*, the entities of the graph it names ("Lisbon" in "What is Lisbon the
 capital of?"), and a *focus*, its other content words ("capital"). A passage answers it when it
 names a topic entity (by any of its names) and says the focus: a passage about Lisbon's population
-quotes the source exactly but does not answer what Lisbon is the capital of. Words are compared as
+quotes the source exactly but does not answer what Lisbon is the capital of. Some focus words are
+*required*: a name the graph has no entity for ("France" in "What is the capital of France?") and a
+qualifier that tells one answer from its opposite ("west" in "What does Portugal border to the west?",
+"inlet", "before", "maximum"). A passage without one of them answers another question, however many
+other words it shares ("Portugal borders Spain to the east"). Words are compared as
 the contradiction search compares them (:func:`orchestrator.contradictions.words.term`: Snowball
 stems, stop and generic words left out, "residents" for "inhabitants").
 
 | the passage | relevance |
 |---|---|
 | names no entity the question names | 0.0 |
+| lacks a required word | 0.0 |
 | says every focus word | 1.0 |
 | says half of them or more | 0.8 |
 | says some | 0.4 (flagged) |
@@ -19,6 +24,7 @@ stems, stop and generic words left out, "residents" for "inhabitants").
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+import re
 from dataclasses import dataclass
 
 from orchestrator.answers.data import Part
@@ -29,6 +35,17 @@ from orchestrator.model.terms import QUESTION_WORDS, words
 from orchestrator.model.textnorm import normalize
 
 FULL, MOST, SOME = 1.0, 0.8, 0.4
+#: Qualifiers a passage must say when the question does: each group is one side of an opposition
+#: (words of a group mean the same side), so "east" never answers "west" and "outlet" never "inlet".
+QUALIFIERS = tuple(frozenset(group.split()) for group in (
+    "north northern northward northwards", "south southern southward southwards",
+    "east eastern eastward eastwards", "west western westward westwards",
+    "northeast northeastern", "northwest northwestern", "southeast southeastern", "southwest southwestern",
+    "inlet intake", "outlet exhaust", "before prior", "after following subsequently",
+    "minimum min lowest", "maximum max highest", "first earliest", "last latest", "inner interior",
+    "outer exterior",
+))
+_NAME = re.compile(r"[A-Z][\w'’-]*|\w*[A-Z]\w*[A-Z0-9]\w*")
 
 
 def terms(text: str) -> frozenset[str]:
@@ -50,6 +67,8 @@ class Focus:
     question: str
     topics: tuple[tuple[str, ...], ...]
     terms: frozenset[str]
+    #: words the passage must say, each as the group of words that say it (see the module docstring)
+    required: tuple[tuple[str, ...], ...] = ()
 
     def part(self, passage: str | None) -> Part:
         """The relevance of ``passage`` to the question (see the module docstring)."""
@@ -60,6 +79,10 @@ class Focus:
         if self.topics and len(unnamed) == len(self.topics):
             return Part("relevance", 0.0, f"the passage is not about {' or '.join(repr(n) for n in unnamed)}, "
                                           "which the question asks about")
+        lacking = [group[0] for group in self.required if not stemmed.names(group)]
+        if lacking:
+            return Part("relevance", 0.0, f"the passage does not say {', '.join(repr(w) for w in lacking)}, which "
+                                          "the question asks about: it answers another question")
         if not self.terms:
             return Part("relevance", FULL, "the passage is about what the question names")
         said = self.terms & terms(passage)
@@ -86,7 +109,32 @@ def focus_of(question: str, index: NodeIndex) -> Focus:
             topics.append(tuple(names))
             for name in named:
                 topic_terms |= terms(name)
-    return Focus(question, _unique(topics), terms(question) - topic_terms)
+    return Focus(question, _unique(topics), terms(question) - topic_terms, _required(question, asked, topics))
+
+
+def _required(question: str, asked: Stemmed, topics: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
+    """The question's qualifiers and the names in it that are no entity of the graph (see the module docstring).
+
+    A name is a capitalised word after the first (or a word with inner capitals: "BM25", "pH"), unless
+    most of the question is capitalised (a title) or it asks rather than names ("What", "Which").
+    """
+    found: list[tuple[str, ...]] = []
+    for group in QUALIFIERS:
+        said = [w for w in sorted(group) if asked.names([w])]
+        if said:
+            found.append((said[0], *sorted(group - {said[0]})))
+    tokens = question.split()
+    capitalised = [t for t in tokens[1:] if t[:1].isupper()]
+    if len(capitalised) * 2 > max(len(tokens) - 1, 1):
+        return tuple(found)
+    known = Stemmed(" ".join(name for names in topics for name in names))
+    for token in tokens[1:]:
+        word = token.strip(".,;:!?()[]{}\"'“”‘’")
+        if not _NAME.fullmatch(word) or word.lower() in QUESTION_WORDS or word == "I" or not terms(word):
+            continue
+        if not known.names([word]):
+            found.append((word,))
+    return tuple(dict.fromkeys(found))
 
 
 def _unique(topics: Iterable[Sequence[str]]) -> tuple[tuple[str, ...], ...]:

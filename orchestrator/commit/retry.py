@@ -21,12 +21,18 @@ _CLASSES = (
     ("schema.", "schema"),
     ("merge.", "merge_conflict"),
     ("reference.", "reference"),
+    ("citation.", "reference"),
     ("source_text.", "evidence"),
+    ("stored_object.", "evidence"),
+    ("evidence.", "evidence"),
+    ("caption.", "evidence"),
+    ("relationship.", "evidence"),
     ("shacl.", "shacl"),
 )
 
 
 def error_class(problems: Sequence[Problem]) -> str:
+    """The class of the first blocking problem; "internal" only for a failure of the orchestrator itself."""
     rules = [p.rule for p in problems if p.is_error]
     for prefix, name in _CLASSES:
         if any(rule.startswith(prefix) for rule in rules):

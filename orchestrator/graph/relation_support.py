@@ -1,13 +1,14 @@
 """Whether a relationship's supporting claims state it: both ends named and the relation carried (pure).
 
 A relationship ``Lisbon --capital of--> Portugal`` rests on the claims it lists in ``claim_ids``. A
-claim states it when its text (its statement or one of its verified passages) names both ends, by
-an entity's name or one of its aliases, and carries the relation: a word of the predicate ("capital"),
-or one that means the same here ("lies in" for "located in"), not negated just before it (negated, for a
-predicate that denies: "does-not-require"). A generic
-predicate ("related-to", "co-occurs-with") is carried by naming both ends. The merge rejects a
-relationship none of whose supporting claims states it (:func:`unsupported_relationships`); ``ask``
-scores a relationship citation by whether the cited passage states it (:func:`support`).
+claim states it when one of its verified passages (the source's words, never the agent's statement)
+names both ends, by an entity's name or one of its aliases, carries the relation: a word of the
+predicate ("capital"), or one that means the same here ("lies in" for "located in"), not negated just
+before it (negated, for a predicate that denies: "does-not-require"), and does not say it the other
+way round (:func:`direction`). A generic predicate ("related-to", "co-occurs-with") is carried by
+naming both ends. The merge rejects a relationship between entities that lists no claim or none of
+whose supporting claims states it (:func:`unsupported_relationships`); ``ask`` scores a relationship
+citation by whether the cited passage states it (:func:`support`).
 """
 
 from __future__ import annotations
@@ -108,6 +109,84 @@ def _negated(plain: list[str], position: int) -> bool:
                                                       and before[1] in _BETWEEN))
 
 
+#: Words that may stand between an end and the relation word in a plain statement ("Lisbon is the capital").
+_LINK = frozenset(_split("is are was were be been being the a an also still now currently officially has have had "
+                         "its their his her which that who"))
+#: Words that may stand between the relation word and the other end ("capital of", "borders on").
+_PREP = frozenset(_split("of to in on at with from into for over the a an its their"))
+_BE = frozenset(_split("is are was were be been being"))
+
+
+def direction(text: str, predicate: str, subject_names: Sequence[str], object_names: Sequence[str]) -> str:
+    """Which way ``text`` says the relation between the two ends: "forward", "reversed" or "unknown".
+
+    Only clear forms count, each read as "A relates to B": a plain clause ("A is the capital of B",
+    "A borders B"), a passive one ("B is bordered by A"), a possessive ("B's capital, A") and "the
+    capital of B is A". A text that says it forward in any of them is forward; one that says it only
+    reversed is reversed; any other wording ("A, which has B as its capital") is unknown, and is not
+    held against a relationship.
+    """
+    wanted = relation_terms(predicate)
+    if not wanted:
+        return "unknown"
+    plain = words(normalize(text))
+    stems = [_STEMMER.stemWord(w.removesuffix("'s")) for w in plain]
+    meant = frozenset().union(*(_meanings(t) for t in wanted))
+    denied = negative(predicate)
+    relations = [i for i, stem in enumerate(stems) if stem in meant and _negated(plain, i) == denied]
+    spans = {"S": _spans(stems, subject_names), "O": _spans(stems, object_names)}
+    said: set[tuple[str, str]] = set()
+    for r in relations:
+        for first, second in (("S", "O"), ("O", "S")):
+            for a in spans[first]:
+                for b in spans[second]:
+                    fact = _clause(plain, stems, meant, a, r, b)
+                    if fact == "active":
+                        said.add((first, second))
+                    elif fact == "inverse":
+                        said.add((second, first))
+    if ("S", "O") in said:
+        return "forward"
+    return "reversed" if ("O", "S") in said else "unknown"
+
+
+def _spans(stems: list[str], candidates: Sequence[str]) -> list[tuple[int, int]]:
+    """(first, last) token positions of each occurrence of one of ``candidates``."""
+    found = []
+    for name in candidates:
+        wanted = _name_stems(name)
+        n = len(wanted)
+        if n:
+            found += [(i, i + n - 1) for i in range(len(stems) - n + 1) if tuple(stems[i:i + n]) == wanted]
+    return found
+
+
+def _clause(plain: list[str], stems: list[str], meant: frozenset[str], a: tuple[int, int], r: int,
+            b: tuple[int, int]) -> str | None:
+    """How the tokens read with end ``a``, the relation word at ``r`` and end ``b``: "active" (a relates to b),
+    "inverse" (b relates to a) or None (no clear form)."""
+    def only(start: int, end: int, allowed: frozenset[str]) -> bool:
+        return all(plain[i] in allowed or stems[i] in meant for i in range(start, end))
+
+    possessive = plain[a[1]].endswith("'s") or plain[a[1]].endswith("s'")
+    if a[1] < r < b[0]:
+        if possessive:  # "Portugal's capital, Lisbon" / "Portugal's capital is Lisbon"
+            return "inverse" if r == a[1] + 1 and only(r + 1, b[0], _BE | {"the"}) else None
+        if not only(a[1] + 1, r, _LINK):
+            return None
+        after = plain[r + 1] if r + 1 < b[0] else ""
+        if after == "by":  # "Spain is bordered by Portugal"
+            passive = any(plain[i] in _BE for i in range(a[1] + 1, r))
+            return "inverse" if passive and only(r + 2, b[0], _PREP) else None
+        return "active" if only(r + 1, b[0], _PREP) else None
+    if r < a[0] < b[0] and a[1] < b[0]:  # "the capital of Portugal is Lisbon"
+        before_ok = plain[r + 1:a[0]] in (["of"], ["of", "the"])
+        if before_ok and only(a[1] + 1, b[0], _BE | {"the", "a", "an"}) and any(
+                plain[i] in _BE for i in range(a[1] + 1, b[0])):
+            return "inverse"
+    return None
+
+
 class Stemmed:
     """A text's words as stems, kept to look many names up in it."""
 
@@ -137,10 +216,13 @@ class Support:
     subject: bool
     object: bool
     relation: bool
+    #: False when the text says the relation the other way round ("Lisbon is the capital of Portugal"
+    #: for ``Portugal --capital of--> Lisbon``)
+    forward: bool = True
 
     @property
     def states(self) -> bool:
-        return self.subject and self.object and self.relation
+        return self.subject and self.object and self.relation and self.forward
 
     @property
     def ends(self) -> bool:
@@ -148,13 +230,19 @@ class Support:
 
     def missing(self) -> list[str]:
         return [what for what, held in (("its subject", self.subject), ("its object", self.object),
-                                        ("the relation", self.relation)) if not held]
+                                        ("the relation", self.relation),
+                                        ("the direction (it says the relation the other way round)", self.forward))
+                if not held]
 
 
 def support(text: str, predicate: str, subject_names: Sequence[str], object_names: Sequence[str]) -> Support:
     """How far ``text`` states ``subject --predicate--> object`` (an end without names counts as named)."""
-    return Support(not subject_names or names(text, subject_names), not object_names or names(text, object_names),
-                   carries(text, predicate))
+    found = Support(not subject_names or names(text, subject_names), not object_names or names(text, object_names),
+                    carries(text, predicate))
+    if found.states and subject_names and object_names and direction(text, predicate, subject_names,
+                                                                     object_names) == "reversed":
+        return Support(True, True, True, forward=False)
+    return found
 
 
 def entity_names(entity: Mapping[str, Any] | None) -> list[str]:
@@ -166,8 +254,9 @@ def entity_names(entity: Mapping[str, Any] | None) -> list[str]:
 
 
 def claim_texts(claim: Mapping[str, Any]) -> list[str]:
-    """What a claim says: its statement and each verified passage of its evidence."""
-    found = [claim.get("statement")]
+    """What a claim's sources say: each verified passage of its evidence (the statement is the agent's
+    own wording, not evidence: "Lisbon is the capital of Spain" quoting "Portugal borders Spain" states nothing)."""
+    found = []
     for evidence in claim.get("evidence") or ():
         check = evidence.get("verification") if isinstance(evidence, Mapping) else None
         if isinstance(check, Mapping) and check.get("verified") is True:
@@ -177,49 +266,71 @@ def claim_texts(claim: Mapping[str, Any]) -> list[str]:
 
 def unsupported_relationships(contribution: Mapping[str, Any], claim_of: Callable[[str], Mapping[str, Any] | None],
                               entity_of: Callable[[str], Mapping[str, Any] | None]) -> list[Problem]:
-    """A problem for each relationship between entities none of whose supporting claims states it.
+    """A problem for each relationship between entities that lists no claim, or none of whose supporting
+    claims states it in a verified passage.
 
-    ``claim_of`` and ``entity_of`` find an item by global id (the contribution's own first).
+    ``claim_of`` and ``entity_of`` find an item by global id (the contribution's own first). A
+    relationship between claims needs no ``claim_ids``: its ends are claims with their own evidence.
     """
     items = contribution["items"]
     own_claims = {c["id"]: c for c in items["claims"]}
     own_entities = {e["id"]: e for e in items["entities"]}
     problems = []
     for rel in items["relationships"]:
-        claim_ids = [c for c in rel.get("claim_ids") or () if isinstance(c, str)]
-        ends = [own_entities.get(str(rel.get(end))) or entity_of(str(rel.get(end))) for end in ("subject", "object")]
-        if not claim_ids or any(end is None for end in ends):
-            continue  # no support claimed, or an end that is a claim: nothing to check here
-        predicate = str(rel.get("predicate", ""))
-        subject_names, object_names = entity_names(ends[0]), entity_names(ends[1])
-        best: tuple[int, str, Support] | None = None
-        for claim_id in claim_ids:
-            claim = own_claims.get(claim_id) or claim_of(claim_id)
-            text = " ".join(claim_texts(claim)) if claim else ""
-            found = support(text, predicate, subject_names, object_names)
-            if found.states:
-                break
-            score = found.subject + found.object + found.relation
-            if best is None or score > best[0]:
-                best = (score, claim_id, found)
-        else:
-            problems.append(_problem(rel, predicate, subject_names, object_names, best))
+        problem = relationship_problem(rel, lambda gid: own_claims.get(gid) or claim_of(gid),
+                                       lambda gid: own_entities.get(gid) or entity_of(gid))
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 
+def relationship_problem(rel: Mapping[str, Any], claim_of: Callable[[str], Mapping[str, Any] | None],
+                         entity_of: Callable[[str], Mapping[str, Any] | None]) -> Problem | None:
+    """Why ``rel`` is not stated by its supporting claims (see :func:`unsupported_relationships`), or None."""
+    ends = [entity_of(str(rel.get(end))) for end in ("subject", "object")]
+    if all(end is None for end in ends):
+        return None  # between claims: the ends are the evidence
+    claim_ids = [c for c in rel.get("claim_ids") or () if isinstance(c, str)]
+    predicate = str(rel.get("predicate", ""))
+    subject_names, object_names = entity_names(ends[0]), entity_names(ends[1])
+    if not claim_ids:
+        return _problem(rel, predicate, subject_names, object_names, None, cited=False)
+    best: tuple[int, str, Support] | None = None
+    for claim_id in claim_ids:
+        claim = claim_of(claim_id)
+        for text in (claim_texts(claim) if claim else []) or [""]:
+            found = support(text, predicate, subject_names, object_names)
+            if found.states:
+                return None
+            score = found.subject + found.object + found.relation
+            if best is None or score > best[0]:
+                best = (score, claim_id, found)
+    return _problem(rel, predicate, subject_names, object_names, best)
+
+
 def _problem(rel: Mapping[str, Any], predicate: str, subject_names: list[str], object_names: list[str],
-             best: tuple[int, str, Support] | None) -> Problem:
+             best: tuple[int, str, Support] | None, cited: bool = True) -> Problem:
     provenance = rel.get("provenance") or {}
     shown = f"{subject_names[0] if subject_names else rel.get('subject')} --{predicate}--> " \
             f"{object_names[0] if object_names else rel.get('object')}"
+    name = rel.get("local_id") or rel.get("id")
+    details = {"relationship": rel.get("id"), "claim_ids": list(rel.get("claim_ids") or ())}
+    if not cited:
+        return Problem(
+            provenance.get("file"), provenance.get("pointer", ""), "relationship.unsupported",
+            f"relationship {name} ({shown}) lists no supporting claim (claim_ids is missing or empty): a "
+            "relationship between entities must rest on a claim whose verified passage states it",
+            "add claim_ids listing the claim(s) that state this relation between these two entities (add such a "
+            "claim, quoting the source, if there is none); remove the relationship if no source states it",
+            details=details)
     closest = f"; the closest, {best[1]}, lacks {' and '.join(best[2].missing())}" if best else ""
     return Problem(
         provenance.get("file"), provenance.get("pointer", ""), "relationship.unsupported",
-        f"relationship {rel.get('local_id') or rel.get('id')} ({shown}) is not stated by any of its supporting "
-        f"claims{closest}: a supporting claim's statement or verified passage must name both ends (by name or "
-        "alias) and say the relation",
-        "list under claim_ids a claim whose statement and quoted evidence say this relation between these two "
-        "entities (add such a claim, quoting the source), or correct the relationship's predicate or ends; "
-        "remove the relationship if no source states it",
-        details={"relationship": rel.get("id"), "claim_ids": list(rel.get("claim_ids") or ())},
+        f"relationship {name} ({shown}) is not stated by any of its supporting claims{closest}: a supporting "
+        "claim's verified passage (the quoted source text, not its statement) must name both ends (by name or "
+        "alias) and say the relation in this direction",
+        "list under claim_ids a claim whose quoted evidence says this relation between these two entities, "
+        "subject first (add such a claim, quoting the source), or correct the relationship's predicate, ends or "
+        "direction; remove the relationship if no source states it",
+        details=details,
     )
