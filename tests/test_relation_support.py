@@ -96,3 +96,122 @@ def test_a_stated_relationship_merges_by_alias_and_across_agents(session: Sessio
     assert merge_pending(session) == {"linker": "rejected"}  # R2: the claim names Portugal, not Spain
     problems = _problems(session, "linker")
     assert [(p["rule"], p["pointer"]) for p in problems] == [("relationship.unsupported", "/relationships/1")]
+
+
+# -- issue 23: support is read from the verified passage, in its direction, and kept across retries ---------------
+
+IBERIA = ("Iberia notes.\fLisboa is the capital of Portugal and its largest city. Lisbon is not the capital of Spain. "
+          "Madrid is the capital of Spain. The sky is blue on clear days. Portugal borders Spain to the east. "
+          "Spain is bordered by France to the north. The capital of France is Paris.")
+PLACES = [{"id": "E1", "name": "Lisbon", "type": "city", "aliases": ["Lisboa"]},
+          {"id": "E2", "name": "Spain", "type": "country"}, {"id": "E3", "name": "Portugal", "type": "country"},
+          {"id": "E4", "name": "France", "type": "country"}, {"id": "E5", "name": "Paris", "type": "city"}]
+
+
+def _geo(session: SessionPaths, agent: str, claims: list[tuple[str, str, str]],
+         relationships: list[dict[str, Any]], entities: list[dict[str, Any]] | None = None) -> None:
+    """(id, statement, snippet) claims quoting IBERIA at page 2."""
+    sha = store_text(session, IBERIA)
+    files: dict[str, Any] = {
+        "sources.json": {"sources": [{"id": "S1", "type": "book", "title": "Iberia", "year": 2020,
+                                      "url": "https://example.org/iberia", "content_sha256": sha}]},
+        "claims.json": {"claims": [{"id": i, "statement": s, "priority": "medium", "confidence": 0.8,
+                                    "evidence": [{"source_id": "S1", "snippet": q, "locator": {"page": 2}}]}
+                                   for i, s, q in claims]},
+        "entities.json": {"entities": PLACES if entities is None else entities}}
+    if relationships:
+        files["relationships.json"] = {"relationships": relationships}
+    write_artifacts(session, agent, files)
+
+
+def _rel(subject: str, predicate: str, obj: str, claim_ids: list[str] | None = None) -> dict[str, Any]:
+    rel: dict[str, Any] = {"id": "R1", "subject": subject, "predicate": predicate, "object": obj}
+    if claim_ids is not None:
+        rel["claim_ids"] = claim_ids
+    return rel
+
+
+@pytest.mark.parametrize("claim, rel, merged", [
+    # the claim's statement says it, its verified passage does not: an agent's words are not evidence
+    (("C1", "Lisbon is the capital of Spain.", "Portugal borders Spain to the east"),
+     _rel("E1", "capital of", "E2", ["C1"]), False),
+    # the passage says it the other way round
+    (("C1", "Lisboa is the capital of Portugal.", "Lisboa is the capital of Portugal and its largest city"),
+     _rel("E3", "capital of", "E1", ["C1"]), False),
+    (("C1", "Portugal borders Spain to the east.", "Portugal borders Spain to the east"),
+     _rel("E2", "borders", "E3", ["C1"]), False),
+    # the same passages in the direction they say it
+    (("C1", "Lisboa is the capital of Portugal.", "Lisboa is the capital of Portugal and its largest city"),
+     _rel("E1", "capital of", "E3", ["C1"]), True),
+    (("C1", "Portugal borders Spain to the east.", "Portugal borders Spain to the east"),
+     _rel("E3", "borders", "E2", ["C1"]), True),
+    # passive and "the capital of X is Y" forms read the right way round
+    (("C1", "France borders Spain.", "Spain is bordered by France to the north"),
+     _rel("E4", "borders", "E2", ["C1"]), True),
+    (("C1", "France borders Spain.", "Spain is bordered by France to the north"),
+     _rel("E2", "borders", "E4", ["C1"]), False),
+    (("C1", "Paris is the capital of France.", "The capital of France is Paris"),
+     _rel("E5", "capital of", "E4", ["C1"]), True),
+    (("C1", "Paris is the capital of France.", "The capital of France is Paris"),
+     _rel("E4", "capital of", "E5", ["C1"]), False),
+])
+def test_support_is_the_verified_passage_in_its_direction(session: SessionPaths, claim: tuple[str, str, str],
+                                                          rel: dict[str, Any], merged: bool) -> None:
+    _geo(session, "geo", [claim], [rel])
+    assert merge_pending(session) == {"geo": "merged" if merged else "rejected"}
+    if not merged:
+        doc = json.loads(session.retry_instructions("geo").read_text())
+        [problem] = _problems(session, "geo")
+        assert problem["rule"] == "relationship.unsupported" and doc["error_class"] == "evidence"
+
+
+def test_direction_reads_possessive_and_apposition_forms() -> None:
+    from orchestrator.graph.relation_support import direction
+
+    lisbon, portugal = ["Lisbon", "Lisboa"], ["Portugal"]
+    assert direction("Portugal's capital, Lisbon, is large.", "capital of", lisbon, portugal) == "forward"
+    assert direction("Portugal's capital, Lisbon, is large.", "capital of", portugal, lisbon) == "reversed"
+    assert direction("Lisbon, the capital of Portugal, is old.", "capital_of", lisbon, portugal) == "forward"
+    # a wording the rule does not read is not held against a relationship
+    assert direction("Portugal, which has Lisbon as its capital, is small.", "capital of", lisbon,
+                     portugal) == "unknown"
+    assert support("Portugal, which has Lisbon as its capital, is small.", "capital of", lisbon, portugal).states
+
+
+@pytest.mark.parametrize("claim_ids", [None, []])
+def test_a_relationship_between_entities_without_claims_is_rejected(session: SessionPaths,
+                                                                    claim_ids: list[str] | None) -> None:
+    _geo(session, "geo", [("C1", "Madrid is the capital of Spain.", "Madrid is the capital of Spain")],
+         [_rel("E1", "capital of", "E2", claim_ids)])
+    assert merge_pending(session) == {"geo": "rejected"}
+    [problem] = _problems(session, "geo")
+    assert problem["rule"] == "relationship.unsupported" and "lists no supporting claim" in problem["message"]
+    assert "claim_ids" in problem["hint"] and problem["pointer"] == "/relationships/0"
+
+
+def test_a_relationship_between_claims_needs_no_claim_ids(session: SessionPaths) -> None:
+    _geo(session, "geo", [("C1", "Madrid is the capital of Spain.", "Madrid is the capital of Spain"),
+                          ("C2", "Lisbon is not the capital of Spain.", "Lisbon is not the capital of Spain")],
+         [_rel("C1", "supports", "C2")])
+    assert merge_pending(session) == {"geo": "merged"}
+
+
+def test_a_retry_that_stops_stating_another_agents_relationship_is_rejected(session: SessionPaths) -> None:
+    capital = ("C3", "Lisboa is the capital of Portugal.", "Lisboa is the capital of Portugal and its largest city")
+    sky = ("C3", "The sky is blue on clear days.", "The sky is blue on clear days")
+    _geo(session, "geo", [capital], [])
+    assert merge_pending(session) == {"geo": "merged"}
+    write_artifacts(session, "linker", {"relationships.json": {"relationships": [
+        _rel("geo:E1", "capital of", "geo:E3", ["geo:C3"])]}})
+    assert merge_pending(session) == {"linker": "merged"}
+    _geo(session, "geo", [sky], [])  # same id, another passage
+    assert merge_pending(session) == {"geo": "rejected"}
+    doc = json.loads(session.retry_instructions("geo").read_text())
+    [problem] = _problems(session, "geo")
+    assert problem["rule"] == "reference.support_lost" and doc["error_class"] == "reference"
+    assert "'linker'" in problem["message"] and "artifacts/linker/relationships.json" in problem["message"]
+    assert "do not edit 'linker'" in problem["hint"]
+    graph = json.loads(session.kg_json.read_text())
+    assert [c["statement"] for c in graph["claims"]] == ["Lisboa is the capital of Portugal."]  # nothing lost
+    _geo(session, "geo", [capital, ("C4", *sky[1:])], [])  # a retry that keeps C3's passage merges
+    assert merge_pending(session) == {"geo": "merged"}

@@ -21,7 +21,7 @@ from orchestrator.commit.context import JudgingContext
 from orchestrator.commit.document_checks import document_problems, stored_problems
 from orchestrator.contract.artifacts import ArtifactSet
 from orchestrator.contract.sourcetexts import source_text_problems
-from orchestrator.graph.dependents import broken_references
+from orchestrator.graph.dependents import broken_references, broken_support
 from orchestrator.graph.evidence import bind_evidence
 from orchestrator.graph.evidence_budget import Budget
 from orchestrator.graph.merge import build_contribution
@@ -114,6 +114,15 @@ def relationships(context: JudgingContext, submission: Submission) -> list[Probl
                                      lambda gid: state.item("entities", gid))
 
 
+def kept_support(context: JudgingContext, submission: Submission) -> list[Problem]:
+    """A retry keeps stating the relationships other agents rest on its claims (after the evidence check)."""
+    agent, graph = submission.agent, context.graph
+    previous = submission.current["contribution"] if submission.current else None
+    return broken_support(agent, submission.merged(), previous,
+                          lambda: {a: graph.state.records[a] for a in graph.lazy.referrers_of(agent)},
+                          lambda gid: graph.state.item("claims", gid), lambda gid: graph.state.item("entities", gid))
+
+
 def citations(context: JudgingContext, submission: Submission) -> list[Problem]:
     """Report outline markers cite claims of the graph that have verified evidence."""
     outlines = [f for f in submission.artifact_set.files if isinstance(f.data.get("report_outline"), dict)]
@@ -145,7 +154,7 @@ def citations(context: JudgingContext, submission: Submission) -> list[Problem]:
 
 #: The checks, in order: the merge before the checks that read its contribution.
 CHECKS: tuple[Check, ...] = (source_texts, stored_objects, merge, kept_references, evidence, sections,
-                             document_parts, relationships, citations)
+                             document_parts, relationships, kept_support, citations)
 
 
 def run_checks(context: JudgingContext, submission: Submission) -> list[Problem]:
