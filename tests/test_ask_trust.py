@@ -113,3 +113,71 @@ def test_a_reactor_question_the_notes_do_not_answer_is_not_found(tmp_path: Path)
     assert doc["found"] is False and doc["answer"] == "Not found in this session."
     doc = _ask(sessions, reactor, "How is the Lumen reactor cooled?")
     assert doc["found"] is True and {c["node_id"] for c in doc["citations"] if c["number"]} == {f"{A}:C2"}
+
+
+IBERIA = ("Lisboa is the capital of Portugal and its largest city. Lisbon is not the capital of Spain. "
+          "Madrid is the capital of Spain. The sky is blue on clear days. Portugal borders Spain to the east. "
+          "Porto is a city in the north of Portugal and Spain is a large country.")
+
+
+@pytest.fixture(scope="module")
+def iberia(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SessionPaths]:
+    """The reviewer's session (issue 23): claims about Lisbon, Portugal and Spain, one relationship."""
+    sessions = tmp_path_factory.mktemp("iberia") / "sessions"
+    session = create_session(sessions, "Iberia", "test-mission")
+    sha = store_text(session, IBERIA)
+    sentences = [s + "." for s in IBERIA.rstrip(".").split(". ")]
+    claims = [{"id": f"C{n}", "statement": s, "priority": "high", "confidence": 0.9,
+               "evidence": [{"source_id": "S1", "snippet": s.rstrip(".")}]} for n, s in enumerate(sentences, 1)]
+    write_artifacts(session, "geo", {
+        "sources.json": {"sources": [{"id": "S1", "type": "web-page", "title": "Geo", "url": "https://example.org/geo",
+                                      "content_sha256": sha}]},
+        "claims.json": {"claims": claims},
+        "entities.json": {"entities": [
+            {"id": "E1", "name": "Lisbon", "type": "city", "aliases": ["Lisboa"]},
+            {"id": "E2", "name": "Spain", "type": "country"}, {"id": "E3", "name": "Portugal", "type": "country"},
+            {"id": "E4", "name": "Madrid", "type": "city"}, {"id": "E5", "name": "Porto", "type": "city"}]},
+        "relationships.json": {"relationships": [
+            {"id": "R1", "subject": "E1", "predicate": "capital of", "object": "E3", "claim_ids": ["C1"]}]}})
+    assert merge_pending(session) == {"geo": "merged"}
+    return sessions, session
+
+
+@pytest.mark.parametrize("question", [
+    "What is the capital of France?",  # a place the session has nothing on: named, not an entity
+    "Which city is the capital of Italy?",
+    "What does Portugal border to the west?",  # the passage says east
+    "Is Porto in the south of Portugal?",  # the passage says north
+    "What is the population of Toledo?",
+])
+def test_a_question_whose_focus_no_passage_says_is_not_found(iberia: tuple[Path, SessionPaths],
+                                                             question: str) -> None:
+    doc = _ask(*iberia, question)
+    assert (doc["found"], doc["answer"], doc["confidence"]) == (False, "Not found in this session.", 0.0)
+
+
+@pytest.mark.parametrize("question, quoted", [
+    ("What is the capital of Portugal?", "Lisboa is the capital of Portugal"),
+    ("What is the capital of Spain?", "Madrid is the capital of Spain"),
+    ("What does Portugal border to the east?", "Portugal borders Spain to the east"),
+    ("Where is Porto?", "Porto is a city in the north of Portugal"),
+    ("Is Porto in the north of Portugal?", "Porto is a city in the north of Portugal"),
+])
+def test_a_question_the_session_answers_stays_answered(iberia: tuple[Path, SessionPaths], question: str,
+                                                       quoted: str) -> None:
+    doc = _ask(*iberia, question)
+    assert doc["found"] is True and quoted in doc["answer"] and doc["confidence"] >= 0.8
+
+
+def test_required_focus_words_are_names_outside_the_graph_and_qualifiers() -> None:
+    index = _graph("Lisbon is the capital of Spain.")
+    focus = focus_of("What is the capital of France?", index)
+    assert focus.required == (("France",),)
+    assert focus.part("Lisbon is the capital of Spain.").confidence == 0.0
+    assert "'France'" in focus.part("Lisbon is the capital of Spain.").detail
+    west = focus_of("What does Portugal border to the west?", index)
+    assert west.part("Portugal borders Spain to the east.").confidence == 0.0
+    assert west.part("Portugal borders the Atlantic to the west.").confidence == 1.0
+    assert west.part("Its western border is the Atlantic, Portugal says.").confidence > 0.0  # same side
+    assert focus_of("What Is The Capital Of Portugal?", index).required == ()  # a title: no names read
+    assert focus_of("What is Lisbon the capital of?", index).required == ()  # Lisbon is an entity

@@ -215,3 +215,15 @@ def test_a_retry_that_stops_stating_another_agents_relationship_is_rejected(sess
     assert [c["statement"] for c in graph["claims"]] == ["Lisboa is the capital of Portugal."]  # nothing lost
     _geo(session, "geo", [capital, ("C4", *sky[1:])], [])  # a retry that keeps C3's passage merges
     assert merge_pending(session) == {"geo": "merged"}
+
+
+def test_a_predicate_that_reads_backwards_expects_the_other_order() -> None:
+    from orchestrator.graph.relation_support import direction
+
+    reactor, salt = ["Lumen reactor"], ["molten salt"]
+    text = "The Lumen reactor is cooled by molten salt."
+    assert direction(text, "cooled-by", reactor, salt) == "forward"
+    assert direction(text, "cools", salt, reactor) == "forward"
+    assert direction(text, "cools", reactor, salt) == "reversed"
+    assert direction("Lisbon is the capital of Portugal.", "hasCapital", ["Portugal"], ["Lisbon"]) == "forward"
+    assert direction("Lisbon is the capital of Portugal.", "has capital", ["Lisbon"], ["Portugal"]) == "reversed"

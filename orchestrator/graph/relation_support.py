@@ -122,7 +122,7 @@ def direction(text: str, predicate: str, subject_names: Sequence[str], object_na
 
     Only clear forms count, each read as "A relates to B": a plain clause ("A is the capital of B",
     "A borders B"), a passive one ("B is bordered by A"), a possessive ("B's capital, A") and "the
-    capital of B is A". A text that says it forward in any of them is forward; one that says it only
+    capital of B is A". A predicate that reads backwards ("cooled-by", "has-capital") expects B first. A text that says it forward in any of them is forward; one that says it only
     reversed is reversed; any other wording ("A, which has B as its capital") is unknown, and is not
     held against a relationship.
     """
@@ -145,9 +145,18 @@ def direction(text: str, predicate: str, subject_names: Sequence[str], object_na
                         said.add((first, second))
                     elif fact == "inverse":
                         said.add((second, first))
-    if ("S", "O") in said:
+    forward, backward = (("O", "S"), ("S", "O")) if _inverse(predicate) else (("S", "O"), ("O", "S"))
+    if forward in said:
         return "forward"
-    return "reversed" if ("O", "S") in said else "unknown"
+    return "reversed" if backward in said else "unknown"
+
+
+def _inverse(predicate: str) -> bool:
+    """Whether the predicate reads its relation word backwards: "cooled-by" (the object cools the subject),
+    "has-capital" (the object is the subject's capital)."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", predicate).replace("_", " ").replace("-", " ")
+    plain = words(normalize(spaced))
+    return "by" in plain or bool(plain) and plain[0] in ("has", "have", "had")
 
 
 def _spans(stems: list[str], candidates: Sequence[str]) -> list[tuple[int, int]]:
