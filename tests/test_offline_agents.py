@@ -377,10 +377,11 @@ def test_retry_corrects_a_misquoted_claim_and_drops_an_unsupported_one(chain: Ch
     nonsense = "Wheat plants sing loudly at night whenever the moon is full."
     invented["statement"] = invented["evidence"][0]["snippet"] = nonsense
     (folder / "claims.json").write_text(json.dumps({"claims": tampered}))
-    # a relationship resting on the nonsense claim is not stated by it (relationship.unsupported): this test
-    # is about the two claims, so the tamper leaves out the relationships an invented claim could not carry
+    # a relationship resting on either claim is not stated by a verified passage (relationship.unsupported:
+    # support is read from the verified passage only): this test is about the two claims, so the tamper leaves
+    # out the relationships they could no longer carry
     links = json.loads((folder / "relationships.json").read_text())["relationships"]
-    kept = [r for r in links if invented["id"] not in r["claim_ids"]]
+    kept = [r for r in links if not {invented["id"], misquoted["id"]} & set(r["claim_ids"])]
     (folder / "relationships.json").write_text(json.dumps({"relationships": kept}))
     assert [o.status for o in session.processor.process_pending()] == ["rejected"]
     instructions = json.loads(session.paths.retry_instructions(agent).read_text())

@@ -49,6 +49,7 @@ def concept_entities(claims: Items, corpus: Corpus) -> tuple[Items, Items]:
     texts: dict[str, str] = {}
     entities: list[dict[str, Any]] = []
     members: dict[str, list[str]] = {}
+    patterns: dict[str, re.Pattern[str]] = {}
     seen: set[tuple[str, ...]] = set()
     for phrase in key_phrases(statements, top_n=min(150, 6 * len(claims)), max_words=4):
         key = tuple(stem(w) for w in phrase.split())
@@ -74,6 +75,7 @@ def concept_entities(claims: Items, corpus: Corpus) -> tuple[Items, Items]:
         entities.append({"id": entity_id, "name": normalize_ws(hits[0][1].group()), "type": "concept",
                          "description": f"Key phrase of {len(hits)} claim(s) in this research."})
         members[entity_id] = [c["id"] for c, _ in hits]
+        patterns[entity_id] = pattern
     by_claim: dict[str, list[str]] = {}
     for entity_id, claim_ids in members.items():
         for claim_id in claim_ids:
@@ -83,7 +85,9 @@ def concept_entities(claims: Items, corpus: Corpus) -> tuple[Items, Items]:
         ids = sorted(by_claim.get(claim["id"], []))[:6]
         if ids:
             claim["entity_ids"] = ids
-        for a, b in combinations(ids, 2):
+        # a relationship rests on what the source says (the quoted snippets), not on the statement's wording
+        quoted = " ".join(str(e.get("snippet") or "") for e in claim.get("evidence") or ())
+        for a, b in combinations([i for i in ids if patterns[i].search(quoted)], 2):
             pairs.setdefault((a, b), []).append(claim["id"])
     ranked = sorted(pairs.items(), key=lambda p: (-len(p[1]), p[0]))[:MAX_RELATIONSHIPS]
     relationships = [
