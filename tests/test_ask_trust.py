@@ -181,3 +181,15 @@ def test_required_focus_words_are_names_outside_the_graph_and_qualifiers() -> No
     assert west.part("Its western border is the Atlantic, Portugal says.").confidence > 0.0  # same side
     assert focus_of("What Is The Capital Of Portugal?", index).required == ()  # a title: no names read
     assert focus_of("What is Lisbon the capital of?", index).required == ()  # Lisbon is an entity
+
+
+def test_a_relationship_whose_passage_says_it_the_other_way_round_is_flagged() -> None:
+    index = NodeIndex.build({
+        "session": "s", "sources": [{"id": "s:S1", "title": "Atlas"}],
+        "entities": [{"id": "s:E1", "name": "Lisbon"}, {"id": "s:E3", "name": "Portugal"}],
+        "claims": [_claim("s:C1", "Lisbon is the capital of Portugal.", ["s:E1", "s:E3"])],
+        "relationships": [{"id": "s:R1", "subject": "s:E3", "predicate": "capital of", "object": "s:E1",
+                           "claim_ids": ["s:C1"]}]})
+    [sentence] = Validator(index).check("Portugal is the capital of Lisbon [@s:R1].")
+    stated = next(p for p in sentence.citations[0].parts if p.check == "stated")
+    assert stated.confidence == 0.4 and "other way round" in stated.detail and sentence.status == "flagged"

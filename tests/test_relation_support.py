@@ -227,3 +227,19 @@ def test_a_predicate_that_reads_backwards_expects_the_other_order() -> None:
     assert direction(text, "cools", reactor, salt) == "reversed"
     assert direction("Lisbon is the capital of Portugal.", "hasCapital", ["Portugal"], ["Lisbon"]) == "forward"
     assert direction("Lisbon is the capital of Portugal.", "has capital", ["Lisbon"], ["Portugal"]) == "reversed"
+
+
+def test_validate_reports_a_merged_relationship_nothing_states() -> None:
+    """A graph merged before the check (or by an older version) is reported by `validate`."""
+    from orchestrator.commit.inspection import relationship_support_problems
+
+    passage = {"source_id": "geo:S1", "verification": {"verified": True, "matched_text": "Portugal borders Spain"}}
+    items = {"claims": [{"id": "geo:C1", "statement": "Lisbon is the capital of Spain.", "evidence": [passage]}],
+             "entities": [{"id": "geo:E1", "name": "Lisbon"}, {"id": "geo:E2", "name": "Spain"},
+                          {"id": "geo:E3", "name": "Portugal"}], "relationships": [
+        {"id": "geo:R1", "subject": "geo:E1", "predicate": "capital of", "object": "geo:E2", "claim_ids": ["geo:C1"],
+         "provenance": {"file": "artifacts/geo/relationships.json", "pointer": "/relationships/0"}},
+        {"id": "geo:R2", "subject": "geo:E3", "predicate": "borders", "object": "geo:E2", "claim_ids": ["geo:C1"]}]}
+    [problem] = relationship_support_problems({"geo": {"contribution": {"items": items}}})
+    assert (problem.rule, problem.file, problem.pointer, problem.is_error) == (
+        "relationship.unsupported", "artifacts/geo/relationships.json", "/relationships/0", True)

@@ -197,7 +197,8 @@ def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
 @pass_ctx
 @friendly
 def validate(ctx: Context, session: str, as_json: bool) -> None:
-    """Re-validate every merged artifact (schemas), the whole graph (SHACL) and every stored text (sha256).
+    """Re-validate every merged artifact (schemas), the whole graph (SHACL), every stored text (sha256)
+    and every relationship against the passages of its supporting claims.
 
     \b
     Examples:

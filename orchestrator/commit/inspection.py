@@ -11,6 +11,7 @@ from orchestrator.commit import locks
 from orchestrator.commit.committed import read_committed
 from orchestrator.contract.sourcetexts import TextStore
 from orchestrator.contradictions.summary import summary
+from orchestrator.graph.relation_support import relationship_problem
 from orchestrator.model.errors import SessionDamaged, UsageError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
@@ -92,8 +93,8 @@ def skipped_inputs(graph: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def validate_session(paths: SessionPaths) -> list[Problem]:
-    """Re-check every merged file against its schema, run SHACL on the whole graph, and check every stored
-    text against its sha256."""
+    """Re-check every merged file against its schema, run SHACL on the whole graph, check every stored
+    text against its sha256 and every relationship against its supporting claims' passages."""
     from orchestrator.commit.processor import Processor
 
     processor = Processor(paths, cached_records=False)
@@ -106,7 +107,9 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
         for derived in _derived_graphs(processor):  # detected contradictions: checked by the same shapes
             processor.rdf.replace_agent(derived)
         problems += processor.rdf.validate_full()
-        problems += stored_text_problems(processor.texts, processor.state.records.load_all())
+        records = processor.state.records.load_all()
+        problems += stored_text_problems(processor.texts, records)
+        problems += relationship_support_problems(records)
         for agent in locks.waiting(paths):
             problems.append(Problem(f"{agent}.kg.lock", "", "lock.pending", "this lock has not been processed yet",
                                     "run `cconductor process SESSION` (or keep `cconductor watch` running)",
@@ -119,6 +122,24 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
         return problems
     finally:
         processor.close()
+
+
+def relationship_support_problems(records: Mapping[str, Any]) -> list[Problem]:
+    """Every merged relationship between entities, checked again against its supporting claims' verified
+    passages: a graph merged before the check existed (or edited since) may hold one that nothing states."""
+    claims: dict[str, Any] = {}
+    entities: dict[str, Any] = {}
+    for record in records.values():
+        items = record["contribution"]["items"]
+        claims.update((c["id"], c) for c in items["claims"])
+        entities.update((e["id"], e) for e in items["entities"])
+    problems = []
+    for agent in sorted(records):
+        for rel in records[agent]["contribution"]["items"].get("relationships") or ():
+            problem = relationship_problem(rel, claims.get, entities.get)
+            if problem is not None:
+                problems.append(problem)
+    return problems
 
 
 def stored_text_problems(texts: TextStore, records: Mapping[str, Any]) -> list[Problem]:
