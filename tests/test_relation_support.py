@@ -243,3 +243,14 @@ def test_validate_reports_a_merged_relationship_nothing_states() -> None:
     [problem] = relationship_support_problems({"geo": {"contribution": {"items": items}}})
     assert (problem.rule, problem.file, problem.pointer, problem.is_error) == (
         "relationship.unsupported", "artifacts/geo/relationships.json", "/relationships/0", True)
+
+
+@pytest.mark.parametrize("text, predicate, held", [
+    ("Porto is a city in the north of Portugal and Spain is a large country.", "in", False),
+    ("Porto is a city in the north of Portugal and Spain is a large country.", "is", False),
+    ("Porto is a city in the north of Portugal and Spain is a large country.", "of", False),
+    ("Porto is in Spain, the atlas says.", "in", True),
+    ("Porto is a Spain, the atlas says.", "is-a", True),
+])
+def test_a_predicate_of_function_words_is_said_only_plainly(text: str, predicate: str, held: bool) -> None:
+    assert support(text, predicate, ["Porto"], ["Spain"]).states is held

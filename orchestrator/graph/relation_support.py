@@ -6,7 +6,7 @@ names both ends, by an entity's name or one of its aliases, carries the relation
 predicate ("capital"), or one that means the same here ("lies in" for "located in"), not negated just
 before it (negated, for a predicate that denies: "does-not-require"), and does not say it the other
 way round (:func:`direction`). A generic predicate ("related-to", "co-occurs-with") is carried by
-naming both ends. The merge rejects a relationship between entities that lists no claim or none of
+naming both ends; one of function words only ("in", "is-a") by saying it plainly between them. The merge rejects a relationship between entities that lists no claim or none of
 whose supporting claims states it (:func:`unsupported_relationships`); ``ask`` scores a relationship
 citation by whether the cited passage states it (:func:`support`).
 """
@@ -154,9 +154,32 @@ def direction(text: str, predicate: str, subject_names: Sequence[str], object_na
 def _inverse(predicate: str) -> bool:
     """Whether the predicate reads its relation word backwards: "cooled-by" (the object cools the subject),
     "has-capital" (the object is the subject's capital)."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", predicate).replace("_", " ").replace("-", " ")
-    plain = words(normalize(spaced))
+    plain = _plain_predicate(predicate)
     return "by" in plain or bool(plain) and plain[0] in ("has", "have", "had")
+
+
+def _plain_predicate(predicate: str) -> list[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", predicate).replace("_", " ").replace("-", " ")
+    return words(normalize(spaced))
+
+
+def _function_words_only(predicate: str) -> bool:
+    """A predicate of function words only ("in", "of", "is-a"): it names no relation a word could carry."""
+    plain = _plain_predicate(predicate)
+    return bool(plain) and not _predicate_words(predicate)
+
+
+_SKIPPED = frozenset(_split("the a an")) | _BE
+
+
+def _joins(text: str, predicate: str, subject_names: Sequence[str], object_names: Sequence[str]) -> bool:
+    """Whether the text says "subject <predicate> object" with nothing else between ("Lisbon is a city" for
+    "is-a"; articles and "is" aside): a predicate of function words is said only that plainly."""
+    plain = words(normalize(text))
+    stems = [_STEMMER.stemWord(w.removesuffix("'s")) for w in plain]
+    wanted = [w for w in _plain_predicate(predicate) if w not in _SKIPPED]
+    return any(a[1] < b[0] and [w for w in plain[a[1] + 1:b[0]] if w not in _SKIPPED] == wanted
+               for a in _spans(stems, subject_names) for b in _spans(stems, object_names))
 
 
 def _spans(stems: list[str], candidates: Sequence[str]) -> list[tuple[int, int]]:
@@ -248,6 +271,8 @@ def support(text: str, predicate: str, subject_names: Sequence[str], object_name
     """How far ``text`` states ``subject --predicate--> object`` (an end without names counts as named)."""
     found = Support(not subject_names or names(text, subject_names), not object_names or names(text, object_names),
                     carries(text, predicate))
+    if found.ends and subject_names and object_names and _function_words_only(predicate):
+        return Support(True, True, _joins(text, predicate, subject_names, object_names))
     if found.states and subject_names and object_names and direction(text, predicate, subject_names,
                                                                      object_names) == "reversed":
         return Support(True, True, True, forward=False)
