@@ -196,14 +196,20 @@ def test_a_relationship_between_claims_needs_no_claim_ids(session: SessionPaths)
     assert merge_pending(session) == {"geo": "merged"}
 
 
-def test_a_retry_that_stops_stating_another_agents_relationship_is_rejected(session: SessionPaths) -> None:
+def _linked(session: SessionPaths) -> tuple[str, str, str]:
+    """Agent geo's claim C3 (returned) states Lisbon --capital of--> Portugal; agent linker's R1 rests on it."""
     capital = ("C3", "Lisboa is the capital of Portugal.", "Lisboa is the capital of Portugal and its largest city")
-    sky = ("C3", "The sky is blue on clear days.", "The sky is blue on clear days")
     _geo(session, "geo", [capital], [])
     assert merge_pending(session) == {"geo": "merged"}
     write_artifacts(session, "linker", {"relationships.json": {"relationships": [
         _rel("geo:E1", "capital of", "geo:E3", ["geo:C3"])]}})
     assert merge_pending(session) == {"linker": "merged"}
+    return capital
+
+
+def test_a_retry_that_stops_stating_another_agents_relationship_is_rejected(session: SessionPaths) -> None:
+    capital = _linked(session)
+    sky = ("C3", "The sky is blue on clear days.", "The sky is blue on clear days")
     _geo(session, "geo", [sky], [])  # same id, another passage
     assert merge_pending(session) == {"geo": "rejected"}
     doc = json.loads(session.retry_instructions("geo").read_text())
@@ -254,3 +260,15 @@ def test_validate_reports_a_merged_relationship_nothing_states() -> None:
 ])
 def test_a_predicate_of_function_words_is_said_only_plainly(text: str, predicate: str, held: bool) -> None:
     assert support(text, predicate, ["Porto"], ["Spain"]).states is held
+
+
+def test_a_retry_that_renames_an_entity_another_agents_relationship_names_is_rejected(session: SessionPaths) -> None:
+    capital = _linked(session)
+    renamed = [dict(e, name="Oporto", aliases=[]) if e["id"] == "E1" else e for e in PLACES]
+    _geo(session, "geo", [capital], [], renamed)
+    assert merge_pending(session) == {"geo": "rejected"}
+    [problem] = _problems(session, "geo")
+    assert problem["rule"] == "reference.support_lost" and "lacks its subject" in problem["message"]
+    _geo(session, "geo", [capital], [], [dict(e, aliases=["Lisboa", "Lisbon"]) if e["id"] == "E1" else e
+                                         for e in PLACES])  # another alias changes nothing it rests on
+    assert merge_pending(session) == {"geo": "merged"}

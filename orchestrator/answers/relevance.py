@@ -23,8 +23,8 @@ stems, stop and generic words left out, "residents" for "inhabitants").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from orchestrator.answers.data import Part
@@ -45,7 +45,9 @@ QUALIFIERS = tuple(frozenset(group.split()) for group in (
     "minimum min lowest", "maximum max highest", "first earliest", "last latest", "inner interior",
     "outer exterior",
 ))
-_NAME = re.compile(r"[A-Z][\w'’-]*|\w*[A-Z]\w*[A-Z0-9]\w*")
+_NAME = re.compile(r"[A-Z][\w'\u2019-]*|\w*[A-Z]\w*[A-Z0-9]\w*")
+#: Punctuation around a word of the question (typographic quotes included).
+_AROUND = ".,;:!?()[]{}\"'\u201c\u201d\u2018\u2019"
 
 
 def terms(text: str) -> frozenset[str]:
@@ -129,7 +131,7 @@ def _required(question: str, asked: Stemmed, topics: Sequence[Sequence[str]]) ->
         return tuple(found)
     known = Stemmed(" ".join(name for names in topics for name in names))
     for token in tokens[1:]:
-        word = token.strip(".,;:!?()[]{}\"'“”‘’")
+        word = token.strip(_AROUND)
         if not _NAME.fullmatch(word) or word.lower() in QUESTION_WORDS or word == "I" or not terms(word):
             continue
         if not known.names([word]):

@@ -6,8 +6,9 @@ names both ends, by an entity's name or one of its aliases, carries the relation
 predicate ("capital"), or one that means the same here ("lies in" for "located in"), not negated just
 before it (negated, for a predicate that denies: "does-not-require"), and does not say it the other
 way round (:func:`direction`). A generic predicate ("related-to", "co-occurs-with") is carried by
-naming both ends; one of function words only ("in", "is-a") by saying it plainly between them. The merge rejects a relationship between entities that lists no claim or none of
-whose supporting claims states it (:func:`unsupported_relationships`); ``ask`` scores a relationship
+naming both ends; one of function words only ("in", "is-a") by saying it plainly between them. The
+merge rejects a relationship between entities that lists no claim or none of whose supporting claims
+states it (:func:`unsupported_relationships`); ``ask`` scores a relationship
 citation by whether the cited passage states it (:func:`support`).
 """
 
@@ -122,8 +123,9 @@ def direction(text: str, predicate: str, subject_names: Sequence[str], object_na
 
     Only clear forms count, each read as "A relates to B": a plain clause ("A is the capital of B",
     "A borders B"), a passive one ("B is bordered by A"), a possessive ("B's capital, A") and "the
-    capital of B is A". A predicate that reads backwards ("cooled-by", "has-capital") expects B first. A text that says it forward in any of them is forward; one that says it only
-    reversed is reversed; any other wording ("A, which has B as its capital") is unknown, and is not
+    capital of B is A". A predicate that reads backwards ("cooled-by", "has-capital") expects B first.
+    A text that says it forward in any of them is forward; one that says it only reversed is reversed;
+    any other wording ("A, which has B as its capital") is unknown, and is not
     held against a relationship.
     """
     wanted = relation_terms(predicate)
@@ -155,7 +157,7 @@ def _inverse(predicate: str) -> bool:
     """Whether the predicate reads its relation word backwards: "cooled-by" (the object cools the subject),
     "has-capital" (the object is the subject's capital)."""
     plain = _plain_predicate(predicate)
-    return "by" in plain or bool(plain) and plain[0] in ("has", "have", "had")
+    return "by" in plain or (bool(plain) and plain[0] in ("has", "have", "had"))
 
 
 def _plain_predicate(predicate: str) -> list[str]:
