@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.graph.relation_support import carries, names, relation_terms, support
+from orchestrator.graph.relation_support import support
+from orchestrator.graph.relation_words import carries, names, relation_terms
 from orchestrator.model.layout import SessionPaths
 from tests.conftest import merge_pending, store_text, write_artifacts
 
@@ -166,7 +167,7 @@ def test_support_is_the_verified_passage_in_its_direction(session: SessionPaths,
 
 
 def test_direction_reads_possessive_and_apposition_forms() -> None:
-    from orchestrator.graph.relation_support import direction
+    from orchestrator.graph.relation_words import direction
 
     lisbon, portugal = ["Lisbon", "Lisboa"], ["Portugal"]
     assert direction("Portugal's capital, Lisbon, is large.", "capital of", lisbon, portugal) == "forward"
@@ -189,10 +190,10 @@ def test_a_relationship_between_entities_without_claims_is_rejected(session: Ses
     assert "claim_ids" in problem["hint"] and problem["pointer"] == "/relationships/0"
 
 
-def test_a_relationship_between_claims_needs_no_claim_ids(session: SessionPaths) -> None:
+def test_a_relationship_with_a_claim_at_an_end_needs_no_claim_ids(session: SessionPaths) -> None:
     _geo(session, "geo", [("C1", "Madrid is the capital of Spain.", "Madrid is the capital of Spain"),
                           ("C2", "Lisbon is not the capital of Spain.", "Lisbon is not the capital of Spain")],
-         [_rel("C1", "supports", "C2")])
+         [_rel("C1", "supports", "C2"), dict(_rel("C1", "mentions", "E2"), id="R2")])
     assert merge_pending(session) == {"geo": "merged"}
 
 
@@ -224,7 +225,7 @@ def test_a_retry_that_stops_stating_another_agents_relationship_is_rejected(sess
 
 
 def test_a_predicate_that_reads_backwards_expects_the_other_order() -> None:
-    from orchestrator.graph.relation_support import direction
+    from orchestrator.graph.relation_words import direction
 
     reactor, salt = ["Lumen reactor"], ["molten salt"]
     text = "The Lumen reactor is cooled by molten salt."

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from orchestrator.answers.data import Part
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.contradictions.words import term
-from orchestrator.graph.relation_support import Stemmed
+from orchestrator.graph.relation_words import Stemmed
 from orchestrator.model.terms import QUESTION_WORDS, words
 from orchestrator.model.textnorm import normalize
 
