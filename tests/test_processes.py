@@ -51,15 +51,22 @@ def _wait_for_files(folder: Path, count: int, timeout: float = 30) -> list[int]:
     raise AssertionError(f"no {count} pid files in {folder}")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+#: Starts what follows with Ctrl-C ignored, as a script's background job is: Python then installs no handler.
+IGNORING_CTRL_C = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                   "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"]
+
+
+@pytest.mark.parametrize(("sig", "started_ignoring"), [(signal.SIGINT, False), (signal.SIGTERM, False),
+                                                       (signal.SIGINT, True)])
 def test_interrupting_a_run_stops_every_agent_process_and_marks_the_session_interrupted(
-    tmp_path: Path, sig: signal.Signals
+    tmp_path: Path, sig: signal.Signals, started_ignoring: bool
 ) -> None:
     script, pids = _spawner(tmp_path)
     defs = _definitions(tmp_path / "defs", planner_cmd=["bash", str(script)])
     sessions = tmp_path / "sessions"
     env = {**os.environ, "CCONDUCTOR_SESSIONS_DIR": str(sessions)}
-    cmd = [sys.executable, "-m", "orchestrator.cli", "run", "How fast is the cache?", "--mission",
+    python = IGNORING_CTRL_C if started_ignoring else [sys.executable]
+    cmd = [*python, "-m", "orchestrator.cli", "run", "How fast is the cache?", "--mission",
            str(_mission(tmp_path)), "--agents-dir", str(defs), "--backend", "offline",
            "--input-dir", str(_docs(tmp_path)), "--quiet"]
     process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

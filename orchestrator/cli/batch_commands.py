@@ -80,9 +80,9 @@ def batch(ctx: Context, questions_file: Path, mission: str | None, input_dirs: t
         from orchestrator.run.dask_batch import open_pool
 
         pool = open_pool(spec, max_parallel)
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # Ctrl-C even when started with it ignored
+        previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         rows = run_batch(state, pool, jobs, ctx.sessions_dir, dirs, live=not as_json and sys.stderr.isatty(),
                          stream=sys.stderr if as_json else None)
@@ -91,8 +91,8 @@ def batch(ctx: Context, questions_file: Path, mission: str | None, input_dirs: t
                    f"--resume{'' if out_dir is None else f' --out {out}'}`", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if as_json:
         emit_json({"summary": rows, "csv": str(out / "summary.csv"), "json": str(out / "summary.json")})
         return

@@ -42,14 +42,16 @@ def _execute(runner: Any, mode: str) -> dict[str, Any]:
     view = make_progress(mode, runner.paths.root)
     if view is not None:
         runner.events.subscribe(view)
-    previous = None
-    if threading.current_thread() is threading.main_thread():  # SIGTERM stops the run like Ctrl-C does
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM stops the run like Ctrl-C does; and Ctrl-C does so even when the program that started
+        # cconductor ignored it (a background job of a script): Python then installs no handler of its own
+        previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         return dict(runner.run())
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if view is not None:
             view.close()
 
