@@ -24,8 +24,10 @@ import pytest
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.rollback import rollback_session
 from orchestrator.commit.views import _rechecker, flush_views, texts_intact
+from orchestrator.graph.current_evidence import current_contribution, verification_overrides
 from orchestrator.graph.unified import build_views
 from orchestrator.model.layout import SessionPaths
+from orchestrator.rdf.convert import contribution_to_graph
 from orchestrator.rdf.write import serialize_graphs
 from tests.conftest import sample_claim, sample_source, store_text, write_artifacts
 
@@ -89,13 +91,19 @@ def _reference_verdicts(session: SessionPaths, scratch: Path) -> dict[str, tuple
 def _assert_views_equal_rebuild(session: SessionPaths) -> None:
     fresh = Processor(session)
     try:
-        graphs = fresh.rdf.agent_graphs().values()  # converts every agent from its ledger record
-        trig = serialize_graphs(graphs, fresh.session_id, "trig").encode()
         written = orjson.loads(session.kg_json.read_bytes())
         expected = build_views(fresh.state.records, fresh.session_id, fresh.state.head_seq,
                                written["generated_at"], recheck=_rechecker(fresh.context),
                                intact=texts_intact(fresh.context))
         body = orjson.dumps(expected, option=orjson.OPT_INDENT_2) + b"\n"
+        # every agent converted from its ledger record, its evidence verified as the view counts it now
+        records = fresh.state.records.load_all()
+        overrides = verification_overrides(records, expected["claims"])
+        graphs = [contribution_to_graph(fresh.session_id, current_contribution(records[agent]["contribution"],
+                                                                                overrides[agent]),
+                                        kind_of=fresh.state.kind_of) if agent in overrides else graph
+                  for agent, graph in fresh.rdf.agent_graphs().items()]
+        trig = serialize_graphs(graphs, fresh.session_id, "trig").encode()
     finally:
         fresh.close()
     assert session.kg_trig.read_bytes() == trig

@@ -121,6 +121,6 @@ def test_a_valid_document_is_checked_without_importing_jsonschema() -> None:
         "assert r.validate_artifact('claims.json', {'claims': []}, 'f') == []\n"
         "assert 'jsonschema' not in sys.modules, 'imported for a valid document'\n"
         "assert r.validate_artifact('claims.json', {'claims': 1}, 'f')[0].rule == 'schema.type'\n"
-        "assert 'jsonschema' in sys.modules and 'rfc3987_syntax' not in sys.modules\n"
+        "assert 'jsonschema' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
