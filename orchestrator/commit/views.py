@@ -30,9 +30,8 @@ from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.commit.vouched import vouch
 from orchestrator.contradictions import ConflictCache
 from orchestrator.contradictions.summary import emit_contradiction_events
-from orchestrator.graph.current_evidence import verification_overrides
-from orchestrator.graph.unified import Recheck, build_views
-from orchestrator.graph.unified_cache import UnifiedCache, segments
+from orchestrator.graph.unified import Recheck
+from orchestrator.graph.unified_cache import UnifiedCache, overrides, segments
 from orchestrator.model.clock import iso_timestamp
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.records import Record
@@ -57,7 +56,7 @@ class Views:
         self.archive = Archive(context.paths)
         #: the contradiction search, kept between flushes (loaded from the last process's at the first)
         self.conflicts: ConflictCache | None = None
-        #: each agent's unified claims and relationships, from the second flush on (None before it)
+        #: each agent's unified claims and relationships as the last flush built them (None before the first)
         self.unified: UnifiedCache | None = None
         self._flushed = False
 
@@ -77,21 +76,17 @@ class Views:
         recheck = _rechecker(context)
         text_ready = texts_intact(context)
         # Namespaces deferred: each is written from its rendering kept for the record (JsonFragments).
-        if not self._flushed:  # a processor's first flush (a one-shot run's only one) keeps no per-agent parts
-            graph = build_views(records, context.session_id, seq, iso_timestamp(), recheck=recheck,
-                                conflicts=conflicts, namespaces=False, intact=text_ready)
-            unified = None
-        else:
-            unified = self.unified = self.unified or UnifiedCache()
-            graph = unified.build(records, context.session_id, seq, iso_timestamp(), recheck=recheck,
-                                  conflicts=conflicts, text_ready=text_ready, namespaces=False)
+        unified = self.unified = self.unified or UnifiedCache()
+        graph = unified.build(records, context.session_id, seq, iso_timestamp(), recheck=recheck,
+                              conflicts=conflicts, text_ready=text_ready, namespaces=False)
+        # a processor's first flush (a one-shot run's only one) keeps no rendered segments: nothing reuses them
+        kept = segments(unified) if self._flushed else None
         self._flushed = True
         self.conflicts = conflicts
         self.archive.write_missing(records, context.events)  # before the views
-        body = self.json_fragments.pieces(graph, records, segments(unified) if unified is not None else None) \
-            or _whole_body(graph, records)
+        body = self.json_fragments.pieces(graph, records, kept) or _whole_body(graph, records)
         with self.lock:  # the blocks read the graph state; joining them needs no lock
-            blocks = self.trig_blocks.keyed_blocks(records, verification_overrides(records, graph["claims"]))
+            blocks = self.trig_blocks.keyed_blocks(records, overrides(unified))
         derived = contradiction_graph(graph["contradictions"])  # derived like the JSON view, never stored
         if derived.triples:
             blocks.append((str(derived.graph_iri), trig_block(derived).encode()))
@@ -210,11 +205,27 @@ def _save_conflicts(context: JudgingContext, conflicts: ConflictCache, records: 
         context.ledger.put_derived(TOPICS, rows, drop_absent=True)
 
 
+#: Bytes joined before hashing: hashlib holds the GIL on a piece under 2 KiB (most of a view's pieces), so
+#: hashing them one by one kept the two files' writers from hashing side by side on two cores.
+_HASH_CHUNK = 1 << 20
+
+
 def _hashed(pieces: bytes | Iterable[bytes], digest: Any) -> Iterator[bytes]:
-    """The pieces as they come, each added to ``digest`` (hashlib releases the GIL on long pieces)."""
+    """The pieces joined into chunks of about :data:`_HASH_CHUNK` bytes, each added to ``digest`` as it goes."""
+    chunk: list[bytes] = []
+    size = 0
     for piece in [pieces] if isinstance(pieces, bytes) else pieces:
-        digest.update(piece)
-        yield piece
+        chunk.append(piece)
+        size += len(piece)
+        if size >= _HASH_CHUNK:
+            joined = b"".join(chunk)
+            chunk, size = [], 0
+            digest.update(joined)
+            yield joined
+    if chunk:
+        joined = b"".join(chunk)
+        digest.update(joined)
+        yield joined
 
 
 def _write_views(paths: SessionPaths, body: bytes | Iterable[bytes], trig: bytes | list[bytes]) -> dict[str, str]:

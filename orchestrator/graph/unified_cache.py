@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from orchestrator.contradictions import ConflictCache
+from orchestrator.graph.current_evidence import Overrides
 from orchestrator.graph.source_groups import SourceGroups
 from orchestrator.graph.unified import dedupe_entities, dedupe_sources
 from orchestrator.graph.unified_parts import (
@@ -30,7 +31,7 @@ from orchestrator.graph.unified_parts import (
     record_key,
 )
 
-__all__ = ["Segment", "TextReady", "UnifiedCache", "record_key", "segments"]
+__all__ = ["Segment", "TextReady", "UnifiedCache", "overrides", "record_key", "segments"]
 
 #: Whether the stored text of a sha256 can be read now.
 TextReady = Callable[[str], bool]
@@ -106,6 +107,13 @@ def _changed(previous: Mapping[str, Any], now: Mapping[str, Any]) -> set[str]:
 def _texts_moved(used: Mapping[str, bool], text_ready: TextReady | None) -> bool:
     """Whether a text a part re-checked against appeared or went since (unknown without ``text_ready``)."""
     return text_ready is None or any(text_ready(sha) != had for sha, had in used.items())
+
+
+def overrides(cache: UnifiedCache) -> dict[str, Overrides]:
+    """By agent, the evidence the last build counts otherwise than its record (a stored text deleted or
+    altered since): what :func:`orchestrator.graph.current_evidence.verification_overrides` finds, kept
+    by each part as it was built, so a flush does not walk every claim again to find them."""
+    return {agent: part.overrides for agent, part in cache.last.items() if part.overrides}
 
 
 #: A segment: what identifies its content (the same key, the same items; None: never reused) and its items.

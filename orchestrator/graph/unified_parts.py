@@ -54,6 +54,9 @@ class AgentPart:
     counts: dict[str, int] = field(default_factory=dict)  # its items per collection, for the stats
     #: which build of the agent's part this is (a cache that keeps parts numbers them; 0: not kept)
     version: int = 0
+    #: (claim index, evidence index) -> the verification the view counts, where it differs from the record's
+    #: (a stored text deleted or altered since the merge): what the .trig must say too
+    overrides: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[Any, ...] | None:
@@ -142,16 +145,19 @@ def build_part(record: Mapping[str, Any], key: tuple[Any, ...] | None, cited_sou
         recheck = _recording(recheck, part.texts_used)
     if intact is not None:
         intact = _noting(intact, part.texts_used)
-    for claim in items["claims"]:
+    for i, claim in enumerate(items["claims"]):
         claim = {**claim, "evidence": [dict(e) for e in claim.get("evidence", [])]}
-        for evidence in claim["evidence"]:
+        for j, evidence in enumerate(claim["evidence"]):
             sid = evidence["source_id"]
             cited = cited_sources.get(sid)
             part.sources_used[sid] = (source_alias.get(sid, sid),
                                       cited.get("content_sha256") if cited is not None else ABSENT)
+            recorded = evidence.get("verification")
             verification = current_verification(evidence, cited, recheck, intact)
             if verification is not None:
                 evidence["verification"] = verification
+                if verification is not recorded and verification != recorded:
+                    part.overrides[(i, j)] = verification
             evidence["source_id"] = source_alias.get(sid, sid)
         if "entity_ids" in claim:
             for eid in claim["entity_ids"]:
