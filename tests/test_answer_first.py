@@ -120,3 +120,35 @@ def test_ask_cites_the_page_number_printed_on_the_paper(run: dict[str, Any]) -> 
                           capture_output=True, text=True, env=env, timeout=300).stdout
     first = kept[0]["source"]
     assert f"p. {first['printed_page']} (PDF page {first['page']})" in text
+
+
+def test_gaps_and_contradictions_are_said_once_each() -> None:
+    """A "Contradictions" heading gets the open contradictions only; nothing to say leaves the report's own line."""
+    from agents.offline.synthesis import Synthesis
+
+    def claim(cid: str, text: str) -> dict[str, Any]:
+        return {"id": cid, "statement": text, "confidence": 0.8, "sub_question_id": "p:Q1",
+                "evidence": [{"source_id": "S1", "snippet": text, "verification": {"verified": True}}]}
+
+    claims = [claim("a:Q1-C1", "The trial enrolled 120 patients."),
+              claim("b:Q1-C1", "The trial enrolled 210 patients.")]
+    questions = [{"id": "p:Q1", "question": "How many patients?"}]
+    headings = ["Gaps", "Contradictions", "Gaps and Contradictions"]
+
+    def said(graph: dict[str, Any]) -> dict[str, list[str]]:
+        outline = Synthesis(graph, questions, "How many patients?").outline(headings)
+        return {s["heading"]: [p["text"] for p in s["paragraphs"]] for s in outline["sections"]}
+
+    quiet = said({"sources": [{"id": "S1", "title": "T"}], "claims": claims})
+    assert quiet["Gaps"] == quiet["Contradictions"] == quiet["Gaps and Contradictions"] == []
+    conflict = {"id": "X1", "claim_ids": ["a:Q1-C1", "b:Q1-C1"], "status": "open"}
+    loud = said({"sources": [{"id": "S1", "title": "T"}], "claims": claims, "contradictions": [conflict]})
+    assert loud["Gaps"] == []
+    assert len(loud["Contradictions"]) == 1 and loud["Contradictions"][0].startswith("Open contradiction")
+    assert len(loud["Gaps and Contradictions"]) == 1
+
+
+def test_no_paragraph_of_the_report_is_repeated(run: dict[str, Any]) -> None:
+    paragraphs = [" ".join(p.split()) for p in run["markdown"].split("\n\n")]
+    prose = [p for p in paragraphs if len(p) > 40 and not p.startswith(("|", "#", "-", "*", "["))]
+    assert prose and len(prose) == len(set(prose)), [p for p in prose if prose.count(p) > 1][:3]

@@ -195,3 +195,13 @@ def test_the_header_says_how_many_mission_criteria_are_met(folder_run: dict[str,
     html = (folder_run["root"] / "mission-report.html").read_text()
     assert 'href="#sec-quality-assessment">all 4 mission criteria met</a>' in html
     assert "quality gate" not in html
+
+
+def test_the_report_says_each_thing_once(folder_run: dict[str, Any]) -> None:
+    """Gaps and Contradictions each said what the other said ("no contradiction is open") before their own line."""
+    report = (folder_run["root"] / "mission-report.md").read_text()
+    paragraphs = [" ".join(p.split()) for p in report.split("\n\n")]
+    prose = [p for p in paragraphs if len(p) > 40 and not p.startswith(("|", "#", "-", "*", "["))]
+    assert prose and len(prose) == len(set(prose)), [p for p in prose if prose.count(p) > 1][:3]
+    contradictions = report.split("## Contradictions", 1)[1].split("\n## ", 1)[0]
+    assert len([p for p in contradictions.split("\n\n") if p.strip()]) == 1, contradictions

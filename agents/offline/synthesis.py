@@ -34,7 +34,8 @@ _KINDS = (
     ("answer", ("answer",)),
     ("bibliography", ("bibliograph", "reference", "works cited", "sources")),
     ("summary", ("summary", "abstract", "tl;dr", "tldr")),
-    ("gaps", ("gap", "limitation", "risk", "contradiction", "open question")),
+    ("gaps", ("gap", "limitation", "risk", "open question")),
+    ("contradictions", ("contradiction", "conflict", "disagree")),
     ("findings", ("finding", "result")),
     ("evidence", ("evidence",)),
     ("quality", ("quality",)),
@@ -169,7 +170,8 @@ class Synthesis:
         builders: dict[str, Callable[[str], list[str]]] = {
             "answer": self._answer, "summary": self._summary, "introduction": self._introduction,
             "findings": self._findings,
-            "evidence": self._evidence, "gaps": self._gaps, "quality": self._quality, "method": self._method,
+            "evidence": self._evidence, "gaps": self._gaps, "contradictions": self._contradictions,
+            "quality": self._quality, "method": self._method,
             "conclusion": self._conclusion, "bibliography": lambda heading: [], "custom": self._custom,
         }
         sections: list[Item] = [
@@ -257,22 +259,32 @@ class Synthesis:
         return out
 
     def _gaps(self, heading: str) -> list[str]:
+        """What is missing, each part once; nothing when nothing is (the report then says so itself, once).
+
+        A heading that also names contradictions ("Gaps and Contradictions") gets the open ones too."""
         questions = {q["id"]: q for q in self.questions}
         first = self.questions[0]["id"] if self.questions else ""
         out = [(f"{'No verified' if e['status'] == 'missing' else 'Only partial'} evidence was found for "
                 + ("the question itself." if e["sub_question_id"] == first
                    else f"the part \u201c{questions[e['sub_question_id']].get('question')}\u201d."))
                for e in self.coverage if e["status"] != "covered"]
-        claims = {c["id"]: c for c in self.verified}
-        for item in self.graph.get("contradictions") or ():
-            pair = [claims[i] for i in item.get("claim_ids", [])[:2] if i in claims]
-            if item.get("status") == "open" and len(pair) == 2:
-                out.append(f"Open contradiction: {self.cite(pair[:1])} By contrast: {self.cite(pair[1:])}")
+        if any(word in heading.casefold() for word in ("contradiction", "conflict", "disagree")):
+            out += self._contradictions(heading)
         open_gaps = [g for g in self.graph.get("gaps") or () if isinstance(g, dict) and g.get("priority") == "high"]
         if open_gaps:  # never claim completeness while the graph records open high-priority gaps
             out.append(f"{len(open_gaps)} high-priority gap(s) reported by the research agents remain open "
                        "(listed below).")
-        return out or ["Two or more verified claims answer every sub-question; no contradiction is open."]
+        return out
+
+    def _contradictions(self, heading: str) -> list[str]:
+        """Each open contradiction between verified claims, both sides cited; nothing when there is none."""
+        claims = {c["id"]: c for c in self.verified}
+        out = []
+        for item in self.graph.get("contradictions") or ():
+            pair = [claims[i] for i in item.get("claim_ids", [])[:2] if i in claims]
+            if item.get("status") == "open" and len(pair) == 2:
+                out.append(f"Open contradiction: {self.cite(pair[:1])} By contrast: {self.cite(pair[1:])}")
+        return out
 
     def _quality(self, heading: str) -> list[str]:
         evidence = [e for c in self.claims for e in c.get("evidence") or ()]
