@@ -23,7 +23,7 @@ from filelock import FileLock
 from orchestrator.model.errors import StoreError
 from orchestrator.model.records import LedgerAction, Record
 from orchestrator.session.ledger_schema import INDEXED, REJECTED_LAST, SCHEMA
-from orchestrator.session.record_rows import CORE, CORE_SQL, StoredRecord, core_of, loads
+from orchestrator.session.record_rows import CORE, CORE_SQL, StoredRecord, core_of, dumps, loads
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Ledger:
                         entry.artifact_sha256,
                         entry.attempt,
                         entry.committed_at,
-                        json.dumps(entry.detail, ensure_ascii=False),
+                        dumps(entry.detail).decode(),
                     ),
                 )
                 seq = int(cursor.lastrowid or 0)
@@ -107,7 +107,7 @@ class Ledger:
                     record = {**entry.record, "seq": seq}
                     db.execute(
                         "INSERT INTO records(seq, agent, record) VALUES (?, ?, ?)",
-                        (seq, entry.agent, json.dumps(record, ensure_ascii=False)),
+                        (seq, entry.agent, dumps(record).decode()),  # orjson: a tenth of json's time
                     )
                     derived[CORE] = core_of(record)
                     if entry.keys is not None:
