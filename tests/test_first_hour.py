@@ -205,3 +205,14 @@ def test_the_report_says_each_thing_once(folder_run: dict[str, Any]) -> None:
     assert prose and len(prose) == len(set(prose)), [p for p in prose if prose.count(p) > 1][:3]
     contradictions = report.split("## Contradictions", 1)[1].split("\n## ", 1)[0]
     assert len([p for p in contradictions.split("\n\n") if p.strip()]) == 1, contradictions
+
+
+def test_the_evidence_list_quotes_an_offline_claim_once(folder_run: dict[str, Any]) -> None:
+    """An offline claim is its quote: the list showed the same sentence as the statement and as the quote."""
+    report = (folder_run["root"] / "mission-report.md").read_text()
+    evidence = report.split("## Evidence", 1)[1].split("\n## ", 1)[0]
+    bullets = [b for b in evidence.split("\n- ") if b.startswith("**")]
+    assert bullets
+    for bullet in bullets:
+        quote = bullet.split("\u201c*", 1)[1].split("*\u201d", 1)[0]
+        assert " ".join(bullet.split()).count(" ".join(quote.split())) == 1, bullet

@@ -159,12 +159,12 @@ def _custom(heading: str, ctx: Context) -> list[Block]:
 
 
 def _evidence(heading: str, ctx: Context) -> list[Block]:
-    items = []
+    items: list[tuple[Line, ...]] = []
     for claim_id, entries in list(ctx.citer.cited.items()):
         citation = ctx.citer.cite(claim_id)
         statement = " ".join(str(ctx.citer.claims[claim_id]["statement"]).split())
         cite = [Cite(citation)] if citation else []
-        lines: list[Line] = [text_line(Strong(claim_id), f" {statement} ", *cite)]
+        quoted: list[Line] = []
         for entry in entries:
             snippet = " ".join(str(entry.evidence.get("snippet", "")).split())
             if len(snippet) > SNIPPET_CHARS:
@@ -173,13 +173,21 @@ def _evidence(heading: str, ctx: Context) -> list[Block]:
             score = (entry.evidence.get("verification") or {}).get("score")
             match = f"; match {score}%" if isinstance(score, int | float) else ""
             title = " ".join(str(entry.source.get("title", "")).split())
-            lines.append(text_line(Quote(snippet), " — ", Cite(Citation((claim_id,), (entry.ref,))),
-                               f" {title}{page}{match}"))
-        items.append(tuple(lines))
+            quoted.append(text_line(Quote(snippet), " — ", Cite(Citation((claim_id,), (entry.ref,))),
+                                    f" {title}{page}{match}"))
+        if len(entries) == 1 and _same_words(statement, str(entries[0].evidence.get("snippet", ""))):
+            # a claim that is its quote (every offline claim): the sentence once, as the quote
+            items.append((text_line(Strong(claim_id), " ", *quoted[0]),))
+            continue
+        items.append((text_line(Strong(claim_id), f" {statement} ", *cite), *quoted))
     if not items:
         return [para("No claim is cited in this report.")]
     return [para("Every cited claim, with the snippet quoted from its source and verified against the "
                   "stored source text:"), Bullets(tuple(items))]
+
+
+def _same_words(statement: str, snippet: str) -> bool:
+    return " ".join(statement.split()).casefold() == " ".join(snippet.split()).casefold()
 
 
 def _gap_key(gap: Mapping[str, Any]) -> tuple[str, str]:
