@@ -15,6 +15,7 @@ from rapidfuzz import fuzz
 
 from agents.offline.answer_lead import decision_lead, outdated_label, split_current
 from agents.offline.corpus import plan_questions
+from agents.offline.outline_kinds import CONTRADICTION_WORDS, kind_of
 from agents.offline.retry_repair import complete_retry
 from agents.offline.sentences import terms
 from agents.offline.text import normalize_ws
@@ -22,33 +23,12 @@ from agents.offline.vintage import vintages
 from agents.runtime import AgentContext
 from orchestrator.session.atomic import dumps_pretty
 
-__all__ = ["DEFAULT_SECTIONS", "Synthesis", "kind_of", "run"]
+__all__ = ["DEFAULT_SECTIONS", "Synthesis", "run"]
 
 Item = dict[str, Any]
 DEFAULT_SECTIONS = ("Executive Summary", "Key Findings", "Evidence", "Gaps and Contradictions", "Methodology")
 PER_QUESTION = 3
 OUTLINE_BUDGET = 60_000
-
-#: Section kind -> words that select it in a heading (checked in this order).
-_KINDS = (
-    ("answer", ("answer",)),
-    ("bibliography", ("bibliograph", "reference", "works cited", "sources")),
-    ("summary", ("summary", "abstract", "tl;dr", "tldr")),
-    ("gaps", ("gap", "limitation", "risk", "open question")),
-    ("contradictions", ("contradiction", "conflict", "disagree")),
-    ("findings", ("finding", "result")),
-    ("evidence", ("evidence",)),
-    ("quality", ("quality",)),
-    ("method", ("method", "how this research", "approach")),
-    ("conclusion", ("conclusion", "discussion", "outlook")),
-    ("introduction", ("introduction", "background", "overview", "context", "scope")),
-)
-
-
-def kind_of(heading: str) -> str:
-    low = heading.casefold()
-    return next((kind for kind, words in _KINDS if any(w in low for w in words)), "custom")
-
 
 def verified(claim: Item) -> bool:
     return any((e.get("verification") or {}).get("verified") is True for e in claim.get("evidence") or ())
@@ -268,7 +248,7 @@ class Synthesis:
                 + ("the question itself." if e["sub_question_id"] == first
                    else f"the part \u201c{questions[e['sub_question_id']].get('question')}\u201d."))
                for e in self.coverage if e["status"] != "covered"]
-        if any(word in heading.casefold() for word in ("contradiction", "conflict", "disagree")):
+        if any(word in heading.casefold() for word in CONTRADICTION_WORDS):
             out += self._contradictions(heading)
         open_gaps = [g for g in self.graph.get("gaps") or () if isinstance(g, dict) and g.get("priority") == "high"]
         if open_gaps:  # never claim completeness while the graph records open high-priority gaps
