@@ -9,6 +9,7 @@ failed one turned verified). One small merged session is built once; each test w
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -182,3 +183,38 @@ def test_with_no_ledger_to_count_from_nothing_counts_as_verified(server: Served,
     assert node_verified(server, sid, fake) is False
     detail = server.json(f"/api/sessions/{sid}/claim?id={fake}")
     assert detail["evidence"][0]["verified"] is False and detail["evidence"][0]["verified_in_view"] is True
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_the_advice_for_a_view_that_is_not_a_file_is_what_status_does(server: Served, base: Path, sessions: Path,
+                                                                      kind: str) -> None:
+    """The fix the viewer gives, followed word for word, makes `status` rebuild the view (it refuses it as it is)."""
+    from click.testing import CliRunner
+
+    from orchestrator.cli import main
+
+    paths = copy(base, sessions, f"view-{kind}")
+    sid = paths.root.name
+    paths.kg_json.unlink()
+    os.mkfifo(paths.kg_json) if kind == "fifo" else paths.kg_json.mkdir()
+    [note] = [n for n in server.json(f"/api/sessions/{sid}/overview")["damaged"] if n["file"] == "knowledge-graph.json"]
+    assert note["fix"].startswith("move knowledge-graph.json aside") and f"`cconductor status {sid}`" in note["fix"]
+    assert note["fix"] in error_of(server, f"/api/sessions/{sid}/graph?kind=claims")
+
+    def status() -> tuple[int, str]:
+        result = CliRunner().invoke(main, ["--sessions-dir", str(sessions), "status", sid, "--json"])
+        return result.exit_code, result.output
+
+    code, out = status()
+    assert code != 0 and "move it aside" in out  # as it is, `status` refuses it: the advice must say to move it
+    paths.kg_json.rename(paths.root / "knowledge-graph.json.aside")
+    code, out = status()
+    assert code == 0, out
+    assert paths.kg_json.is_file() and server.json(f"/api/sessions/{sid}/overview")["damaged"] == []
+    assert verified_rows(server, sid) == {"C1": True, "C2": False, "C3": True}
+
+
+def error_of(server: Served, path: str) -> str:
+    status, _, body = server.get(path)
+    assert status == 409, (path, status, body[:300])
+    return str(json.loads(body)["error"])
