@@ -140,7 +140,8 @@ def _in_view(index: GraphIndex, claim: dict[str, Any]) -> list[bool]:
         items = same.get("evidence") or ()
     flags = []
     for item in (e for e in items if isinstance(e, dict)):
-        check = item.get("verification") if isinstance(item.get("verification"), dict) else {}
+        check = item.get("verification")
+        check = check if isinstance(check, dict) else {}
         flags.append(check.get("verified_in_view", check.get("verified")) is True)
     return flags
 

@@ -114,13 +114,15 @@ def _unverified(view: dict[str, Any]) -> dict[str, Any]:
         if isinstance(claim, dict) and isinstance(claim.get("evidence"), list):
             claim = {**claim, "evidence": [_unverified_item(e) for e in claim["evidence"]]}
         claims.append(claim)
-    stats = view.get("stats") if isinstance(view.get("stats"), dict) else {}
+    stats = view.get("stats")
+    stats = stats if isinstance(stats, dict) else {}
     return {**view, "claims": claims, "stats": {**stats, "evidence_verified": 0}}
 
 
 def _unverified_item(evidence: Any) -> Any:
     if not isinstance(evidence, dict):
         return evidence
-    check = evidence.get("verification") if isinstance(evidence.get("verification"), dict) else {}
+    check = evidence.get("verification")
+    check = check if isinstance(check, dict) else {}
     return {**evidence, "verification": {**check, "verified": False, "verified_in_view": check.get("verified"),
                                          "reason": UNVOUCHED}}
