@@ -245,6 +245,8 @@ def test_a_tampered_and_damaged_session_is_shown_as_such(browser: Browser, serve
     try:
         graph = json.loads((copy / "knowledge-graph.json").read_text())
         claim = graph["claims"][0]
+        for evidence in claim["evidence"]:  # its stored texts deleted: its evidence verified in the file only
+            (copy / "sources" / f"{evidence['verification']['text_sha256']}.txt").unlink(missing_ok=True)
         (copy / "knowledge-graph.json").write_text(json.dumps(graph).replace('"verified":false', '"verified":true'))
         (copy / "quality.json").write_text('{"score": NaN}')
         open_tab(browser, server, "tampered", "report")
@@ -257,6 +259,7 @@ def test_a_tampered_and_damaged_session_is_shown_as_such(browser: Browser, serve
         browser.js(f"import('/static/evidence.js').then((m) => m.showClaims('tampered', [{json.dumps(claim['id'])}]))")
         browser.wait("document.querySelector('#panel-body .claim .unverified')", "the claim's warning")
         panel = str(browser.js("document.querySelector('#panel-body').innerText"))
-        assert "Not vouched for by the ledger" in panel and "verified (" not in panel
+        assert "Not vouched for by the ledger" in panel and "verified (" not in panel  # the ledger's count
+        assert "the view file says verified" in panel
     finally:
         shutil.rmtree(copy)

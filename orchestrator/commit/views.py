@@ -40,7 +40,7 @@ from orchestrator.rdf.write import trig_block
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
 from orchestrator.session.mutex import SessionMutex
 
-__all__ = ["Views", "flush_views", "views_intact", "views_seq"]
+__all__ = ["Views", "flush_views", "text_rechecker", "views_intact", "views_seq"]
 
 _REPLACED = itertools.count()
 
@@ -155,11 +155,16 @@ def views_intact(paths: SessionPaths) -> bool:
 
 
 def _rechecker(context: JudgingContext) -> Recheck:
-    """Check a snippet again against a source's new text (the evidence rules of graph/evidence.py)."""
+    return text_rechecker(context.texts.text)
+
+
+def text_rechecker(text_of: Callable[[str], str | None]) -> Recheck:
+    """Check a snippet again against a source's new text (the evidence rules of graph/evidence.py);
+    ``text_of``: the stored text of a sha256, None when it cannot be read (a flush's text store, the viewer's)."""
     from orchestrator.graph.evidence import verify_snippet
 
     def recheck(evidence: dict[str, Any], sha: str) -> dict[str, Any] | None:
-        text = context.texts.text(sha)
+        text = text_of(sha)
         if text is None:
             return None
         page = (evidence.get("locator") or {}).get("page")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.session.ledger_schema import REJECTED_LAST
+from orchestrator.session.record_rows import loads
 
 _COLUMNS = ("seq", "agent", "action", "artifact_sha256", "attempt", "committed_at", "detail")
 
@@ -35,6 +36,12 @@ def _regular(path: Path) -> bool:
 
 def _query(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]] | None:
     """Rows of one query, read without a byte written; None when the store cannot be read now."""
+    found = _queries(path, [(sql, params)])
+    return None if found is None else found[0]
+
+
+def _queries(path: Path, queries: list[tuple[str, tuple[Any, ...]]]) -> list[list[tuple[Any, ...]]] | None:
+    """The rows of each query, read in one transaction (one state of the store) without a byte written."""
     if not all(_regular(p) for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"))):
         return None  # a FIFO in place of the store or its side files would block SQLite's open
     if not path.is_file():
@@ -47,7 +54,8 @@ def _query(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any
     except sqlite3.Error:
         return None
     try:
-        return db.execute(sql, params).fetchall()
+        db.execute("BEGIN")
+        return [db.execute(sql, params).fetchall() for sql, params in queries]
     except sqlite3.Error:
         return None
     finally:
@@ -91,3 +99,20 @@ def read_rejected_last(path: Path) -> set[str] | None:
     the store cannot be read now."""
     rows = _query(path, REJECTED_LAST)
     return None if rows is None else {str(agent) for (agent,) in rows}
+
+
+def read_current_records(path: Path) -> tuple[int, dict[str, dict[str, Any]]] | None:
+    """(the ledger's head, each agent's current record whole) as one state of the store, read without a byte
+    written: what a views flush builds the graph from. None when the store cannot be read now."""
+    found = _queries(path, [("SELECT COALESCE(MAX(seq), 0) FROM ledger", ()),
+                            ("SELECT c.agent, r.record FROM current c JOIN records r ON r.seq = c.record_seq"
+                             " ORDER BY c.agent", ())])
+    if found is None:
+        return None
+    try:
+        records = {str(agent): loads(body) for agent, body in found[1]}
+    except ValueError:
+        return None
+    if not all(isinstance(r, dict) for r in records.values()):
+        return None
+    return int(found[0][0][0]), records

@@ -32,7 +32,7 @@ from orchestrator.model.layout import SessionPaths
 from orchestrator.model.redact import redact
 from orchestrator.viewer import agents, evidence, explorer, overview, pages, report, state, timeline
 from orchestrator.viewer.files import session_folder
-from orchestrator.viewer.lookup import graph_index
+from orchestrator.viewer.lookup import GraphIndex, graph_index
 
 STATIC = Path(__file__).resolve().parent / "static"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -125,7 +125,7 @@ class Viewer:
 
     @staticmethod
     def summary(request: Request, paths: SessionPaths) -> Any:
-        return {**overview.summary_of(paths), "graph_warning": state.graph_warning(paths),
+        return {**overview.summary_of(paths), "graph_warning": graph_index(paths).warning,
                 "damaged": state.damaged(paths)}
 
     @staticmethod
@@ -149,8 +149,7 @@ class Viewer:
 
     @staticmethod
     def claim(request: Request, paths: SessionPaths) -> Any:
-        return evidence.claim_detail(paths, graph_index(paths), paths.root.name, request.query_params.get("id", ""),
-                                     state.graph_warning(paths))
+        return evidence.claim_detail(paths, graph_index(paths), paths.root.name, request.query_params.get("id", ""))
 
     @staticmethod
     def page(request: Request, paths: SessionPaths) -> Any:
@@ -173,7 +172,7 @@ class Viewer:
         if page > count:
             return _problem(404, f"the source's PDF has {count} pages; the evidence cites page {page}")
         marks = pages.page_marks(pdf, page, item)
-        return {"graph_warning": state.graph_warning(paths),
+        return {"graph_warning": index.warning,
                 "page": page, "pages": count, "source_id": source["id"] if source else None,
                 "image": f"/api/sessions/{paths.root.name}/page.png?source={_q(source['id'])}&page={page}"
                 if source else None,
@@ -197,13 +196,14 @@ class Viewer:
 
     @staticmethod
     def graph(request: Request, paths: SessionPaths) -> Any:
-        q = request.query_params
-        return _flagged(paths, explorer.list_items(graph_index(paths), q.get("kind", "claims"), q.get("agent") or None,
+        q, index = request.query_params, graph_index(paths)
+        return _flagged(index, explorer.list_items(index, q.get("kind", "claims"), q.get("agent") or None,
                                                    q.get("q"), max(0, _int(q.get("offset"), 0))))
 
     @staticmethod
     def node(request: Request, paths: SessionPaths) -> Any:
-        return _flagged(paths, explorer.node(graph_index(paths), request.query_params.get("id", "")))
+        index = graph_index(paths)
+        return _flagged(index, explorer.node(index, request.query_params.get("id", "")))
 
     async def stream(self, request: Request) -> Response:
         """Server-sent events: each new line of events.jsonl, and 'changed' when a view, the session or a lock did."""
@@ -273,9 +273,9 @@ def _data(value: dict[str, Any]) -> str:
     return redact(orjson.dumps(value).decode())
 
 
-def _flagged(paths: SessionPaths, result: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A graph-derived answer with why the ledger does not vouch for the view it comes from (None: it does)."""
-    return None if result is None else {**result, "graph_warning": state.graph_warning(paths)}
+def _flagged(index: GraphIndex, result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A graph-derived answer with why the view file is not what it shows (None: the ledger vouches for it)."""
+    return None if result is None else {**result, "graph_warning": index.warning}
 
 
 def _int(value: str | None, default: int) -> int:

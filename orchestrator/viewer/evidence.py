@@ -97,14 +97,15 @@ def passage(paths: SessionPaths, source: dict[str, Any] | None, evidence: dict[s
     return found
 
 
-def claim_detail(paths: SessionPaths, index: GraphIndex, session_id: str, claim_id: str,
-                 warning: str | None = None) -> dict[str, Any] | None:
-    """The claim and each evidence item's passage and page. ``warning``: why the ledger does not vouch for the
-    view; then no evidence is presented as verified (``verified_in_view`` keeps what the file claims)."""
+def claim_detail(paths: SessionPaths, index: GraphIndex, session_id: str, claim_id: str) -> dict[str, Any] | None:
+    """The claim and each evidence item's passage and page, verified as the committed state counts it now;
+    ``verified_in_view`` keeps what the view file claims (it differs where the file was edited or a stored
+    text changed since: ``graph_warning`` says why)."""
     found = index.item(claim_id)
     if found is None or found[0] != "claims":
         return None
     claim = found[1]
+    in_view = _in_view(index, claim)
     items = []
     for number, evidence in enumerate(e for e in claim.get("evidence") or () if isinstance(e, dict)):
         source = index.source(str(evidence.get("source_id")))
@@ -118,14 +119,31 @@ def claim_detail(paths: SessionPaths, index: GraphIndex, session_id: str, claim_
             "snippet": evidence.get("snippet"),
             "locator": evidence.get("locator"),
             "verification": evidence.get("verification"),
-            "verified": is_verified(evidence) and warning is None,
-            "verified_in_view": is_verified(evidence),
+            "verified": is_verified(evidence),
+            "verified_in_view": in_view[number] if number < len(in_view) else False,
             "passage": where,
             "page_view": (f"/api/sessions/{quote(session_id)}/page?claim={quote(claim_id, safe='')}"
                           f"&evidence={number}" if pdf and page else None),
             "no_page_view": None if pdf and page else _why_no_image(source, pdf, page),
         })
-    return {"claim": {k: v for k, v in claim.items() if k != "evidence"}, "evidence": items, "graph_warning": warning}
+    return {"claim": {k: v for k, v in claim.items() if k != "evidence"}, "evidence": items,
+            "graph_warning": index.warning}
+
+
+def _in_view(index: GraphIndex, claim: dict[str, Any]) -> list[bool]:
+    """Whether the view file shows each evidence item of ``claim`` verified (its own claim of the same id)."""
+    if index.view is index.graph or not index.view:
+        items = claim.get("evidence") or ()
+    else:
+        same = next((c for c in index.view.get("claims") or ()
+                     if isinstance(c, dict) and c.get("id") == claim.get("id")), {})
+        items = same.get("evidence") or ()
+    flags = []
+    for item in (e for e in items if isinstance(e, dict)):
+        check = item.get("verification")
+        check = check if isinstance(check, dict) else {}
+        flags.append(check.get("verified_in_view", check.get("verified")) is True)
+    return flags
 
 
 def _source_summary(source: dict[str, Any] | None) -> dict[str, Any] | None:

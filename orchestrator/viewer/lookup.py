@@ -9,8 +9,8 @@ from typing import Any
 
 from orchestrator.model.kinds import KINDS
 from orchestrator.model.layout import RESERVED_KEYS, SessionPaths
-from orchestrator.viewer import state
 from orchestrator.viewer.files import remember
+from orchestrator.viewer.trusted import shown
 
 #: The collections the explorer shows, in the order of its tabs.
 COLLECTIONS = ("sources", "claims", "entities", "relationships", "gaps", "contradictions")
@@ -22,6 +22,10 @@ class GraphIndex:
     items: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # id or alias -> (kind, item)
     cited_by: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # source/entity -> claims
     related: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # node -> relationships
+    #: why the view file is not shown as it is (None: the ledger vouches for it; :mod:`orchestrator.viewer.trusted`)
+    warning: str | None = None
+    #: the view file as read (``graph`` itself when it is vouched for): what it claims, beside what is shown
+    view: dict[str, Any] = field(default_factory=dict)
 
     def item(self, item_id: str) -> tuple[str, dict[str, Any]] | None:
         return self.items.get(item_id)
@@ -63,12 +67,14 @@ _lock = threading.Lock()
 
 
 def graph_index(paths: SessionPaths) -> GraphIndex:
-    graph = state.graph(paths)
+    """The index of the graph the pages show: the committed state (:func:`orchestrator.viewer.trusted.shown`)."""
+    current = shown(paths)
     with _lock:
         cached = _cache.get(paths)
-    if cached is not None and cached.graph is graph:
+    if cached is not None and cached.graph is current.graph and cached.warning == current.warning:
         return cached
-    index = _build(graph)
+    index = _build(current.graph)
+    index.warning, index.view = current.warning, current.view
     with _lock:
         remember(_cache, paths, index)
     return index

@@ -24,6 +24,7 @@ from orchestrator.viewer import state
 from orchestrator.viewer.explorer import growth
 from orchestrator.viewer.files import remember, signature
 from orchestrator.viewer.lookup import GraphIndex, graph_index
+from orchestrator.viewer.trusted import shown
 
 _quality_cache: dict[SessionPaths, tuple[object, dict[str, Any]]] = {}
 _lock = threading.Lock()
@@ -37,7 +38,9 @@ def quality(paths: SessionPaths, index: GraphIndex) -> dict[str, Any] | None:
     the mission's success criteria when the session has a mission.
     """
     graph = index.graph
-    recorded = state.recorded_quality(paths)
+    # quality.json scored the view as it was: a view the ledger no longer vouches for as it is (edited, or a
+    # stored text deleted or altered since) is scored again from the committed state shown
+    recorded = state.recorded_quality(paths) if index.warning is None else None
     if not graph.get("claims") and not graph.get("sources"):
         return recorded
     committed = commit_time(graph, state.ledger(paths))
@@ -53,15 +56,17 @@ def quality(paths: SessionPaths, index: GraphIndex) -> dict[str, Any] | None:
     criteria = state.criteria_of(paths)
     question = str(state.session(paths).get("query") or "")
     document = {**report.to_json(gate(report, graph, criteria, question=question) if criteria else None),
-                "origin": "computed from the committed graph" + _why_computed(paths, recorded)}
+                "origin": "computed from the committed graph" + _why_computed(paths, recorded, index.warning)}
     with _lock:
         remember(_quality_cache, paths, (key, document))
     return document
 
 
-def _why_computed(paths: SessionPaths, recorded: dict[str, Any] | None) -> str:
+def _why_computed(paths: SessionPaths, recorded: dict[str, Any] | None, warning: str | None) -> str:
     if recorded is not None:
         return ""
+    if warning is not None:
+        return " (quality.json scored a view the ledger does not vouch for as it is now)"
     if signature(paths.root / "quality.json") is not None:
         return " (quality.json cannot be read: see the note on damaged files)"
     return " (no quality.json yet)"
@@ -101,9 +106,11 @@ def skipped_inputs(graph: dict[str, Any]) -> list[dict[str, Any]]:
 def overview(paths: SessionPaths) -> dict[str, Any]:
     data = state.session(paths)
     try:
-        graph = state.graph(paths)
+        current = shown(paths)
     except CconductorError:  # the header needs no graph: the note in "damaged" says what is wrong
-        graph = {}
+        graph, warning = {}, state.graph_warning(paths)
+    else:
+        graph, warning = current.graph, current.warning
     locks = state.lock_states(paths)
     recorded = state.recorded_quality(paths)
     return {
@@ -123,7 +130,7 @@ def overview(paths: SessionPaths) -> dict[str, Any]:
         "stats": graph.get("stats") or {},
         "recorded_score": (recorded or {}).get("score"),
         "has_report": (paths.root / "mission-report.md").is_file(),
-        "graph_warning": state.graph_warning(paths),
+        "graph_warning": warning,
         "damaged": state.damaged(paths),
     }
 

@@ -13,6 +13,7 @@ session file makes the pages that need it say so (:func:`damaged`), not the othe
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from functools import lru_cache
@@ -52,7 +53,7 @@ def graph(paths: SessionPaths) -> dict[str, Any]:
     try:
         value = CACHE.load(paths, paths.kg_json, default={})
     except Unreadable as exc:
-        raise Unreadable(f"{exc}; {_FIXES['knowledge-graph.json'].replace('SESSION', paths.root.name)}") from None
+        raise Unreadable(f"{exc}; {fix_of(paths, paths.kg_json)}") from None
     return value if isinstance(value, dict) else {}
 
 
@@ -193,6 +194,20 @@ _FIXES = {
 }
 
 
+def fix_of(paths: SessionPaths, path: Path) -> str:
+    """What puts a damaged session file right, as the command named will actually do it: ``status`` rebuilds a
+    view that is a damaged file, but refuses one that is not a regular file (orchestrator/session/check.py)."""
+    fix = _FIXES[path.name].replace("SESSION", paths.root.name)
+    try:
+        mode: int | None = os.lstat(path).st_mode
+    except OSError:
+        mode = None
+    if path == paths.kg_json and mode is not None and not stat.S_ISREG(mode):
+        fix = (f"move {paths.rel(path)} aside (it is not a regular file, and cconductor will not replace what it "
+               f"did not write), then {fix}")
+    return fix
+
+
 def damaged(paths: SessionPaths) -> list[dict[str, Any]]:
     """The session files that cannot be shown as they are now: each with what is wrong and how to fix it."""
     notes = []
@@ -209,7 +224,7 @@ def damaged(paths: SessionPaths) -> list[dict[str, Any]]:
                 problem += " (the last complete version is shown)"
         if problem is not None:
             notes.append({"file": paths.rel(path), "problem": problem,
-                          "fix": _FIXES[path.name].replace("SESSION", paths.root.name)})
+                          "fix": fix_of(paths, path)})
     try:  # read by offset, not through the cache: only whether it can be opened at all
         fd = open_file(paths, paths.events)
     except Unreadable as exc:
