@@ -131,16 +131,16 @@ def test_an_exception_while_applying_an_outcome_is_finished_by_the_next_batch(
 ) -> None:
     write_agent(session.root, "archived")
     write_agent(session.root, "other")
-    real = processor_module.apply_outcome
+    real = processor_module.settle_outcome
     failed: list[str] = []
 
-    def failing_once(paths: SessionPaths, events: Any, staged: Any, **kwargs: Any) -> None:
+    def failing_once(paths: SessionPaths, staged: Any, **kwargs: Any) -> None:
         if staged.agent == "archived" and not failed:
             failed.append("archived")
             raise OSError(28, "No space left on device")
-        real(paths, events, staged, **kwargs)
+        real(paths, staged, **kwargs)
 
-    monkeypatch.setattr(processor_module, "apply_outcome", failing_once)
+    monkeypatch.setattr(processor_module, "settle_outcome", failing_once)
     processor = Processor(session)
     try:
         statuses = {o.agent: o.status for o in processor.process_pending()}
@@ -171,7 +171,7 @@ def test_an_unwritable_retry_file_still_ends_the_submission_as_errored(session: 
     processor = Processor(session)
     try:
         assert [o.status for o in processor.process_pending()] == ["rejected"]
-        assert processor.failures and "broken" in processor.failures[0]
+        assert processor.notices and "broken.retry-instructions.json is a folder" in processor.notices[0]
         assert processor.process_pending() == [], "the rejection is not judged again and again"
     finally:
         processor.close()

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def _outcome_line(outcome: object, paths: SessionPaths) -> str:
+    from orchestrator.commit.outcomes import signal_notes
     from orchestrator.commit.processor import Outcome
 
     assert isinstance(outcome, Outcome)
@@ -25,6 +26,8 @@ def _outcome_line(outcome: object, paths: SessionPaths) -> str:
     if outcome.status == "rejected":
         failing = [p for p in outcome.problems if p.is_error]
         text += f" - {len(failing)} problem(s); see {paths.retry_instructions(outcome.agent).name}"
+        for note in signal_notes(paths, outcome.agent):
+            text += f"\n    NOTE: {note}"
         for problem in failing[:5]:
             text += "\n    " + problem.render()
     return text
@@ -183,6 +186,9 @@ def retry(ctx: Context, session: str, agent: str, as_json: bool) -> None:
 
     paths = ctx.session(session)
     check_agent_name(agent)
+    refused = locks.refuse_resubmit(paths, agent)
+    if refused is not None:
+        raise UsageError(refused)
     if not paths.lock(agent).exists():
         if not paths.lock_error(agent).exists() and not paths.agent_artifacts(agent).is_dir():
             raise UsageError(f"agent {agent!r} has no artifacts/{agent}/ folder in {paths.root}")

@@ -38,6 +38,9 @@ def status(ctx: Context, session: str, as_json: bool) -> None:
         click.echo(f"  agent {name:<28} {agent.get('state', '?'):<9} attempts {agent.get('attempts', 0)}")
     pending, errored = ", ".join(info["locks_pending"]) or "-", ", ".join(info["locks_errored"]) or "-"
     click.echo(f"locks     pending: {pending}; errored: {errored}")
+    if info.get("locks_unsettled"):
+        click.echo(f"          judged, not yet signalled (a processor was stopped after its commit): "
+                   f"{', '.join(info['locks_unsettled'])}; `cconductor process {info['id']}` writes their outcome")
     skipped = info.get("skipped_inputs") or []
     if skipped:
         click.echo(f"skipped   {len(skipped)} input file(s): " + ", ".join(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import defaultdict
 from collections.abc import Mapping
@@ -9,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.commit import locks
 from orchestrator.commit.committed import read_committed
+from orchestrator.commit.outcomes import recorded_seq, show_decisions
 from orchestrator.contract.sourcetexts import TextStore
 from orchestrator.contradictions.summary import summary
 from orchestrator.graph.relation_support import relationship_problem
-from orchestrator.model.errors import SessionDamaged, UsageError
+from orchestrator.model.errors import SessionDamaged, StoreError, UsageError
 from orchestrator.model.layout import SessionPaths
 from orchestrator.model.problems import Problem
 from orchestrator.session.ledger import Ledger
@@ -38,8 +40,34 @@ def errored_agents(paths: SessionPaths) -> list[str]:
     return locks.errored_among(signals, rejected)
 
 
+def ledger_view(paths: SessionPaths, session: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The agents as the ledger has judged them (``session.json``'s entries with the decisions it does not show
+    yet: a processor killed between its commit and its update leaves some), the locks still waiting, and the
+    agents whose decision the ledger holds but whose lock was not yet renamed or consumed (the next sweep does
+    it). The ledger is the truth; without one (or where it cannot be opened) ``session.json`` is shown as is."""
+    agents = dict(session.get("agents") or {})
+    waiting = locks.waiting(paths)
+    if not paths.store_db.is_file():
+        return agents, waiting, []
+    try:
+        store = Ledger(paths.store_db)
+    except StoreError:
+        return agents, waiting, []
+    try:
+        shown = copy.deepcopy(session)
+        show_decisions(shown, store.decisions_after(recorded_seq(session)))
+        last = store.last_decisions()
+    finally:
+        store.close()
+    unsettled = locks.decided_claims(paths, {agent: detail.get("claim") for agent, (_, _, _, detail) in last.items()})
+    pending = set(locks.pending(paths))
+    return (dict(shown.get("agents") or {}), [a for a in waiting if a in pending or a not in unsettled],
+            unsettled)
+
+
 def session_status(paths: SessionPaths) -> dict[str, Any]:
     session = load_session(paths)
+    agents, waiting, unsettled = ledger_view(paths, session)
     stats: dict[str, Any] = {}
     commit_seq = None
     skipped: list[dict[str, Any]] = []
@@ -69,9 +97,11 @@ def session_status(paths: SessionPaths) -> dict[str, Any]:
         "status": session.get("status"),
         "status_reason": session.get("status_reason"),
         "iteration": session.get("iteration"),
-        "agents": session.get("agents", {}),
-        "locks_pending": locks.waiting(paths),
-        "locks_errored": errored_agents(paths),
+        "agents": agents,
+        "locks_pending": waiting,
+        "locks_errored": sorted(set(errored_agents(paths)) | {
+            a for a in unsettled if agents.get(a, {}).get("state") == "rejected"}),
+        "locks_unsettled": unsettled,
         "graph_commit_seq": commit_seq,
         "stats": stats,
         "quality": quality,

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from orchestrator.model.layout import ERROR_SUFFIX, LOCK_SUFFIX, SessionPaths, fitting_name
@@ -65,6 +66,24 @@ def waiting(paths: SessionPaths) -> list[str]:
     return sorted(set(pending(paths)) | set(claimed(paths)))
 
 
+def claim_key(paths: SessionPaths, agent: str) -> list[int] | None:
+    """The identity of the agent's claim as it lies in ``.cconductor/claims/`` (inode, ctime), None when none:
+    recorded with the ledger's decision, so a reader knows a claim left behind by a kill was decided."""
+    try:
+        info = os.lstat(claim_path(paths, agent))
+    except OSError:
+        return None
+    return [info.st_ino, info.st_ctime_ns]
+
+
+def decided_claims(paths: SessionPaths, decided: Mapping[str, object]) -> list[str]:
+    """The claims still in ``.cconductor/claims/`` whose decision the ledger holds (``decided``: agent -> the
+    claim key recorded with its last decision): a processor stopped between its commit and the lock's
+    rename. Not waiting: the next sweep only writes their outcome (same verdict, no new entry)."""
+    return [agent for agent in claimed(paths)
+            if decided.get(agent) is not None and decided.get(agent) == claim_key(paths, agent)]
+
+
 def claim(paths: SessionPaths, agent: str) -> bool:
     """Take the pending lock (if any) for processing; True when a claim now exists for ``agent``.
 
@@ -114,20 +133,89 @@ def clear_error(paths: SessionPaths, agent: str) -> None:
         pass
 
 
-def error(paths: SessionPaths, agent: str) -> None:
-    """The claimed submission was rejected: ``<agent>.kg.lock.error`` tells the agent to read its instructions."""
+def not_a_file(path: Path) -> str | None:
+    """What stands at ``path`` when it is neither absent nor a regular file ("a folder", "a symbolic link",
+    ...): something cconductor did not write there and never replaces, renames or deletes."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device file"
+
+
+def blocked_signal(paths: SessionPaths, agent: str) -> str | None:
+    """Why ``<agent>.kg.lock.error`` cannot be cconductor's rejection signal (something else stands there), with
+    what to do; None when it is absent or a regular file."""
+    kind = not_a_file(paths.lock_error(agent))
+    if kind is None:
+        return None
+    name = paths.lock_error(agent).name
+    return (f"{name} is {kind}, not the rejection signal cconductor writes; it was left as it is, so the "
+            f"rejection is recorded in the ledger (`cconductor status` shows it) but not signalled there: move "
+            f"{name} aside (nothing in it is read), fix the files, then run "
+            f"`cconductor retry {paths.root.name} {agent}`")
+
+
+def error(paths: SessionPaths, agent: str) -> str | None:
+    """The claimed submission was rejected: ``<agent>.kg.lock.error`` tells the agent to read its instructions.
+
+    Something other than a file at that name (a folder, a symbolic link, a pipe: not ours) is never
+    replaced: the claim goes (the ledger holds the rejection) and the returned note says what to do.
+    """
+    blocked = blocked_signal(paths, agent)
     for source in (claim_path(paths, agent), paths.lock(agent)):
+        if blocked is not None:
+            if source == claim_path(paths, agent):
+                _drop(source)
+            return blocked
         try:
             os.replace(source, paths.lock_error(agent))
-            return
+            return None
         except FileNotFoundError:
             continue
-        except OSError:  # the error path is a non-empty folder: leave it, drop the claim
-            with contextlib.suppress(OSError):
-                os.unlink(source)
-            return
-    with contextlib.suppress(OSError):
-        paths.lock_error(agent).touch()
+        except OSError:  # raced by something that is not a file: leave it, drop the claim
+            _drop(claim_path(paths, agent))
+            return blocked_signal(paths, agent)
+    if blocked is None:
+        with contextlib.suppress(OSError):
+            paths.lock_error(agent).touch()
+    return blocked
+
+
+def _drop(claim: Path) -> None:
+    """A claim that is done with: a file (or an empty folder) goes; a folder with content stays put."""
+    try:
+        os.unlink(claim)
+    except IsADirectoryError:
+        with contextlib.suppress(OSError):
+            os.rmdir(claim)
+    except OSError:
+        pass
+
+
+def refuse_resubmit(paths: SessionPaths, agent: str) -> str | None:
+    """Why ``cconductor retry`` must not turn the agent's signals into a new submission, or None: something that
+    is not a file at ``<agent>.kg.lock.error`` or ``<agent>.kg.lock`` (renaming it into the lock would be judged,
+    and rejected, as a folder, using up an attempt)."""
+    for path in (paths.lock_error(agent), paths.lock(agent)):
+        kind = not_a_file(path)
+        if kind is not None:
+            return (f"{path} is {kind}, not a signal cconductor wrote; it was left as it is and no attempt was "
+                    f"used: move it aside (`mv {path.name} {path.name}.moved` in the session folder), then run "
+                    f"`cconductor retry {paths.root.name} {agent}` again")
+    return None
 
 
 def release(paths: SessionPaths, agent: str) -> None:

@@ -11,7 +11,8 @@ are written from the committed state (commit/views.py).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 
 from orchestrator.commit import locks
 from orchestrator.commit.burst import BURST_MIN, judge_burst
@@ -21,7 +22,14 @@ from orchestrator.commit.internal_errors import log_internal_error
 from orchestrator.commit.judging import judge
 from orchestrator.commit.lazy_rdf import LazyRdf
 from orchestrator.commit.loaded_graph import LoadedGraph
-from orchestrator.commit.outcomes import Judged, Outcome, apply_outcome, record_missing_decisions, record_outcomes
+from orchestrator.commit.outcomes import (
+    Judged,
+    Outcome,
+    after_outcome,
+    record_missing_decisions,
+    record_outcomes,
+    settle_outcome,
+)
 from orchestrator.commit.retry import error_class
 from orchestrator.commit.views import Views
 from orchestrator.contract.schemas import SchemaRegistry
@@ -74,6 +82,8 @@ class Processor:
         self._session_checked_at = -1
         #: Outcomes that were committed but whose effects failed (the watcher reports them).
         self.failures: list[str] = []
+        #: What the user must do about an outcome that was recorded but not fully signalled (watch prints them).
+        self.notices: list[str] = []
         self.refresh()
 
     def close(self) -> None:
@@ -147,14 +157,16 @@ class Processor:
             outcome, artifact_set, record = item.outcome, item.artifact_set, item.record
             if outcome.status == "merged" and record is not None and artifact_set is not None:
                 entries.append(LedgerEntry(outcome.agent, "merge", artifact_set.sha256, outcome.attempt, now,
-                                           {"files": [f.name for f in artifact_set.files]}, record,
+                                           {"files": [f.name for f in artifact_set.files],
+                                            "claim": locks.claim_key(self.paths, outcome.agent)}, record,
                                            keys=record_index(record, self.graph.lazy.references_of(outcome.agent))))
                 owners.append(index)
             elif outcome.status == "rejected" and not self._already_rejected(item):
                 entries.append(LedgerEntry(outcome.agent, "reject",
                                            artifact_set.sha256 if artifact_set else None, outcome.attempt, now,
                                            {"error_class": error_class(outcome.problems),
-                                            "problems": len(errors(outcome.problems))}))
+                                            "problems": len(errors(outcome.problems)),
+                                            "claim": locks.claim_key(self.paths, outcome.agent)}))
                 owners.append(index)
         try:
             seqs = self.ledger.commit(entries) if entries else []
@@ -169,19 +181,37 @@ class Processor:
                 self.graph.committed(item.agent, seq)
         if seqs:
             self.graph.state.head_seq = self.ledger.head()
+        outcomes = [item.outcome for item in committed]
+        # The ledger is the truth; what follows only shows it, smallest and most-read first, so a kill at
+        # any moment leaves the least behind: session.json (one atomic write for the whole sweep), then each
+        # lock's signal and retry instructions, then the slower extras (repair memory, events). Whatever a
+        # kill leaves undone, the next sweep (process, watch) finishes: session.json from the ledger
+        # (_reconcile_session), each claim still in .cconductor/claims/ judged again to the same verdict.
+        self._effect("recording the sweep in session.json", lambda: record_outcomes(
+            self.paths, outcomes, self.graph.head_seq))
         for item in committed:
-            try:
-                apply_outcome(self.paths, self.events, item, max_attempts=self.max_attempts)
-            except SessionGone:
-                raise
-            except Exception as exc:  # committed already: the claim stays and the next sweep finishes the job
-                detail = log_internal_error(self.paths, f"recording the outcome of {item.agent}", exc)
-                self.events.emit("processor.agent_failed",
-                                 f"{item.agent}: internal error while recording its outcome: {exc!r}",
-                                 agent=item.agent, error=repr(exc), log=detail)
-                self.failures.append(f"{item.agent}: {exc}")
-        record_outcomes(self.paths, [item.outcome for item in committed], self.graph.head_seq)
+            self._effect(f"recording the outcome of {item.agent}", partial(self._settle, item), item.agent)
+        for item in committed:
+            self._effect(f"recording the outcome of {item.agent}", partial(
+                after_outcome, self.paths, self.events, item, max_attempts=self.max_attempts), item.agent)
         return committed
+
+    def _settle(self, item: Judged) -> None:
+        for note in settle_outcome(self.paths, item, max_attempts=self.max_attempts):
+            self.events.emit("lock.signal_blocked", f"{item.agent}: {note}", agent=item.agent)
+            self.notices.append(f"{item.agent}: {note}")
+
+    def _effect(self, doing: str, effect: Callable[[], object], agent: str | None = None) -> None:
+        """One effect of a committed sweep; a failure is logged and left to the next sweep, never raised."""
+        try:
+            effect()
+        except SessionGone:
+            raise
+        except Exception as exc:  # committed already: the claim stays and the next sweep finishes the job
+            detail = log_internal_error(self.paths, doing, exc)
+            self.events.emit("processor.agent_failed", f"{agent or 'sweep'}: internal error while {doing}: {exc!r}",
+                             agent=agent, error=repr(exc), log=detail)
+            self.failures.append(f"{agent or 'sweep'}: {exc}")
 
     def _already_rejected(self, item: Judged) -> bool:
         """The same set was rejected at the same attempt already (a lock re-seen after a crash)."""

@@ -237,6 +237,9 @@ class Watcher:
         self._failures, self._retry_at = 0, 0.0
         for failure in self.processor.failures:
             self.report(f"watch: internal error while recording an outcome: {failure} (it is retried)")
+        for notice in self.processor.notices:
+            self.report(f"watch: {notice}")
+        self.processor.notices.clear()
         if self.processor.failures:
             self.processor.failures.clear()
             threading.Timer(BACKOFF_START_S, self._wake.put, args=(RESCAN,)).start()

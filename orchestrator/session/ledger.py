@@ -22,7 +22,7 @@ from filelock import FileLock
 
 from orchestrator.model.errors import StoreError
 from orchestrator.model.records import LedgerAction, Record
-from orchestrator.session.ledger_schema import INDEXED, REJECTED_LAST, SCHEMA
+from orchestrator.session.ledger_schema import INDEXED, LAST_DECISIONS, SCHEMA
 from orchestrator.session.record_rows import CORE, CORE_SQL, StoredRecord, core_of, dumps, loads
 
 
@@ -206,11 +206,15 @@ class Ledger:
                  at if action == "merge" else json.loads(detail).get("record_seq") if action == "rollback" else None)
                 for at, agent, action, attempt, detail in rows]
 
+    def last_decisions(self) -> dict[str, tuple[int, LedgerAction, int | None, dict[str, Any]]]:
+        """Each agent's last merge or rejection: (seq, action, attempt, detail)."""
+        with self._lock:
+            rows = self._db.execute(LAST_DECISIONS).fetchall()
+        return {agent: (int(seq), action, attempt, loads(detail)) for agent, seq, action, attempt, detail in rows}
+
     def rejected_last(self) -> set[str]:
         """The agents whose last merge or rejection is a rejection (their last submission is not in the graph)."""
-        with self._lock:
-            rows = self._db.execute(REJECTED_LAST).fetchall()
-        return {agent for (agent,) in rows}
+        return {agent for agent, (_, action, _, _) in self.last_decisions().items() if action == "reject"}
 
     def attempt_bases(self, agents: list[str]) -> dict[str, tuple[int, str | None]]:
         """For each agent: its merges and rejections so far, and its last one's artifact sha256 if it is a rejection."""
@@ -305,7 +309,6 @@ class Ledger:
                 )
                 changed[agent] = wanted
         return changed
-
 
 
 def _stored(fetch: Callable[[int], dict[str, Any] | None], data: dict[str, Any]) -> Record:

@@ -50,3 +50,6 @@ INDEXED = ("indexed", "", "")
 #: The agents whose last merge or rejection is a rejection (also read by the viewer's ledger snapshot).
 REJECTED_LAST = ("SELECT l.agent FROM ledger l JOIN (SELECT agent, MAX(seq) AS last FROM ledger"
                  " WHERE action IN ('merge', 'reject') GROUP BY agent) x ON l.seq = x.last WHERE l.action = 'reject'")
+#: Each agent's last merge or rejection, with its seq, action, attempt and detail.
+LAST_DECISIONS = ("SELECT l.agent, l.seq, l.action, l.attempt, l.detail FROM ledger l JOIN (SELECT agent, MAX(seq)"
+                  " AS last FROM ledger WHERE action IN ('merge', 'reject') GROUP BY agent) x ON l.seq = x.last")
