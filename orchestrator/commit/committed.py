@@ -19,6 +19,7 @@ import hashlib
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -78,7 +79,7 @@ def _check(paths: SessionPaths, store: Ledger, want_trig: bool) -> tuple[Committ
     sha = hashlib.sha256(data).hexdigest()
     if sha != row.get("json"):
         return None, f"{paths.kg_json.name} is not the view the ledger recorded (it was changed outside cconductor)"
-    if trig is not None and hashlib.sha256(trig).hexdigest() != row.get("trig"):
+    if not _trig_intact(paths, row, trig):
         return None, f"{paths.kg_trig.name} is not the view the ledger recorded (it was changed outside cconductor)"
     texts: dict[str, Any] = row["texts"] if isinstance(row.get("texts"), dict) else {}
     moved, rekeyed = moved_texts(paths, texts)
@@ -86,11 +87,12 @@ def _check(paths: SessionPaths, store: Ledger, want_trig: bool) -> tuple[Committ
         return None, "stored text(s) " + ", ".join(f"sources/{s}.txt" for s in moved) + \
                      " were deleted, altered or restored since the view was written: the evidence resting on them " \
                      "must be counted again"
-    if rekeyed:  # the same texts under other file keys (a copied folder): vouch for them as they are now
+    keys = {"json": file_key(paths.kg_json), "trig": file_key(paths.kg_trig)}
+    if rekeyed or keys != row.get("keys"):  # the same files under other keys (a copied folder): vouched as they are
         with contextlib.suppress(OSError, sqlite3.Error):
             store.put_derived(KIND, [("", head, orjson.dumps({
-                **row, "texts": {sha: [file_key(paths.source_text(sha)), bool(state[1])]
-                                     for sha, state in texts.items() if isinstance(state, list)}}).decode())])
+                **row, "keys": keys, "texts": {sha: [file_key(paths.source_text(sha)), bool(state[1])]
+                                               for sha, state in texts.items() if isinstance(state, list)}}).decode())])
     try:
         graph = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -98,6 +100,28 @@ def _check(paths: SessionPaths, store: Ledger, want_trig: bool) -> tuple[Committ
     if not isinstance(graph, dict):
         return None, f"{paths.kg_json.name} does not hold a JSON object"
     return CommittedView(graph, head, sha, trig, data=data), ""
+
+
+def _trig_intact(paths: SessionPaths, row: Mapping[str, Any], trig: bytes | None) -> bool:
+    """The TriG view is the one the ledger vouches for: its bytes when read, else its file key as written (a
+    reader of the JSON view must not leave an edited TriG file in place either); hashed when the key moved."""
+    if trig is not None:
+        return hashlib.sha256(trig).hexdigest() == row.get("trig")
+    keys = row.get("keys")
+    if isinstance(keys, dict) and keys.get("trig") is not None and file_key(paths.kg_trig) == keys["trig"]:
+        return True
+    try:
+        return _file_sha(paths.kg_trig) == row.get("trig")
+    except OSError:
+        return False
+
+
+def _file_sha(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _rebuild(paths: SessionPaths, why: str, processor: Processor | None) -> None:

@@ -129,7 +129,7 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
 
     processor = Processor(paths, cached_records=False)
     try:
-        problems: list[Problem] = []
+        problems: list[Problem] = view_problems(paths, processor)
         for agent in sorted(processor.state.records):
             record = processor.state.records[agent]
             for file in record["files"]:
@@ -152,6 +152,27 @@ def validate_session(paths: SessionPaths) -> list[Problem]:
         return problems
     finally:
         processor.close()
+
+
+def view_problems(paths: SessionPaths, processor: Processor) -> list[Problem]:
+    """The views as every reader treats them (orchestrator/commit/committed.py): one the ledger does not vouch for
+    (edited by hand, deleted, behind the ledger) is rebuilt from the ledger, and said (a warning); one that cannot
+    be rebuilt here is an error that says what to run. Never checked as found, never left in place silently."""
+    try:
+        view = read_committed(paths, trig=True, processor=processor)
+    except SessionDamaged as exc:
+        return [Problem(paths.kg_json.name, "", "view.untrusted", str(exc),
+                        f"run `cconductor process {paths.root.name}` where the session folder can be written")]
+    except UsageError:  # nothing merged yet: no view to check
+        return []
+    if view.rebuilt is None:
+        return []
+    edited = paths.kg_trig.name if view.rebuilt.startswith(paths.kg_trig.name) else paths.kg_json.name
+    return [Problem(edited, "", "view.rebuilt",
+                    f"{view.rebuilt}; rebuilt from the ledger, the one source of truth (the edit is gone; the event "
+                    "log records it as views.rebuilt)",
+                    "edit nothing in knowledge-graph.json or .trig: change the graph through the agents' artifacts "
+                    "and locks (or `cconductor rollback`)", "warning")]
 
 
 def relationship_support_problems(records: Mapping[str, Any]) -> list[Problem]:

@@ -2,7 +2,9 @@
 
 Each views flush records, in the store's ``derived`` table (kind :data:`KIND`, agent "", seq: the
 commit the views show), the sha256 of both files as written and, for each stored text the sources
-name, its file key and whether it was intact then (:func:`vouch`). Readers compare what they read
+name, its file key and whether it was intact then (:func:`vouch`), and the file keys of both views (a
+reader that reads one of them checks the other by its key, hashing it only when the key moved).
+Readers compare what they read
 with it (orchestrator/commit/committed.py).
 """
 
@@ -42,7 +44,8 @@ def vouch(store: Ledger, paths: SessionPaths, seq: int, digests: Mapping[str, st
     Called by the flush inside the views mutex, after both files are in place.
     """
     texts = {sha: [file_key(paths.source_text(sha)), intact(sha)] for sha in text_shas(sources)}
-    body = orjson.dumps({"commit_seq": seq, **digests, "texts": texts}).decode()
+    keys = {"json": file_key(paths.kg_json), "trig": file_key(paths.kg_trig)}  # a reader of one checks the other
+    body = orjson.dumps({"commit_seq": seq, **digests, "texts": texts, "keys": keys}).decode()
     store.put_derived(KIND, [("", seq, body)])
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from orchestrator.contract.schema_phrases import FORMAT_EXAMPLES, TYPE_WORDS, Resolve, describe, quote_all
-from orchestrator.model.problems import Problem, pointer_join
+from orchestrator.model.problems import Problem, pointer_join, quoted
 
 PREVIEW_CHARS = 60
 
@@ -132,11 +132,11 @@ def _explain_additional(error: ValidationError, pointer: str, describe: Describe
         if field in allowed:
             continue
         close = difflib.get_close_matches(field, allowed, n=1)
-        fix = f"rename '{field}' to '{close[0]}'" if close else f"remove '{field}'"
+        fix = f"rename {quoted(field)} to '{close[0]}'" if close else f"remove {quoted(field)}"
         if "extra" in allowed:
             fix += " or move it under 'extra' (a free-form object)"
         yield (
-            f"{_object_at(pointer)} has the field '{field}', which is not allowed there",
+            f"{_object_at(pointer)} has the field {quoted(field)}, which is not allowed there",
             f"{fix}; the allowed fields are: {', '.join(allowed) or '(none)'}",
             {"field": field},
         )

@@ -57,3 +57,10 @@ def errors(problems: Iterable[Problem]) -> list[Problem]:
 def pointer_join(*parts: str | int) -> str:
     """Build an RFC 6901 pointer from path parts, escaping ``~`` and ``/``."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def quoted(value: object, limit: int = 80) -> str:
+    """A value quoted in a message, Python-style: a newline, a tab or an invisible character is shown as its
+    escape (``'10.1000/xyz\\n'``), never as whitespace the reader cannot see; cut to ``limit`` characters."""
+    text = str(value)
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")

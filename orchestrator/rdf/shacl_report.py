@@ -13,7 +13,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF
 from rdflib.term import Node
 
-from orchestrator.model.problems import Problem, pointer_join
+from orchestrator.model.problems import Problem, pointer_join, quoted
 from orchestrator.rdf.convert import Origin
 from orchestrator.rdf.shacl import EVIDENCE_BINDING_SHAPE, SEVERITY, SH, shapes
 from orchestrator.rdf.vocabulary import field_path, parse_node_iri
@@ -29,8 +29,8 @@ def _show(value: Node | None) -> str:
         return "(none)"
     if isinstance(value, Literal):
         if value.datatype is None and value.language is None:
-            return f"'{_clip(value, 80)}'"
-        return _clip(value, 80)
+            return quoted(value)  # escapes shown: "'10.1000/xyz\\n'", not a DOI that looks fine
+        return _clip(value, 80) if str(value).isprintable() else quoted(value)
     parsed = parse_node_iri(str(value))
     return f"'{parsed[1]}'" if parsed else f"<{value}>"
 
