@@ -1,9 +1,9 @@
 """session.json after a kill -9: it shows every decision the ledger holds, rejections included.
 
-A processor commits a batch to the ledger, then consumes or renames its locks, then writes
-session.json. Killed after renaming a rejected agent's lock but before session.json, nothing is left
-to judge again (the lock is `.kg.lock.error` now): the next processor must still record that
-rejection, from the ledger.
+A processor commits a batch to the ledger, then writes session.json, then consumes or renames its
+locks. Killed before session.json, the next processor records every decision from the ledger and
+finishes the claims left behind (the same verdicts, no new ledger entry); killed after it, while the
+locks are renamed, session.json already shows the ledger.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 
 from orchestrator.commit import processor as processor_module
+from orchestrator.commit.inspection import session_status
 from orchestrator.commit.processor import Processor
 from orchestrator.model.layout import SessionPaths
+from orchestrator.session.ledger import Ledger
 from orchestrator.session.record import create_session
 from tests.conftest import merge_pending
 from tests.helpers.agent_writer import write_agent
@@ -63,13 +65,21 @@ def states(paths: SessionPaths) -> dict[str, Any]:
     return {agent: (entry["state"], entry["attempts"]) for agent, entry in agents.items()}
 
 
-def _die_before_session_json(root: str) -> None:
-    """In a child: process every lock, and be killed where session.json would be written."""
-    def killed(*args: Any) -> None:
+def _die_at(step: str, root: str) -> None:
+    """In a child: process every lock, and be killed at ``step`` of the commit's effects."""
+    def killed(*args: Any, **kwargs: Any) -> None:
         os._exit(9)
 
-    processor_module.record_outcomes = killed  # type: ignore[assignment]
+    setattr(processor_module, step, killed)
     Processor(SessionPaths(Path(root))).process_pending()
+
+
+def entries(paths: SessionPaths) -> int:
+    store = Ledger(paths.store_db)
+    try:
+        return len(store.ledger())
+    finally:
+        store.close()
 
 
 def _process(root: str) -> None:
@@ -79,18 +89,35 @@ def _process(root: str) -> None:
     processor.close()
 
 
-def test_a_kill_between_the_lock_renames_and_session_json_loses_no_rejection(
-    template: SessionPaths, tmp_path: Path
-) -> None:
+def test_a_kill_before_session_json_loses_no_rejection(template: SessionPaths, tmp_path: Path) -> None:
     paths = clone(template, tmp_path)
-    child = FORK.Process(target=_die_before_session_json, args=(str(paths.root),))
+    child = FORK.Process(target=_die_at, args=("record_outcomes", str(paths.root)))
     child.start()
     child.join(120)
     assert child.exitcode == 9
-    assert sorted(p.name for p in paths.root.glob("*.kg.lock.error")) == [f"{a}.kg.lock.error" for a in BAD]
     assert states(paths) == {}, "killed before session.json was written"
-    assert merge_pending(paths) == {}, "nothing is left to judge again"
+    assert entries(paths) == len(EXPECTED)
+    shown = session_status(paths)  # the ledger is the truth: status does not wait for session.json
+    assert {a: (v["state"], v["attempts"]) for a, v in shown["agents"].items()} == EXPECTED
+    assert shown["locks_pending"] == [] and shown["locks_errored"] == BAD
+    assert set(merge_pending(paths)) == set(EXPECTED), "the claims left behind are finished"
+    assert entries(paths) == len(EXPECTED), "without a new ledger entry"
     assert states(paths) == EXPECTED
+    assert sorted(p.name for p in paths.root.glob("*.kg.lock.error")) == [f"{a}.kg.lock.error" for a in BAD]
+
+
+def test_a_kill_while_the_locks_are_renamed_leaves_session_json_current(
+    template: SessionPaths, tmp_path: Path
+) -> None:
+    paths = clone(template, tmp_path)
+    child = FORK.Process(target=_die_at, args=("settle_outcome", str(paths.root)))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 9
+    assert states(paths) == EXPECTED, "session.json is written before any lock is renamed"
+    merge_pending(paths)
+    assert entries(paths) == len(EXPECTED) and states(paths) == EXPECTED
+    assert sorted(p.name for p in paths.root.glob("*.kg.lock.error")) == [f"{a}.kg.lock.error" for a in BAD]
 
 
 def test_random_kills_leave_session_json_equal_to_the_ledger(template: SessionPaths, tmp_path: Path) -> None:
