@@ -1,5 +1,5 @@
-"""kill -9 a processor in the middle of a burst of good and bad submissions: what ``status`` says
-right after the kill, and what the next start repairs.
+"""kill -9 a processor in the middle of a burst of good and bad submissions: what ``status`` (and the
+viewer's agents panel) says right after the kill, and what the next start repairs.
 
 The ledger is the truth. Right after any kill, ``status`` shows every agent the ledger has judged
 as it judged it (never pending, never missing), lists as pending only the locks it has not judged,
@@ -31,6 +31,7 @@ from orchestrator.contract.schemas import SchemaRegistry
 from orchestrator.model.layout import SessionPaths
 from orchestrator.rdf.shacl import shapes
 from orchestrator.session.record import create_session
+from orchestrator.viewer.agents import agents_overview
 from tests.conftest import cconductor
 from tests.helpers.agent_writer import write_agent
 
@@ -91,6 +92,9 @@ def check_status(paths: SessionPaths, where: str) -> dict[str, tuple[str, int]]:
         if agent not in judged:
             assert agent in info["locks_pending"], f"{where}: unjudged {agent} not shown pending"
             assert shown.get(agent, ("pending",))[0] == "pending", f"{where}: unjudged {agent} shown {shown[agent]}"
+    rows = {row["agent"]: row for row in agents_overview(paths)}  # the viewer's agents panel says the same
+    for agent, (state, attempts) in judged.items():
+        assert (rows[agent]["state"], rows[agent]["attempts"]) == (state, attempts), f"{where}: viewer: {rows[agent]}"
     recorded = json.loads(paths.session_json.read_text()).get("agents", {})
     for agent, entry in recorded.items():  # the file may lag behind the ledger, never run ahead of it
         assert (entry["state"], entry["attempts"]) == judged.get(agent), f"{where}: session.json ahead: {agent}"

@@ -18,7 +18,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from orchestrator.session.ledger_schema import REJECTED_LAST
+from orchestrator.session.ledger_schema import LAST_DECISIONS, REJECTED_LAST
 from orchestrator.session.record_rows import loads
 
 _COLUMNS = ("seq", "agent", "action", "artifact_sha256", "attempt", "committed_at", "detail")
@@ -99,6 +99,18 @@ def read_rejected_last(path: Path) -> set[str] | None:
     the store cannot be read now."""
     rows = _query(path, REJECTED_LAST)
     return None if rows is None else {str(agent) for (agent,) in rows}
+
+
+def read_last_decisions(path: Path) -> dict[str, tuple[int, str, int | None, dict[str, Any]]]:
+    """Each agent's last merge or rejection (:meth:`Ledger.last_decisions`); empty when the store cannot be read."""
+    found: dict[str, tuple[int, str, int | None, dict[str, Any]]] = {}
+    for agent, seq, action, attempt, detail in _query(path, LAST_DECISIONS) or ():
+        try:
+            parsed = loads(detail)
+        except ValueError:
+            parsed = {}
+        found[str(agent)] = (int(seq), str(action), attempt, parsed if isinstance(parsed, dict) else {})
+    return found
 
 
 def read_current_records(path: Path) -> tuple[int, dict[str, dict[str, Any]]] | None:

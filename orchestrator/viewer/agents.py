@@ -16,8 +16,11 @@ from typing import Any
 
 import orjson
 
+from orchestrator.commit.locks import claim_key
+from orchestrator.commit.outcomes import recorded_seq
 from orchestrator.model.errors import CconductorError
-from orchestrator.model.layout import SessionPaths
+from orchestrator.model.layout import AGENT_NAME_RE, SessionPaths
+from orchestrator.session.ledger_snapshot import read_last_decisions
 from orchestrator.viewer import state
 from orchestrator.viewer.files import as_dict, read_bytes
 from orchestrator.viewer.timeline import read_after
@@ -113,16 +116,34 @@ def _shown_state(entry: dict[str, Any], lock: str | None, running: bool) -> str:
     return str(entry.get("state") or "unknown")
 
 
+def _judged(paths: SessionPaths) -> tuple[dict[str, Any], dict[str, str]]:
+    """session.json's agents and the lock states, with what the ledger (the truth) decided since session.json was
+    last written: a processor killed after its commit leaves the file behind and its claims in place, judged."""
+    session = state.session(paths)
+    recorded = dict(session.get("agents") or {})
+    lock_of = state.lock_states(paths)
+    since = recorded_seq(session)
+    for agent, (seq, action, attempt, detail) in read_last_decisions(paths.store_db).items():
+        if lock_of.get(agent) == "claimed" and detail.get("claim") == claim_key(paths, agent):
+            lock_of.pop(agent)
+            if action == "reject":
+                lock_of[agent] = "errored"
+        if seq > since and AGENT_NAME_RE.fullmatch(agent):
+            entry = as_dict(recorded.get(agent))
+            recorded[agent] = {**entry, "state": "rejected" if action == "reject" else "merged",
+                               "attempts": max(entry.get("attempts") or 0, attempt or 0)}
+    return recorded, lock_of
+
+
 def agent_names(paths: SessionPaths) -> list[str]:
-    names = set((state.session(paths).get("agents") or {}).keys()) | set(state.lock_states(paths))
-    names |= set(_index(paths).history)
+    recorded, lock_of = _judged(paths)
+    names = set(recorded) | set(lock_of) | set(_index(paths).history)
     return sorted(n for n in names if isinstance(n, str))
 
 
 def agents_overview(paths: SessionPaths) -> list[dict[str, Any]]:
     """One row per agent: shown state, lock, attempts, and the last rejection's problems."""
-    recorded = state.session(paths).get("agents") or {}
-    locks = state.lock_states(paths)
+    recorded, locks = _judged(paths)
     index = _index(paths)
     rows = []
     for name in agent_names(paths):
