@@ -19,8 +19,10 @@ names changed, and keeps a saved conflict when both of its claims are as they we
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, compress, repeat
+from operator import attrgetter, itemgetter, not_
 from typing import Any
 
 from orchestrator.contradictions.entities import Groups, Names
@@ -31,13 +33,15 @@ Pair = tuple[str, str]
 
 
 class _Entry:
-    """One claim as the search holds it: what the pair rules read from it, its filing keys, its topic."""
+    """One claim as the search holds it: what the pair rules read from it, its filing keys, its topic, and
+    its :func:`context_key` (kept for the saved row)."""
 
-    __slots__ = ("_topic", "claim", "groups", "keys", "names")
+    __slots__ = ("_topic", "claim", "context", "groups", "keys", "names")
 
-    def __init__(self, claim: Mapping[str, Any], names: Names, groups: frozenset[str], keys: tuple[int, ...],
-                 topic: frozenset[str] | None = None):
+    def __init__(self, claim: Mapping[str, Any], names: Names, groups: frozenset[str], keys: Sequence[int],
+                 topic: frozenset[str] | None = None, context: str | None = None):
         self.claim, self.names, self.groups, self.keys, self._topic = claim, names, groups, keys, topic
+        self.context = context
 
     @property
     def topic(self) -> frozenset[str]:
@@ -71,19 +75,36 @@ def keys_of(topic: Iterable[str]) -> tuple[int, ...]:
     return (full, *[full ^ h for h in hashes])
 
 
+_NAMES_TEXT: dict[Names, str] = {}
+
+
 def context_key(claim: Mapping[str, Any], names: Names) -> str:
-    """What the pair rules read from a claim besides its statement: its entities' names and its sources."""
+    """What the pair rules read from a claim besides its statement: its entities' names and its sources.
+
+    Computed for every claim when a new process checks its saved rows: the common shapes take no detour."""
     evidence: Any = claim.get("evidence") or ()
-    if len(evidence) == 1 and isinstance(evidence[0], Mapping):
-        sources = str(evidence[0].get("source_id"))
+    if len(evidence) == 1 and (type(first := evidence[0]) is dict or isinstance(first, Mapping)):
+        sources = str(first.get("source_id"))
     else:
         sources = ",".join(str(e.get("source_id")) for e in evidence if isinstance(e, Mapping))
-    return "|".join(f"{n}={t}" for n, t in names) + "\x1f" + sources if names else sources
+    if not names:
+        return sources
+    text = _NAMES_TEXT.get(names)
+    if text is None:
+        text = "|".join(f"{n}={t}" for n, t in names) + "\x1f"
+        if len(_NAMES_TEXT) < 100_000:
+            _NAMES_TEXT[names] = text
+    return text + sources
 
 
 def agent_part(claim_id: str) -> str:
     """The agent of a global claim id (``<agent>:<local id>``)."""
     return claim_id.partition(":")[0]
+
+
+#: One agent's saved row as the first search of a new process takes it: the agent, and its claims' ids,
+#: :func:`context_key` and filing keys, side by side.
+_Block = tuple[str, list[str], list[str], list[Sequence[int]]]
 
 
 @dataclass
@@ -97,24 +118,33 @@ class ConflictCache:
     scanned: bool = False
     conflicts: dict[Pair, Conflict] = field(default_factory=dict)
     groups: Groups | None = None
-    #: Saved by an earlier process, used by the first search of this one: keys and conflicts by claim.
-    seed: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+    #: Saved by an earlier process, used by the first search of this one: each agent's claims, and the
+    #: conflicts (by claim, when a search already ran: see :meth:`update`).
+    blocks: list[_Block] = field(default_factory=list)
+    seed: dict[str, tuple[str, Sequence[int]]] = field(default_factory=dict)
     seed_pairs: dict[Pair, Conflict] = field(default_factory=dict)
     #: Agents whose saved keys or conflicts no longer describe their claims (see :meth:`take_saved`).
     dirty: set[str] = field(default_factory=set)
+    #: agent -> the ids of its claims in ``entries`` (a dict for order), for :meth:`take_saved`
+    members: dict[str, dict[str, None]] = field(default_factory=dict)
 
     def seed_from(self, saved: Mapping[str, Any]) -> None:
-        """Take one agent's :meth:`take_saved` row (read back from JSON); anything malformed is ignored."""
-        claims, pairs = saved.get("claims"), saved.get("conflicts")
-        if isinstance(claims, dict):
-            for cid, line in claims.items():
-                if (isinstance(line, list) and len(line) == 2 and isinstance(line[0], str)
-                        and isinstance(line[1], list) and all(type(k) is int for k in line[1])):
-                    self.seed[str(cid)] = (line[0], tuple(line[1]))
+        """Take one agent's :meth:`take_saved` row (read back from JSON); a malformed row's claims are ignored,
+        and so is each malformed conflict. Checked in bulk: this runs over every claim of the graph."""
+        block = _block(saved)
+        if block is not None:
+            self.blocks.append(block)
+        pairs = saved.get("conflicts")
         for item in pairs if isinstance(pairs, list) else ():
             if isinstance(item, list) and len(item) == 5 and all(isinstance(x, str) for x in item[:4]):
                 compared = item[4] if isinstance(item[4], dict) else None
                 self.seed_pairs[(item[0], item[1])] = Conflict(item[2], item[3], compared)
+
+    def _put(self, cid: str, entry: _Entry) -> None:
+        self.entries[cid] = entry
+        self.members.setdefault(agent_part(cid), {})[cid] = None
+        if self.filed:
+            self._file(cid, entry)
 
     def _file(self, cid: str, entry: _Entry) -> None:
         buckets = self.buckets
@@ -131,7 +161,9 @@ class ConflictCache:
         entry = self.entries.pop(cid, None)
         if entry is None:
             return
-        self.dirty.add(agent_part(cid))
+        agent = agent_part(cid)
+        self.dirty.add(agent)
+        self.members.get(agent, {}).pop(cid, None)
         if not self.filed:
             return
         for key in entry.keys:
@@ -146,16 +178,62 @@ class ConflictCache:
     def _entry(self, cid: str, claim: Mapping[str, Any], tokens: frozenset[str], names: Names) -> tuple[_Entry, bool]:
         """The claim's entry, and whether it was taken as saved (not analysed)."""
         saved = self.seed.pop(cid, None)
-        if saved is not None and saved[0] == context_key(claim, names):
-            return _Entry(claim, names, tokens, saved[1]), True
+        context = context_key(claim, names)
+        if saved is not None and saved[0] == context:
+            return _Entry(claim, names, tokens, saved[1], None, context), True
         self.dirty.add(agent_part(cid))
         topic = analyse(str(claim.get("statement", "")), names).topic
-        return _Entry(claim, names, tokens, keys_of(topic), topic), False
+        return _Entry(claim, names, tokens, keys_of(topic), topic, context), False
 
     def update(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
         """Take the claims of ``by_id`` that are new or changed, drop the gone; return the ids to compare again."""
+        if self.blocks and not self.entries:
+            changed = self._take_blocks(by_id, groups)
+        else:
+            for _, ids, contexts, keys in self.blocks:
+                self.seed.update(zip(ids, zip(contexts, keys, strict=True), strict=True))
+            changed = self._take_changed(by_id, groups)
+        self.groups, self.blocks = groups, []
+        entries = self.entries
+        if self.seed_pairs:  # a saved conflict stands while both claims are as saved and still independent
+            for pair, conflict in self.seed_pairs.items():
+                a, b = entries.get(pair[0]), entries.get(pair[1])
+                if a is not None and b is not None and not changed.intersection(pair) and _related(a, b):
+                    self.conflicts[pair] = conflict
+                else:
+                    self.dirty.add(agent_part(pair[0]))  # its saved row lists a conflict that may be gone
+        self.seed, self.seed_pairs = {}, {}
+        return changed
+
+    def _take_blocks(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
+        """A new process's first search: each claim as saved when its context is, the others analysed.
+
+        The one pass over every claim of the graph, so it does no more per claim than it must: look the
+        claim up, read its entities' names, compare its context."""
+        entries, of_claim, members = self.entries, groups.of_claim, self.members
+        for agent, ids, contexts, keys in self.blocks:
+            taken = members.setdefault(agent, {})
+            held = len(taken)
+            for cid, context, filed_under in zip(ids, contexts, keys, strict=True):
+                claim = by_id.get(cid)
+                if claim is not None:
+                    tokens, names = of_claim(claim)
+                    if context_key(claim, names) == context:
+                        entries[cid] = _Entry(claim, names, tokens, filed_under, None, context)
+                        taken[cid] = None
+            if len(taken) - held != len(ids):
+                self.dirty.add(agent)  # a claim gone or changed: the row is written again
+        changed = set()
+        if len(entries) != len(by_id):
+            for cid in [c for c in by_id if c not in entries]:
+                claim = by_id[cid]
+                entry, _ = self._entry(cid, claim, *of_claim(claim))
+                self._put(cid, entry)
+                changed.add(cid)
+        return changed
+
+    def _take_changed(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
         same_groups = self.groups is not None and self.groups == groups
-        self.groups = groups
         changed: set[str] = set()
         for cid in [c for c in self.entries if c not in by_id]:
             self._unfile(cid)
@@ -172,35 +250,27 @@ class ConflictCache:
             if entry is not None:
                 self._unfile(cid)
             entry, seeded = self._entry(cid, claim, tokens, names)
-            entries[cid] = entry
-            if self.filed:
-                self._file(cid, entry)
+            self._put(cid, entry)
             if not seeded:
                 changed.add(cid)
-        if self.seed_pairs:  # a saved conflict stands while both claims are as saved and still independent
-            for pair, conflict in self.seed_pairs.items():
-                a, b = entries.get(pair[0]), entries.get(pair[1])
-                if a is not None and b is not None and not changed.intersection(pair) and _related(a, b):
-                    self.conflicts[pair] = conflict
-                else:
-                    self.dirty.add(agent_part(pair[0]))  # its saved row lists a conflict that may be gone
-        self.seed, self.seed_pairs = {}, {}
         return changed
 
     def _candidates(self, changed: set[str]) -> Iterable[tuple[str, str]]:
         """Each pair sharing a key with a changed claim on one side, once (``cid`` changed)."""
         entries = self.entries
         if not self.filed and not self.scanned and len(changed) * 8 < len(entries):
-            # A new process that took most claims from saved rows: look its few changed claims up by a
-            # pass over the others' keys, without filing every claim (that waits for a second search).
+            # A new process that took most claims from saved rows: find the claims sharing a key with its few
+            # changed ones in one pass in C, without filing every claim (that waits for a second search).
             wanted: dict[int, list[str]] = {}
             for cid in changed:
                 if cid in entries:
                     for key in entries[cid].keys:
                         wanted.setdefault(key, []).append(cid)
             self.scanned = True
-            for other, entry in entries.items():
-                for key in entry.keys:
+            apart = frozenset(wanted).isdisjoint
+            sharing = list(compress(entries, map(not_, map(apart, map(_KEYS, entries.values())))))
+            for other in sharing:
+                for key in entries[other].keys:
                     for cid in wanted.get(key, ()):
                         if cid != other and not (other in changed and other < cid):
                             yield cid, other
@@ -240,21 +310,53 @@ class ConflictCache:
 
     def take_saved(self) -> dict[str, dict[str, Any]]:
         """What a new process needs, for each agent whose claims or conflicts changed since the last call:
-        each claim's :func:`context_key` and filing keys, and the conflicts listed under the agent of
-        their first claim."""
+        its claims' ids, :func:`context_key` and filing keys (side by side, to be read back in bulk), and
+        the conflicts listed under the agent of their first claim."""
         dirty, self.dirty = self.dirty, set()
         if not dirty:
             return {}
-        rows: dict[str, dict[str, Any]] = {a: {"claims": {}, "conflicts": []} for a in sorted(dirty)}
-        for cid, entry in self.entries.items():
-            row = rows.get(agent_part(cid))
-            if row is not None:
-                row["claims"][cid] = [context_key(entry.claim, entry.names), list(entry.keys)]
+        rows: dict[str, dict[str, Any]] = {}
+        for agent in sorted(dirty):
+            ids = list(self.members.get(agent, ()))
+            held = [self.entries[cid] for cid in ids]
+            rows[agent] = {"ids": ids, "contexts": [_context(e) for e in held], "keys": [e.keys for e in held],
+                           "conflicts": []}
         for (a, b), conflict in sorted(self.conflicts.items()):
             row = rows.get(agent_part(a))
             if row is not None:
                 row["conflicts"].append([a, b, conflict.kind, conflict.reason, conflict.compared])
         return rows
+
+
+_KEYS = attrgetter("keys")
+_TOKENS, _NAMES = itemgetter(0), itemgetter(1)
+
+
+def _context(entry: _Entry) -> str:
+    if entry.context is None:
+        entry.context = context_key(entry.claim, entry.names)
+    return entry.context
+
+
+def _block(saved: Mapping[str, Any]) -> _Block | None:
+    """A saved row's claims (``ids``, ``contexts``, ``keys``; or, as rows were saved before, ``claims``:
+    id -> [context, keys]), or None when anything in them is malformed or names another agent's claim."""
+    ids, contexts, keys = saved.get("ids"), saved.get("contexts"), saved.get("keys")
+    if ids is None and isinstance(claims := saved.get("claims"), dict):
+        lines = list(claims.values())
+        if not all(isinstance(line, list) and len(line) == 2 for line in lines):
+            return None
+        ids, contexts, keys = list(claims), [line[0] for line in lines], [line[1] for line in lines]
+    if not (isinstance(ids, list) and isinstance(contexts, list) and isinstance(keys, list)
+            and len(ids) == len(contexts) == len(keys) and ids):
+        return None
+    if not (set(map(type, ids)) == {str} and set(map(type, contexts)) == {str} and set(map(type, keys)) == {list}
+            and set(map(type, chain.from_iterable(keys))) <= {int}):
+        return None
+    agent = agent_part(ids[0])
+    if not all(map(str.startswith, ids, repeat(agent + ":"))):
+        return None
+    return agent, ids, contexts, keys
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
