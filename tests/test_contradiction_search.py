@@ -66,9 +66,10 @@ def test_the_kept_search_matches_every_pair_while_the_graph_grows_and_changes() 
     assert found_any
 
 
-def test_a_new_process_scans_for_its_few_changed_claims_then_files_them_all() -> None:
-    """Seeded from saved rows: a pass over the saved keys finds the changed claims' pairs; the next search
-    files every claim and goes on incrementally. Every result is every pair's."""
+def test_a_new_process_scans_for_its_few_changed_claims_and_files_them_all_for_many() -> None:
+    """Seeded from saved rows: the claims as saved are held, and a pass over their keys finds the changed claims'
+    pairs, search after search; a change to many claims files them all and goes on incrementally. Every result
+    is every pair's."""
     rng = random.Random(5)
     claims = {f"{a}:C{i}": claim(f"{a}:C{i}", _statement(rng), f"{a}:S1") for a in "abc" for i in range(60)}
     first = ConflictCache()
@@ -84,9 +85,17 @@ def test_a_new_process_scans_for_its_few_changed_claims_then_files_them_all() ->
     found = find_conflicts(dict(claims), NO_ENTITIES, fresh)
     assert fresh.scanned and not fresh.filed and fresh.dirty >= {"a", "d"}
     assert found == _every_pair(list(claims.values())) and ("a:C3", "d:C1") in found
+    assert fresh.held and len(fresh.entries) + len(fresh.held) == len(claims)  # some never made entries
     claims["b:C7"] = claim("b:C7", opposite, "b:S9")
+    del claims["c:C5"]
     assert find_conflicts(dict(claims), NO_ENTITIES, fresh) == _every_pair(list(claims.values()))
-    assert fresh.filed
+    assert not fresh.filed
+    for cid in rng.sample(sorted(claims), 40):
+        claims[cid] = claim(cid, _statement(rng), f"{cid.partition(':')[0]}:S{rng.randint(1, 3)}")
+    assert find_conflicts(dict(claims), NO_ENTITIES, fresh) == _every_pair(list(claims.values()))
+    assert fresh.filed and not fresh.held
+    claims["b:C8"] = claim("b:C8", statement, "b:S9")
+    assert find_conflicts(dict(claims), NO_ENTITIES, fresh) == _every_pair(list(claims.values()))
 
 
 def test_names_of_an_entity_group_that_change_make_its_claims_analysed_again() -> None:

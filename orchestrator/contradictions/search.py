@@ -19,14 +19,16 @@ names changed, and keeps a saved conflict when both of its claims are as they we
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
-from operator import attrgetter, itemgetter, not_
+from itertools import compress, repeat
+from operator import attrgetter, not_
 from typing import Any
 
 from orchestrator.contradictions.entities import Groups, Names
 from orchestrator.contradictions.rules import MAX_EXTRA, MIN_SHARED, Conflict, compare_statements, independent
+from orchestrator.contradictions.saved import SavedRow, pack, read_row, saved_row
 from orchestrator.contradictions.statements import analyse
 
 Pair = tuple[str, str]
@@ -36,12 +38,12 @@ class _Entry:
     """One claim as the search holds it: what the pair rules read from it, its filing keys, its topic, and
     its :func:`context_key` (kept for the saved row)."""
 
-    __slots__ = ("_topic", "claim", "context", "groups", "keys", "names")
+    __slots__ = ("_topic", "claim", "context", "groups", "keys", "names", "row")
 
     def __init__(self, claim: Mapping[str, Any], names: Names, groups: frozenset[str], keys: Sequence[int],
-                 topic: frozenset[str] | None = None, context: str | None = None):
+                 topic: frozenset[str] | None = None, context: str | None = None, row: SavedRow | None = None):
         self.claim, self.names, self.groups, self.keys, self._topic = claim, names, groups, keys, topic
-        self.context = context
+        self.context, self.row = context, row  # row: the saved row that describes it, while it does
 
     @property
     def topic(self) -> frozenset[str]:
@@ -109,7 +111,10 @@ _Block = tuple[str, list[str], list[str], list[Sequence[int]]]
 
 @dataclass
 class ConflictCache:
-    """What the last search saw (each claim and its keys) and found (conflicts by claim-id pair)."""
+    """What the last search saw (each claim and its keys) and found (conflicts by claim-id pair).
+
+    A claim is either an entry or *held*: taken as its saved row describes it, made an entry only when a
+    search needs it (a new process needs few of them)."""
 
     entries: dict[str, _Entry] = field(default_factory=dict)
     #: filing key -> the claim id filed under it (a list when several are); built when first needed
@@ -118,22 +123,25 @@ class ConflictCache:
     scanned: bool = False
     conflicts: dict[Pair, Conflict] = field(default_factory=dict)
     groups: Groups | None = None
-    #: Saved by an earlier process, used by the first search of this one: each agent's claims, and the
-    #: conflicts (by claim, when a search already ran: see :meth:`update`).
-    blocks: list[_Block] = field(default_factory=list)
-    seed: dict[str, tuple[str, Sequence[int]]] = field(default_factory=dict)
+    #: Saved by an earlier process, read by the first search of this one: each agent's row, its conflicts.
+    rows: dict[str, SavedRow] = field(default_factory=dict)
     seed_pairs: dict[Pair, Conflict] = field(default_factory=dict)
+    #: claim id -> its saved row and position, for the claims taken as saved and not made entries yet
+    held: dict[str, tuple[SavedRow, int]] = field(default_factory=dict)
+    held_rows: list[SavedRow] = field(default_factory=list)
+    #: Saved rows seeded after a search: taken claim by claim (:meth:`_entry`).
+    seed: dict[str, tuple[str, Sequence[int]]] = field(default_factory=dict)
     #: Agents whose saved keys or conflicts no longer describe their claims (see :meth:`take_saved`).
     dirty: set[str] = field(default_factory=set)
-    #: agent -> the ids of its claims in ``entries`` (a dict for order), for :meth:`take_saved`
+    #: agent -> the ids of its entries (a dict for order), for :meth:`take_saved`
     members: dict[str, dict[str, None]] = field(default_factory=dict)
 
     def seed_from(self, saved: Mapping[str, Any]) -> None:
         """Take one agent's :meth:`take_saved` row (read back from JSON); a malformed row's claims are ignored,
-        and so is each malformed conflict. Checked in bulk: this runs over every claim of the graph."""
-        block = _block(saved)
-        if block is not None:
-            self.blocks.append(block)
+        and so is each malformed conflict. Checked in bulk: the rows hold every claim of the graph."""
+        row = read_row(saved)
+        if row is not None:
+            self.rows[row.agent] = row
         pairs = saved.get("conflicts")
         for item in pairs if isinstance(pairs, list) else ():
             if isinstance(item, list) and len(item) == 5 and all(isinstance(x, str) for x in item[:4]):
@@ -164,6 +172,8 @@ class ConflictCache:
         agent = agent_part(cid)
         self.dirty.add(agent)
         self.members.get(agent, {}).pop(cid, None)
+        if entry.row is not None:
+            entry.row.gone += 1
         if not self.filed:
             return
         for key in entry.keys:
@@ -175,6 +185,11 @@ class ConflictCache:
                 if len(held) == 1:
                     self.buckets[key] = held[0]
 
+    def _drop_held(self, cid: str) -> None:
+        row, _ = self.held.pop(cid)
+        row.gone += 1
+        self.dirty.add(row.agent)
+
     def _entry(self, cid: str, claim: Mapping[str, Any], tokens: frozenset[str], names: Names) -> tuple[_Entry, bool]:
         """The claim's entry, and whether it was taken as saved (not analysed)."""
         saved = self.seed.pop(cid, None)
@@ -183,49 +198,65 @@ class ConflictCache:
             return _Entry(claim, names, tokens, saved[1], None, context), True
         self.dirty.add(agent_part(cid))
         topic = analyse(str(claim.get("statement", "")), names).topic
-        return _Entry(claim, names, tokens, keys_of(topic), topic, context), False
+        return _Entry(claim, names, tokens, array("q", keys_of(topic)), topic, context), False
+
+    def _get(self, cid: str, groups: Groups) -> _Entry | None:
+        """The claim's entry, made from its saved row if it is held (its names under ``groups``, as checked)."""
+        item = self.held.pop(cid, None)
+        if item is None:
+            return self.entries.get(cid)
+        row, pos = item
+        claim = row.claims[pos]
+        assert claim is not None  # held: it was there and as saved
+        tokens, names = groups.of_claim(claim)
+        entry = _Entry(claim, names, tokens, row.keys_at(pos), None, row.contexts[pos], row)
+        self._put(cid, entry)
+        return entry
 
     def update(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
         """Take the claims of ``by_id`` that are new or changed, drop the gone; return the ids to compare again."""
-        if self.blocks and not self.entries:
-            changed = self._take_blocks(by_id, groups)
+        if self.rows and not self.entries and not self.held:
+            changed = self._take_rows(by_id, groups)
         else:
-            for _, ids, contexts, keys in self.blocks:
-                self.seed.update(zip(ids, zip(contexts, keys, strict=True), strict=True))
+            for row in self.rows.values():
+                self.seed.update(zip(row.ids, zip(row.contexts, map(row.keys_at, range(len(row.ids))), strict=True),
+                                      strict=True))
             changed = self._take_changed(by_id, groups)
-        self.groups, self.blocks = groups, []
-        entries = self.entries
+        self.groups, self.rows = groups, {}
         if self.seed_pairs:  # a saved conflict stands while both claims are as saved and still independent
             for pair, conflict in self.seed_pairs.items():
-                a, b = entries.get(pair[0]), entries.get(pair[1])
-                if a is not None and b is not None and not changed.intersection(pair) and _related(a, b):
+                a = None if pair[0] in changed else self._get(pair[0], groups)
+                b = None if pair[1] in changed else self._get(pair[1], groups)
+                if a is not None and b is not None and _related(a, b):
                     self.conflicts[pair] = conflict
                 else:
                     self.dirty.add(agent_part(pair[0]))  # its saved row lists a conflict that may be gone
         self.seed, self.seed_pairs = {}, {}
         return changed
 
-    def _take_blocks(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
-        """A new process's first search: each claim as saved when its context is, the others analysed.
+    def _take_rows(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
+        """A new process's first search: each claim held as saved when its context is, the others analysed.
 
         The one pass over every claim of the graph, so it does no more per claim than it must: look the
-        claim up, read its entities' names, compare its context."""
-        entries, of_claim, members = self.entries, groups.of_claim, self.members
-        for agent, ids, contexts, keys in self.blocks:
-            taken = members.setdefault(agent, {})
-            held = len(taken)
-            for cid, context, filed_under in zip(ids, contexts, keys, strict=True):
-                claim = by_id.get(cid)
-                if claim is not None:
-                    tokens, names = of_claim(claim)
-                    if context_key(claim, names) == context:
-                        entries[cid] = _Entry(claim, names, tokens, filed_under, None, context)
-                        taken[cid] = None
-            if len(taken) - held != len(ids):
-                self.dirty.add(agent)  # a claim gone or changed: the row is written again
+        claim up, read its entities' names, compare its context; a row whose claims all match is held whole."""
+        held, of_claim = self.held, groups.of_claim
+        self.held_rows = list(self.rows.values())
+        for row in self.held_rows:
+            row.claims = claims = list(map(by_id.get, row.ids))
+            same = [claim is not None and context_key(claim, of_claim(claim)[1]) == context
+                    for claim, context in zip(claims, row.contexts, strict=True)]
+            if all(same):
+                held.update(zip(row.ids, zip(repeat(row), range(len(claims))), strict=True))
+                continue
+            self.dirty.add(row.agent)  # a claim gone or changed: the row is written again
+            for pos, (cid, kept) in enumerate(zip(row.ids, same, strict=True)):
+                if kept:
+                    held[cid] = (row, pos)
+                else:
+                    row.gone += 1
         changed = set()
-        if len(entries) != len(by_id):
-            for cid in [c for c in by_id if c not in entries]:
+        if len(held) != len(by_id):
+            for cid in [c for c in by_id if c not in held]:
                 claim = by_id[cid]
                 entry, _ = self._entry(cid, claim, *of_claim(claim))
                 self._put(cid, entry)
@@ -233,14 +264,23 @@ class ConflictCache:
         return changed
 
     def _take_changed(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
-        same_groups = self.groups is not None and self.groups == groups
+        before = self.groups
+        same_groups = before is not None and before == groups
         changed: set[str] = set()
         for cid in [c for c in self.entries if c not in by_id]:
             self._unfile(cid)
             changed.add(cid)
-        entries = self.entries
+        for cid in [c for c in self.held if c not in by_id]:
+            self._drop_held(cid)
+            changed.add(cid)
+        entries, held = self.entries, self.held
         for cid, claim in by_id.items():
             entry = entries.get(cid)
+            if entry is None and cid in held:
+                row, pos = held[cid]
+                if row.claims[pos] is claim and same_groups:
+                    continue  # the very claim object it was checked as, and no entity changed its names
+                entry = self._get(cid, before if before is not None else groups)  # as it was held, to compare below
             if entry is not None and entry.claim is claim and same_groups:
                 continue  # the very claim object of the last build, and no entity changed its names
             tokens, names = groups.of_claim(claim)
@@ -257,25 +297,15 @@ class ConflictCache:
 
     def _candidates(self, changed: set[str]) -> Iterable[tuple[str, str]]:
         """Each pair sharing a key with a changed claim on one side, once (``cid`` changed)."""
-        entries = self.entries
-        if not self.filed and not self.scanned and len(changed) * 8 < len(entries):
-            # A new process that took most claims from saved rows: find the claims sharing a key with its few
-            # changed ones in one pass in C, without filing every claim (that waits for a second search).
-            wanted: dict[int, list[str]] = {}
-            for cid in changed:
-                if cid in entries:
-                    for key in entries[cid].keys:
-                        wanted.setdefault(key, []).append(cid)
-            self.scanned = True
-            apart = frozenset(wanted).isdisjoint
-            sharing = list(compress(entries, map(not_, map(apart, map(_KEYS, entries.values())))))
-            for other in sharing:
-                for key in entries[other].keys:
-                    for cid in wanted.get(key, ()):
-                        if cid != other and not (other in changed and other < cid):
-                            yield cid, other
+        entries, held = self.entries, self.held
+        if not self.filed and held and len(changed) * 8 < len(entries) + len(held):
+            yield from self._scan(changed)
             return
         if not self.filed:
+            if held:
+                assert self.groups is not None  # claims are held only after an update
+                for cid in list(held):
+                    self._get(cid, self.groups)
             for cid, entry in entries.items():
                 self._file(cid, entry)
             self.filed = True
@@ -285,9 +315,37 @@ class ConflictCache:
             if mine is None:
                 continue
             for key in mine.keys:
-                held = buckets.get(key)
-                for other in (held,) if isinstance(held, str) else held or ():
+                held_under = buckets.get(key)
+                for other in (held_under,) if isinstance(held_under, str) else held_under or ():
                     if other != cid and not (other in changed and other < cid):
+                        yield cid, other
+
+    def _scan(self, changed: set[str]) -> Iterable[tuple[str, str]]:
+        """Most claims held as saved (a new process): find those sharing a key with the few changed ones by a
+        pass in C over every claim's keys, without filing them (which would make every one an entry)."""
+        entries = self.entries
+        wanted: dict[int, list[str]] = {}
+        for cid in changed:
+            if cid in entries:
+                for key in entries[cid].keys:
+                    wanted.setdefault(key, []).append(cid)
+        self.scanned = True
+        if not wanted:
+            return
+        keys = frozenset(wanted)
+        apart = keys.isdisjoint
+        sharing = list(compress(entries, map(not_, map(apart, map(_KEYS, entries.values())))))
+        for row in self.held_rows:
+            if row.gone < len(row.ids):
+                sharing += [row.ids[pos] for pos in row.owners(keys) if self.held.get(row.ids[pos]) == (row, pos)]
+        groups = self.groups
+        assert groups is not None  # claims are held only after an update
+        for other in sharing:
+            mine = self._get(other, groups)
+            assert mine is not None
+            for key in mine.keys:
+                for cid in wanted.get(key, ()):
+                    if cid != other and not (other in changed and other < cid):
                         yield cid, other
 
     def search(self, changed: set[str]) -> dict[Pair, Conflict]:
@@ -310,53 +368,49 @@ class ConflictCache:
 
     def take_saved(self) -> dict[str, dict[str, Any]]:
         """What a new process needs, for each agent whose claims or conflicts changed since the last call:
-        its claims' ids, :func:`context_key` and filing keys (side by side, to be read back in bulk), and
-        the conflicts listed under the agent of their first claim."""
+        its claims' :func:`context_key` and filing keys (:func:`~orchestrator.contradictions.saved.saved_row`),
+        and the conflicts listed under the agent of their first claim."""
         dirty, self.dirty = self.dirty, set()
         if not dirty:
             return {}
+        saved_rows = {row.agent: row for row in self.held_rows}
+        entries, held = self.entries, self.held
         rows: dict[str, dict[str, Any]] = {}
         for agent in sorted(dirty):
-            ids = list(self.members.get(agent, ()))
-            held = [self.entries[cid] for cid in ids]
-            rows[agent] = {"ids": ids, "contexts": [_context(e) for e in held], "keys": [e.keys for e in held],
-                           "conflicts": []}
+            ids: list[str] = []
+            contexts: list[str] = []
+            sizes: list[int] = []
+            packed: list[bytes] = []
+            row = saved_rows.get(agent)
+            if row is not None and not row.gone:  # every claim as saved: the row as read
+                ids, contexts, sizes = list(row.ids), list(row.contexts), list(row.sizes)
+                packed.append(row.packed())
+            elif row is not None:
+                kept = [pos for pos, cid in enumerate(row.ids) if held.get(cid) == (row, pos)
+                        or ((entry := entries.get(cid)) is not None and entry.row is row)]
+                ids, contexts = [row.ids[pos] for pos in kept], [row.contexts[pos] for pos in kept]
+                sizes = [row.sizes[pos] for pos in kept]
+                packed.append(row.packed(kept))
+            new = [(cid, entries[cid]) for cid in self.members.get(agent, ()) if entries[cid].row is None]
+            ids += [cid for cid, _ in new]
+            contexts += [_context(entry) for _, entry in new]
+            sizes += [len(entry.keys) for _, entry in new]
+            packed.append(pack(entry.keys for _, entry in new))
+            rows[agent] = {**saved_row(ids, contexts, sizes, b"".join(packed)), "conflicts": []}
         for (a, b), conflict in sorted(self.conflicts.items()):
-            row = rows.get(agent_part(a))
-            if row is not None:
-                row["conflicts"].append([a, b, conflict.kind, conflict.reason, conflict.compared])
+            row_of = rows.get(agent_part(a))
+            if row_of is not None:
+                row_of["conflicts"].append([a, b, conflict.kind, conflict.reason, conflict.compared])
         return rows
 
 
 _KEYS = attrgetter("keys")
-_TOKENS, _NAMES = itemgetter(0), itemgetter(1)
 
 
 def _context(entry: _Entry) -> str:
     if entry.context is None:
         entry.context = context_key(entry.claim, entry.names)
     return entry.context
-
-
-def _block(saved: Mapping[str, Any]) -> _Block | None:
-    """A saved row's claims (``ids``, ``contexts``, ``keys``; or, as rows were saved before, ``claims``:
-    id -> [context, keys]), or None when anything in them is malformed or names another agent's claim."""
-    ids, contexts, keys = saved.get("ids"), saved.get("contexts"), saved.get("keys")
-    if ids is None and isinstance(claims := saved.get("claims"), dict):
-        lines = list(claims.values())
-        if not all(isinstance(line, list) and len(line) == 2 for line in lines):
-            return None
-        ids, contexts, keys = list(claims), [line[0] for line in lines], [line[1] for line in lines]
-    if not (isinstance(ids, list) and isinstance(contexts, list) and isinstance(keys, list)
-            and len(ids) == len(contexts) == len(keys) and ids):
-        return None
-    if not (set(map(type, ids)) == {str} and set(map(type, contexts)) == {str} and set(map(type, keys)) == {list}
-            and set(map(type, chain.from_iterable(keys))) <= {int}):
-        return None
-    agent = agent_part(ids[0])
-    if not all(map(str.startswith, ids, repeat(agent + ":"))):
-        return None
-    return agent, ids, contexts, keys
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
