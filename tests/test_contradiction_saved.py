@@ -21,7 +21,8 @@ from tests.test_contradiction_detector import CONFLICTS, LOOK_ALIKES, claim
 
 POOL = [s for _, a, b in CONFLICTS + LOOK_ALIKES for s in (a, b)]
 AGENTS = "abcdefg"
-ENTITIES: list[dict[str, Any]] = [{"id": "a:E1", "name": "Acme", "type": "company"}, {"id": "b:E1", "name": "Initech", "type": "company"}]
+ENTITIES: list[dict[str, Any]] = [{"id": "a:E1", "name": "Acme", "type": "company"},
+                                  {"id": "b:E1", "name": "Initech", "type": "company"}]
 ALIASED: list[dict[str, Any]] = [{"id": "a:E1", "name": "Acme", "type": "company", "aliases": ["Initech"]},
            {"id": "b:E1", "name": "Initech", "type": "company"}]
 
