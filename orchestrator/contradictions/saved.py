@@ -17,7 +17,7 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, chain, compress
 from typing import Any
 
 _SWAP = sys.byteorder == "big"  # saved little-endian, whatever the machine
@@ -105,7 +105,8 @@ def _checked(ids: list[Any], contexts: list[Any], sizes: list[int], flat: array[
     if not (set(map(type, ids)) == {str} and set(map(type, contexts)) == {str} and len(set(ids)) == len(ids)):
         return None
     agent = ids[0].partition(":")[0]
-    if not all(map(str.startswith, ids, repeat(agent + ":"))):
+    # the ids with one prefix are one run in sorted order: the least and the greatest have it, so all do
+    if not (min(ids).startswith(agent + ":") and max(ids).startswith(agent + ":")):
         return None
     return SavedRow(agent, ids, contexts, sizes, flat)
 

@@ -86,7 +86,9 @@ def context_key(claim: Mapping[str, Any], names: Names) -> str:
     Computed for every claim when a new process checks its saved rows: the common shapes take no detour."""
     evidence: Any = claim.get("evidence") or ()
     if len(evidence) == 1 and (type(first := evidence[0]) is dict or isinstance(first, Mapping)):
-        sources = str(first.get("source_id"))
+        sources = first.get("source_id")
+        if type(sources) is not str:
+            sources = str(sources)
     else:
         sources = ",".join(str(e.get("source_id")) for e in evidence if isinstance(e, Mapping))
     if not names:
@@ -256,7 +258,7 @@ class ConflictCache:
                     row.gone += 1
         changed = set()
         if len(held) != len(by_id):
-            for cid in [c for c in by_id if c not in held]:
+            for cid in sorted(by_id.keys() - held.keys()):
                 claim = by_id[cid]
                 entry, _ = self._entry(cid, claim, *of_claim(claim))
                 self._put(cid, entry)
