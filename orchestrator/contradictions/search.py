@@ -10,10 +10,14 @@ a long list to walk (the word-by-word index this replaced went quadratic with a 
 
 :class:`ConflictCache` keeps the search from one views build to the next: only claims that changed
 (statement, sources, agent, entities or their names) are analysed and compared again. Between
-processes the views keep, beside each agent's record in the ledger, each claim's topic and the
-conflicts found with its claims (:meth:`ConflictCache.take_saved`); a new process seeded with them
-(:meth:`ConflictCache.seed_from`) analyses and compares only the claims whose record or entity
-names changed, and keeps a saved conflict when both of its claims are as they were saved.
+processes the views keep, beside each agent's record in the ledger, a row with each claim's context
+and filing keys and the conflicts found with its claims (:meth:`ConflictCache.take_saved`,
+:mod:`orchestrator.contradictions.saved`); a new process seeded with them
+(:meth:`ConflictCache.seed_from`) checks every claim's context against its row and *holds* the
+claims that match as saved, making one an entry only when a search needs it; it analyses and
+compares only the claims whose record, sources or entity names changed, and keeps a saved conflict
+when both of its claims are as they were saved. At 20,000 claims the per-claim work of a new
+process is the point: it is one check per claim, the rest in bulk.
 """
 
 from __future__ import annotations
