@@ -9,7 +9,8 @@ from typing import Any
 import orjson
 
 from orchestrator.contradictions.entities import groups
-from orchestrator.contradictions.search import ConflictCache, _conflict, _Entry, find_conflicts, keys_of
+from orchestrator.contradictions.entries import Entry, keys_of, pair_conflict
+from orchestrator.contradictions.search import ConflictCache, find_conflicts
 from orchestrator.contradictions.statements import analyse
 from tests.test_contradiction_detector import CONFLICTS, LOOK_ALIKES, claim
 
@@ -26,10 +27,10 @@ def _statement(rng: random.Random) -> str:
 
 def _every_pair(items: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
     """The definition: every pair compared by the rules, no search at all."""
-    entries = {c["id"]: _Entry(c, (), frozenset(), (), analyse(c["statement"]).topic) for c in items}
+    entries = {c["id"]: Entry(c, (), frozenset(), (), analyse(c["statement"]).topic) for c in items}
     found = {}
     for a, b in itertools.combinations(sorted(entries), 2):
-        conflict = _conflict(entries[a], entries[b])
+        conflict = pair_conflict(entries[a], entries[b])
         if conflict is not None:
             found[(a, b)] = conflict
     return found

@@ -4,7 +4,7 @@ The views keep one row per agent record in the ledger (orchestrator/commit/views
 reads every row back before its first search (:meth:`orchestrator.contradictions.search.ConflictCache.
 seed_from`). That is every claim of the graph, so a row is made to be read, checked and written back
 whole, never claim by claim: the claims' ids and contexts
-(:func:`orchestrator.contradictions.search.context_key`) as two JSON lists, and their filing keys as one
+(:func:`orchestrator.contradictions.entries.context_key`) as two JSON lists, and their filing keys as one
 base64 string of little-endian 64-bit integers with the number of each claim's (a JSON number per key
 was most of the reading, and checking each one's type most of the rest).
 """
@@ -19,6 +19,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate, chain, compress
 from typing import Any
+
+from orchestrator.contradictions.rules import Conflict
 
 _SWAP = sys.byteorder == "big"  # saved little-endian, whatever the machine
 
@@ -46,6 +48,12 @@ class SavedRow:
         found = compress(range(len(self.flat)), map(keys.__contains__, self.flat))
         return sorted({bisect_right(self.ends, i) for i in found})
 
+    def holding(self, keys: frozenset[int], held: Mapping[str, tuple[SavedRow, int]]) -> list[str]:
+        """The ids of the claims filed under any of ``keys`` that it still holds (``held``: by id, row and position)."""
+        if self.gone >= len(self.ids):
+            return []
+        return [self.ids[pos] for pos in self.owners(keys) if held.get(self.ids[pos]) == (self, pos)]
+
     def packed(self, positions: Iterable[int] | None = None) -> bytes:
         """The keys of the claims at ``positions`` (all: None), as saved."""
         if positions is None:
@@ -53,14 +61,23 @@ class SavedRow:
         return b"".join(_to_bytes(self.keys_at(pos)) for pos in positions)
 
 
-def saved_row(ids: list[str], contexts: list[str], sizes: list[int], packed: bytes) -> dict[str, Any]:
-    """An agent's row as the views save it (the caller adds its ``conflicts``)."""
-    return {"ids": ids, "contexts": contexts, "sizes": sizes, "keys": base64.b64encode(packed).decode("ascii")}
+def agent_row(row: SavedRow | None, kept: list[int] | None, ids: list[str], contexts: list[str],
+              keys: list[Sequence[int]]) -> dict[str, Any]:
+    """An agent's row as the views save it: the claims its saved ``row`` still describes (those at ``kept``;
+    all: None), then its other claims; the caller adds its ``conflicts``."""
+    if row is None:
+        head: tuple[list[str], list[str], list[int], bytes] = ([], [], [], b"")
+    elif kept is None:  # every claim as saved: the row as read
+        head = (row.ids, row.contexts, row.sizes, row.packed())
+    else:
+        head = ([row.ids[pos] for pos in kept], [row.contexts[pos] for pos in kept],
+                [row.sizes[pos] for pos in kept], row.packed(kept))
+    return {"ids": head[0] + ids, "contexts": head[1] + contexts, "sizes": head[2] + list(map(len, keys)),
+            "keys": base64.b64encode(head[3] + pack(keys)).decode("ascii")}
 
 
 def pack(keys: Iterable[Sequence[int]]) -> bytes:
-    """Filing keys as :func:`saved_row` takes them (each claim's best as an array: packing ints one by one is
-    slow)."""
+    """Filing keys as a row saves them (each claim's best as an array: packing ints one by one is slow)."""
     return b"".join(_to_bytes(k if type(k) is array else array("q", k)) for k in keys)
 
 
@@ -86,6 +103,16 @@ def read_row(saved: Mapping[str, Any]) -> SavedRow | None:
     if _SWAP:
         flat.byteswap()
     return _checked(ids, contexts, sizes, flat)
+
+
+def read_conflicts(saved: Mapping[str, Any]) -> dict[tuple[str, str], Conflict]:
+    """The conflicts a saved row lists under its agent; each malformed one is ignored."""
+    pairs = saved.get("conflicts")
+    found = {}
+    for item in pairs if isinstance(pairs, list) else ():
+        if isinstance(item, list) and len(item) == 5 and all(isinstance(x, str) for x in item[:4]):
+            found[(item[0], item[1])] = Conflict(item[2], item[3], item[4] if isinstance(item[4], dict) else None)
+    return found
 
 
 def _read_older(claims: dict[Any, Any]) -> SavedRow | None:

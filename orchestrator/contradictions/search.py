@@ -16,13 +16,11 @@ and filing keys and the conflicts found with its claims (:meth:`ConflictCache.ta
 (:meth:`ConflictCache.seed_from`) checks every claim's context against its row and *holds* the
 claims that match as saved, making one an entry only when a search needs it; it analyses and
 compares only the claims whose record, sources or entity names changed, and keeps a saved conflict
-when both of its claims are as they were saved. At 20,000 claims the per-claim work of a new
-process is the point: it is one check per claim, the rest in bulk.
+when both of its claims are as they were saved.
 """
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,98 +29,29 @@ from operator import attrgetter, not_
 from typing import Any
 
 from orchestrator.contradictions.entities import Groups, Names
-from orchestrator.contradictions.rules import MAX_EXTRA, MIN_SHARED, Conflict, compare_statements, independent
-from orchestrator.contradictions.saved import SavedRow, pack, read_row, saved_row
+from orchestrator.contradictions.entries import (
+    Entry,
+    agent_part,
+    context_key,
+    entry_context,
+    keys_of,
+    pair_conflict,
+    related,
+    same_claim,
+)
+from orchestrator.contradictions.rules import Conflict
+from orchestrator.contradictions.saved import SavedRow, agent_row, read_conflicts, read_row
 from orchestrator.contradictions.statements import analyse
 
 Pair = tuple[str, str]
 
 
-class _Entry:
-    """One claim as the search holds it: what the pair rules read from it, its filing keys, its topic, and
-    its :func:`context_key` (kept for the saved row)."""
-
-    __slots__ = ("_topic", "claim", "context", "groups", "keys", "names", "row")
-
-    def __init__(self, claim: Mapping[str, Any], names: Names, groups: frozenset[str], keys: Sequence[int],
-                 topic: frozenset[str] | None = None, context: str | None = None, row: SavedRow | None = None):
-        self.claim, self.names, self.groups, self.keys, self._topic = claim, names, groups, keys, topic
-        self.context, self.row = context, row  # row: the saved row that describes it, while it does
-
-    @property
-    def topic(self) -> frozenset[str]:
-        """Analysed when first needed: a claim taken from a saved row has only its keys."""
-        if self._topic is None:
-            self._topic = analyse(str(self.claim.get("statement", "")), self.names).topic
-        return self._topic
-
-
-_HASHES: dict[str, int] = {}
-
-
-def word_hash(word: str) -> int:
-    """A 64-bit hash of a topic word that is the same in every process (so keys can be saved)."""
-    found = _HASHES.get(word)
-    if found is None:
-        found = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little", signed=True)
-        if len(_HASHES) < 500_000:
-            _HASHES[word] = found
-    return found
-
-
-def keys_of(topic: Iterable[str]) -> tuple[int, ...]:
-    """The claim's filing keys: its topic, then its topic less each word (when enough words remain)."""
-    hashes = [_HASHES.get(word) or word_hash(word) for word in topic]
-    full = 0
-    for h in hashes:
-        full ^= h
-    if len(hashes) - 1 < MIN_SHARED:
-        return (full,) if len(hashes) >= MIN_SHARED else ()
-    return (full, *[full ^ h for h in hashes])
-
-
-_NAMES_TEXT: dict[Names, str] = {}
-
-
-def context_key(claim: Mapping[str, Any], names: Names) -> str:
-    """What the pair rules read from a claim besides its statement: its entities' names and its sources.
-
-    Computed for every claim when a new process checks its saved rows: the common shapes take no detour."""
-    evidence: Any = claim.get("evidence") or ()
-    if len(evidence) == 1 and (type(first := evidence[0]) is dict or isinstance(first, Mapping)):
-        sources = first.get("source_id")
-        if type(sources) is not str:
-            sources = str(sources)
-    else:
-        sources = ",".join(str(e.get("source_id")) for e in evidence if isinstance(e, Mapping))
-    if not names:
-        return sources
-    text = _NAMES_TEXT.get(names)
-    if text is None:
-        text = "|".join(f"{n}={t}" for n, t in names) + "\x1f"
-        if len(_NAMES_TEXT) < 100_000:
-            _NAMES_TEXT[names] = text
-    return text + sources
-
-
-def agent_part(claim_id: str) -> str:
-    """The agent of a global claim id (``<agent>:<local id>``)."""
-    return claim_id.partition(":")[0]
-
-
-#: One agent's saved row as the first search of a new process takes it: the agent, and its claims' ids,
-#: :func:`context_key` and filing keys, side by side.
-_Block = tuple[str, list[str], list[str], list[Sequence[int]]]
-
-
 @dataclass
 class ConflictCache:
-    """What the last search saw (each claim and its keys) and found (conflicts by claim-id pair).
+    """What the last search saw (each claim and its keys) and found (conflicts by claim-id pair). A claim is an
+    entry, or *held* as its saved row describes it until a search needs it (a new process needs few)."""
 
-    A claim is either an entry or *held*: taken as its saved row describes it, made an entry only when a
-    search needs it (a new process needs few of them)."""
-
-    entries: dict[str, _Entry] = field(default_factory=dict)
+    entries: dict[str, Entry] = field(default_factory=dict)
     #: filing key -> the claim id filed under it (a list when several are); built when first needed
     buckets: dict[int, str | list[str]] = field(default_factory=dict)
     filed: bool = False
@@ -148,19 +77,15 @@ class ConflictCache:
         row = read_row(saved)
         if row is not None:
             self.rows[row.agent] = row
-        pairs = saved.get("conflicts")
-        for item in pairs if isinstance(pairs, list) else ():
-            if isinstance(item, list) and len(item) == 5 and all(isinstance(x, str) for x in item[:4]):
-                compared = item[4] if isinstance(item[4], dict) else None
-                self.seed_pairs[(item[0], item[1])] = Conflict(item[2], item[3], compared)
+        self.seed_pairs.update(read_conflicts(saved))
 
-    def _put(self, cid: str, entry: _Entry) -> None:
+    def _put(self, cid: str, entry: Entry) -> None:
         self.entries[cid] = entry
         self.members.setdefault(agent_part(cid), {})[cid] = None
         if self.filed:
             self._file(cid, entry)
 
-    def _file(self, cid: str, entry: _Entry) -> None:
+    def _file(self, cid: str, entry: Entry) -> None:
         buckets = self.buckets
         for key in entry.keys:
             held = buckets.get(key)
@@ -191,22 +116,17 @@ class ConflictCache:
                 if len(held) == 1:
                     self.buckets[key] = held[0]
 
-    def _drop_held(self, cid: str) -> None:
-        row, _ = self.held.pop(cid)
-        row.gone += 1
-        self.dirty.add(row.agent)
-
-    def _entry(self, cid: str, claim: Mapping[str, Any], tokens: frozenset[str], names: Names) -> tuple[_Entry, bool]:
+    def _entry(self, cid: str, claim: Mapping[str, Any], tokens: frozenset[str], names: Names) -> tuple[Entry, bool]:
         """The claim's entry, and whether it was taken as saved (not analysed)."""
         saved = self.seed.pop(cid, None)
         context = context_key(claim, names)
         if saved is not None and saved[0] == context:
-            return _Entry(claim, names, tokens, saved[1], None, context), True
+            return Entry(claim, names, tokens, saved[1], None, context), True
         self.dirty.add(agent_part(cid))
         topic = analyse(str(claim.get("statement", "")), names).topic
-        return _Entry(claim, names, tokens, array("q", keys_of(topic)), topic, context), False
+        return Entry(claim, names, tokens, array("q", keys_of(topic)), topic, context), False
 
-    def _get(self, cid: str, groups: Groups) -> _Entry | None:
+    def _get(self, cid: str, groups: Groups) -> Entry | None:
         """The claim's entry, made from its saved row if it is held (its names under ``groups``, as checked)."""
         item = self.held.pop(cid, None)
         if item is None:
@@ -215,7 +135,7 @@ class ConflictCache:
         claim = row.claims[pos]
         assert claim is not None  # held: it was there and as saved
         tokens, names = groups.of_claim(claim)
-        entry = _Entry(claim, names, tokens, row.keys_at(pos), None, row.contexts[pos], row)
+        entry = Entry(claim, names, tokens, row.keys_at(pos), None, row.contexts[pos], row)
         self._put(cid, entry)
         return entry
 
@@ -233,7 +153,7 @@ class ConflictCache:
             for pair, conflict in self.seed_pairs.items():
                 a = None if pair[0] in changed else self._get(pair[0], groups)
                 b = None if pair[1] in changed else self._get(pair[1], groups)
-                if a is not None and b is not None and _related(a, b):
+                if a is not None and b is not None and related(a, b):
                     self.conflicts[pair] = conflict
                 else:
                     self.dirty.add(agent_part(pair[0]))  # its saved row lists a conflict that may be gone
@@ -277,7 +197,9 @@ class ConflictCache:
             self._unfile(cid)
             changed.add(cid)
         for cid in [c for c in self.held if c not in by_id]:
-            self._drop_held(cid)
+            row, _ = self.held.pop(cid)
+            row.gone += 1
+            self.dirty.add(row.agent)
             changed.add(cid)
         entries, held = self.entries, self.held
         for cid, claim in by_id.items():
@@ -290,7 +212,7 @@ class ConflictCache:
             if entry is not None and entry.claim is claim and same_groups:
                 continue  # the very claim object of the last build, and no entity changed its names
             tokens, names = groups.of_claim(claim)
-            if entry is not None and entry.names == names and entry.groups == tokens and _same(entry.claim, claim):
+            if entry is not None and entry.names == names and entry.groups == tokens and same_claim(entry.claim, claim):
                 entry.claim = claim
                 continue
             if entry is not None:
@@ -342,8 +264,7 @@ class ConflictCache:
         apart = keys.isdisjoint
         sharing = list(compress(entries, map(not_, map(apart, map(_KEYS, entries.values())))))
         for row in self.held_rows:
-            if row.gone < len(row.ids):
-                sharing += [row.ids[pos] for pos in row.owners(keys) if self.held.get(row.ids[pos]) == (row, pos)]
+            sharing += row.holding(keys, self.held)
         groups = self.groups
         assert groups is not None  # claims are held only after an update
         for other in sharing:
@@ -364,7 +285,7 @@ class ConflictCache:
             if pair in compared:
                 continue
             compared.add(pair)
-            conflict = _conflict(entries[pair[0]], entries[pair[1]])
+            conflict = pair_conflict(entries[pair[0]], entries[pair[1]])
             if conflict is not None:
                 found[pair] = conflict
         for pair in found.keys() ^ self.conflicts.keys():
@@ -374,7 +295,7 @@ class ConflictCache:
 
     def take_saved(self) -> dict[str, dict[str, Any]]:
         """What a new process needs, for each agent whose claims or conflicts changed since the last call:
-        its claims' :func:`context_key` and filing keys (:func:`~orchestrator.contradictions.saved.saved_row`),
+        its claims' :func:`context_key` and filing keys (:func:`~orchestrator.contradictions.saved.agent_row`),
         and the conflicts listed under the agent of their first claim."""
         dirty, self.dirty = self.dirty, set()
         if not dirty:
@@ -383,26 +304,13 @@ class ConflictCache:
         entries, held = self.entries, self.held
         rows: dict[str, dict[str, Any]] = {}
         for agent in sorted(dirty):
-            ids: list[str] = []
-            contexts: list[str] = []
-            sizes: list[int] = []
-            packed: list[bytes] = []
             row = saved_rows.get(agent)
-            if row is not None and not row.gone:  # every claim as saved: the row as read
-                ids, contexts, sizes = list(row.ids), list(row.contexts), list(row.sizes)
-                packed.append(row.packed())
-            elif row is not None:
-                kept = [pos for pos, cid in enumerate(row.ids) if held.get(cid) == (row, pos)
-                        or ((entry := entries.get(cid)) is not None and entry.row is row)]
-                ids, contexts = [row.ids[pos] for pos in kept], [row.contexts[pos] for pos in kept]
-                sizes = [row.sizes[pos] for pos in kept]
-                packed.append(row.packed(kept))
-            new = [(cid, entries[cid]) for cid in self.members.get(agent, ()) if entries[cid].row is None]
-            ids += [cid for cid, _ in new]
-            contexts += [_context(entry) for _, entry in new]
-            sizes += [len(entry.keys) for _, entry in new]
-            packed.append(pack(entry.keys for _, entry in new))
-            rows[agent] = {**saved_row(ids, contexts, sizes, b"".join(packed)), "conflicts": []}
+            kept = None if row is None or not row.gone else [
+                pos for pos, cid in enumerate(row.ids)
+                if held.get(cid) == (row, pos) or ((entry := entries.get(cid)) is not None and entry.row is row)]
+            new = [cid for cid in self.members.get(agent, ()) if entries[cid].row is None]
+            rows[agent] = {**agent_row(row, kept, new, [entry_context(entries[cid]) for cid in new],
+                                       [entries[cid].keys for cid in new]), "conflicts": []}
         for (a, b), conflict in sorted(self.conflicts.items()):
             row_of = rows.get(agent_part(a))
             if row_of is not None:
@@ -411,34 +319,6 @@ class ConflictCache:
 
 
 _KEYS = attrgetter("keys")
-
-
-def _context(entry: _Entry) -> str:
-    if entry.context is None:
-        entry.context = context_key(entry.claim, entry.names)
-    return entry.context
-
-
-def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether the pair rules would read the same from both versions of a claim."""
-    return (a.get("statement") == b.get("statement") and a.get("provenance") == b.get("provenance")
-            and [e.get("source_id") for e in a.get("evidence") or () if isinstance(e, Mapping)]
-            == [e.get("source_id") for e in b.get("evidence") or () if isinstance(e, Mapping)])
-
-
-def _related(a: _Entry, b: _Entry) -> bool:
-    """Independent claims that may be about one thing (not naming only different entities)."""
-    return not (a.groups and b.groups and not a.groups & b.groups) and independent(a.claim, b.claim)
-
-
-def _conflict(a: _Entry, b: _Entry) -> Conflict | None:
-    extra_a, extra_b = a.topic - b.topic, b.topic - a.topic
-    if (extra_a and extra_b) or len(extra_a) + len(extra_b) > MAX_EXTRA:
-        return None  # filed under one key by chance (a word each side): never the same thing
-    if not _related(a, b):
-        return None
-    return compare_statements(analyse(str(a.claim.get("statement", "")), a.names),
-                              analyse(str(b.claim.get("statement", "")), b.names))
 
 
 def find_conflicts(by_id: Mapping[str, Mapping[str, Any]], groups: Groups,
