@@ -17,7 +17,7 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate, chain, compress
+from itertools import accumulate, chain
 from typing import Any
 
 from orchestrator.contradictions.rules import Conflict
@@ -42,11 +42,20 @@ class SavedRow:
         return self.flat[self.ends[pos] - self.sizes[pos]:self.ends[pos]]
 
     def owners(self, keys: frozenset[int]) -> list[int]:
-        """The positions of the claims filed under any of ``keys`` (a pass in C over the row's keys)."""
-        if keys.isdisjoint(self.flat):
+        """The positions of the claims filed under any of ``keys`` (passes in C over the row's keys)."""
+        hits = keys.intersection(self.flat)
+        if not hits:
             return []
-        found = compress(range(len(self.flat)), map(keys.__contains__, self.flat))
-        return sorted({bisect_right(self.ends, i) for i in found})
+        flat, found = self.flat.tolist(), set()
+        for key in hits:
+            at = -1
+            while True:
+                try:
+                    at = flat.index(key, at + 1)
+                except ValueError:
+                    break
+                found.add(bisect_right(self.ends, at))
+        return sorted(found)
 
     def holding(self, keys: frozenset[int], held: Mapping[str, tuple[SavedRow, int]]) -> list[str]:
         """The ids of the claims filed under any of ``keys`` that it still holds (``held``: by id, row and position)."""
