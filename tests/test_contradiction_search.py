@@ -9,7 +9,8 @@ from typing import Any
 import orjson
 
 from orchestrator.contradictions.entities import groups
-from orchestrator.contradictions.search import ConflictCache, _conflict, _Entry, find_conflicts, keys_of
+from orchestrator.contradictions.entries import Entry, keys_of, pair_conflict
+from orchestrator.contradictions.search import ConflictCache, find_conflicts
 from orchestrator.contradictions.statements import analyse
 from tests.test_contradiction_detector import CONFLICTS, LOOK_ALIKES, claim
 
@@ -26,10 +27,10 @@ def _statement(rng: random.Random) -> str:
 
 def _every_pair(items: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
     """The definition: every pair compared by the rules, no search at all."""
-    entries = {c["id"]: _Entry(c, (), frozenset(), (), analyse(c["statement"]).topic) for c in items}
+    entries = {c["id"]: Entry(c, (), frozenset(), (), analyse(c["statement"]).topic) for c in items}
     found = {}
     for a, b in itertools.combinations(sorted(entries), 2):
-        conflict = _conflict(entries[a], entries[b])
+        conflict = pair_conflict(entries[a], entries[b])
         if conflict is not None:
             found[(a, b)] = conflict
     return found
@@ -66,9 +67,10 @@ def test_the_kept_search_matches_every_pair_while_the_graph_grows_and_changes() 
     assert found_any
 
 
-def test_a_new_process_scans_for_its_few_changed_claims_then_files_them_all() -> None:
-    """Seeded from saved rows: a pass over the saved keys finds the changed claims' pairs; the next search
-    files every claim and goes on incrementally. Every result is every pair's."""
+def test_a_new_process_scans_for_its_few_changed_claims_and_files_them_all_for_many() -> None:
+    """Seeded from saved rows: the claims as saved are held, and a pass over their keys finds the changed claims'
+    pairs, search after search; a change to many claims files them all and goes on incrementally. Every result
+    is every pair's."""
     rng = random.Random(5)
     claims = {f"{a}:C{i}": claim(f"{a}:C{i}", _statement(rng), f"{a}:S1") for a in "abc" for i in range(60)}
     first = ConflictCache()
@@ -84,9 +86,17 @@ def test_a_new_process_scans_for_its_few_changed_claims_then_files_them_all() ->
     found = find_conflicts(dict(claims), NO_ENTITIES, fresh)
     assert fresh.scanned and not fresh.filed and fresh.dirty >= {"a", "d"}
     assert found == _every_pair(list(claims.values())) and ("a:C3", "d:C1") in found
+    assert fresh.held and len(fresh.entries) + len(fresh.held) == len(claims)  # some never made entries
     claims["b:C7"] = claim("b:C7", opposite, "b:S9")
+    del claims["c:C5"]
     assert find_conflicts(dict(claims), NO_ENTITIES, fresh) == _every_pair(list(claims.values()))
-    assert fresh.filed
+    assert not fresh.filed
+    for cid in rng.sample(sorted(claims), 40):
+        claims[cid] = claim(cid, _statement(rng), f"{cid.partition(':')[0]}:S{rng.randint(1, 3)}")
+    assert find_conflicts(dict(claims), NO_ENTITIES, fresh) == _every_pair(list(claims.values()))
+    assert fresh.filed and not fresh.held
+    claims["b:C8"] = claim("b:C8", statement, "b:S9")
+    assert find_conflicts(dict(claims), NO_ENTITIES, fresh) == _every_pair(list(claims.values()))
 
 
 def test_names_of_an_entity_group_that_change_make_its_claims_analysed_again() -> None:

@@ -3,7 +3,8 @@
 - :mod:`.words`, :mod:`.units`: the vocabulary and units a comparison reads;
 - :mod:`.statements`: a statement reduced to its topic, senses, values and years;
 - :mod:`.entities`: which entities are one thing (shared names and aliases, whatever their type);
-- :mod:`.rules`: when two statements disagree; :mod:`.search`: which pairs to compare;
+- :mod:`.rules`: when two statements disagree; :mod:`.search`: which pairs to compare, from one build
+  to the next; :mod:`.entries`: what it keeps of a claim; :mod:`.saved`: its rows in the ledger;
 - :mod:`.records`: the view's contradiction records; :mod:`.summary`: how they are shown and counted.
 
 The RDF named graph of the detected contradictions is :mod:`orchestrator.rdf.contradictions`, the

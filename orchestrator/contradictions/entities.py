@@ -28,6 +28,9 @@ class Groups:
     names: Mapping[str, Names]
     #: the names of every group known by more than one name ("NYC", "New York City"), with its token
     aliased: Names = field(default=())
+    #: :meth:`of` by entity ids, for this build
+    _seen: dict[tuple[Any, ...], tuple[frozenset[str], Names]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def _finder(self) -> re.Pattern[str] | None:
@@ -50,20 +53,39 @@ class Groups:
 
     def of_claim(self, claim: Mapping[str, Any]) -> tuple[frozenset[str], Names]:
         """The group tokens of a claim's linked entities, and the names that stand for an entity in its statement
-        (its linked entities' and those of any aliased group it names)."""
-        tokens, names = self.of(claim.get("entity_ids") or ()) if "entity_ids" in claim else (frozenset(), ())
-        extra = self.mentioned(str(claim.get("statement", ""))) if self.aliased else ()
+        (its linked entities' and those of any aliased group it names). Asked of every claim at each build."""
+        linked = claim.get("entity_ids")
+        if not self.aliased:
+            return self.of(linked) if linked else _NONE
+        tokens, names = self.of(linked) if linked else _NONE
+        extra = self.mentioned(str(claim.get("statement", "")))
         if extra and not set(extra) <= set(names):
             names = tuple(sorted(set(names) | set(extra)))
         return tokens, names
 
     def of(self, entity_ids: Iterable[Any]) -> tuple[frozenset[str], Names]:
-        """The group tokens of a claim's entities, and all their names (sorted, for a cache key)."""
+        """The group tokens of a claim's entities, and all their names (sorted, for a cache key); kept by the
+        ids, as many claims name the same entities."""
+        if type(entity_ids) is list:
+            key = tuple(entity_ids)
+            try:
+                found = self._seen.get(key)
+            except TypeError:  # an id that is not a string (never kept, as in _of)
+                return self._of(entity_ids)
+            if found is None:
+                found = self._seen[key] = self._of(key)
+            return found
+        return self._of(entity_ids)
+
+    def _of(self, entity_ids: Iterable[Any]) -> tuple[frozenset[str], Names]:
         tokens = frozenset(self.token.get(e, e) for e in entity_ids if isinstance(e, str))  # an unknown id: itself
         named = [self.names[t] for t in tokens if t in self.names]
         if len(named) <= 1:
             return tokens, named[0] if named else ()
         return tokens, tuple(sorted({pair for names in named for pair in names}))
+
+
+_NONE: tuple[frozenset[str], Names] = (frozenset(), ())
 
 
 def _names_of(entity: Mapping[str, Any]) -> list[str]:

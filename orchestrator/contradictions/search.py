@@ -10,113 +10,82 @@ a long list to walk (the word-by-word index this replaced went quadratic with a 
 
 :class:`ConflictCache` keeps the search from one views build to the next: only claims that changed
 (statement, sources, agent, entities or their names) are analysed and compared again. Between
-processes the views keep, beside each agent's record in the ledger, each claim's topic and the
-conflicts found with its claims (:meth:`ConflictCache.take_saved`); a new process seeded with them
-(:meth:`ConflictCache.seed_from`) analyses and compares only the claims whose record or entity
-names changed, and keeps a saved conflict when both of its claims are as they were saved.
+processes the views keep, beside each agent's record in the ledger, a row with each claim's context
+and filing keys and the conflicts found with its claims (:meth:`ConflictCache.take_saved`,
+:mod:`orchestrator.contradictions.saved`); a new process seeded with them
+(:meth:`ConflictCache.seed_from`) checks every claim's context against its row and *holds* the
+claims that match as saved, making one an entry only when a search needs it; it analyses and
+compares only the claims whose record, sources or entity names changed, and keeps a saved conflict
+when both of its claims are as they were saved.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import attrgetter, not_
 from typing import Any
 
 from orchestrator.contradictions.entities import Groups, Names
-from orchestrator.contradictions.rules import MAX_EXTRA, MIN_SHARED, Conflict, compare_statements, independent
+from orchestrator.contradictions.entries import (
+    Entry,
+    agent_part,
+    context_key,
+    entry_context,
+    keys_of,
+    pair_conflict,
+    related,
+    same_claim,
+)
+from orchestrator.contradictions.rules import Conflict
+from orchestrator.contradictions.saved import SavedRow, agent_row, read_conflicts, read_row
 from orchestrator.contradictions.statements import analyse
 
 Pair = tuple[str, str]
 
 
-class _Entry:
-    """One claim as the search holds it: what the pair rules read from it, its filing keys, its topic."""
-
-    __slots__ = ("_topic", "claim", "groups", "keys", "names")
-
-    def __init__(self, claim: Mapping[str, Any], names: Names, groups: frozenset[str], keys: tuple[int, ...],
-                 topic: frozenset[str] | None = None):
-        self.claim, self.names, self.groups, self.keys, self._topic = claim, names, groups, keys, topic
-
-    @property
-    def topic(self) -> frozenset[str]:
-        """Analysed when first needed: a claim taken from a saved row has only its keys."""
-        if self._topic is None:
-            self._topic = analyse(str(self.claim.get("statement", "")), self.names).topic
-        return self._topic
-
-
-_HASHES: dict[str, int] = {}
-
-
-def word_hash(word: str) -> int:
-    """A 64-bit hash of a topic word that is the same in every process (so keys can be saved)."""
-    found = _HASHES.get(word)
-    if found is None:
-        found = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little", signed=True)
-        if len(_HASHES) < 500_000:
-            _HASHES[word] = found
-    return found
-
-
-def keys_of(topic: Iterable[str]) -> tuple[int, ...]:
-    """The claim's filing keys: its topic, then its topic less each word (when enough words remain)."""
-    hashes = [_HASHES.get(word) or word_hash(word) for word in topic]
-    full = 0
-    for h in hashes:
-        full ^= h
-    if len(hashes) - 1 < MIN_SHARED:
-        return (full,) if len(hashes) >= MIN_SHARED else ()
-    return (full, *[full ^ h for h in hashes])
-
-
-def context_key(claim: Mapping[str, Any], names: Names) -> str:
-    """What the pair rules read from a claim besides its statement: its entities' names and its sources."""
-    evidence: Any = claim.get("evidence") or ()
-    if len(evidence) == 1 and isinstance(evidence[0], Mapping):
-        sources = str(evidence[0].get("source_id"))
-    else:
-        sources = ",".join(str(e.get("source_id")) for e in evidence if isinstance(e, Mapping))
-    return "|".join(f"{n}={t}" for n, t in names) + "\x1f" + sources if names else sources
-
-
-def agent_part(claim_id: str) -> str:
-    """The agent of a global claim id (``<agent>:<local id>``)."""
-    return claim_id.partition(":")[0]
-
-
 @dataclass
 class ConflictCache:
-    """What the last search saw (each claim and its keys) and found (conflicts by claim-id pair)."""
+    """What the last search saw (each claim and its keys) and found (conflicts by claim-id pair). A claim is an
+    entry, or *held* as its saved row describes it until a search needs it (a new process needs few)."""
 
-    entries: dict[str, _Entry] = field(default_factory=dict)
+    entries: dict[str, Entry] = field(default_factory=dict)
     #: filing key -> the claim id filed under it (a list when several are); built when first needed
     buckets: dict[int, str | list[str]] = field(default_factory=dict)
     filed: bool = False
     scanned: bool = False
     conflicts: dict[Pair, Conflict] = field(default_factory=dict)
     groups: Groups | None = None
-    #: Saved by an earlier process, used by the first search of this one: keys and conflicts by claim.
-    seed: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+    #: Saved by an earlier process, read by the first search of this one: each agent's row, its conflicts.
+    rows: dict[str, SavedRow] = field(default_factory=dict)
     seed_pairs: dict[Pair, Conflict] = field(default_factory=dict)
+    #: claim id -> its saved row and position, for the claims taken as saved and not made entries yet
+    held: dict[str, tuple[SavedRow, int]] = field(default_factory=dict)
+    held_rows: list[SavedRow] = field(default_factory=list)
+    #: Saved rows seeded after a search: taken claim by claim (:meth:`_entry`).
+    seed: dict[str, tuple[str, Sequence[int]]] = field(default_factory=dict)
     #: Agents whose saved keys or conflicts no longer describe their claims (see :meth:`take_saved`).
     dirty: set[str] = field(default_factory=set)
+    #: agent -> the ids of its entries (a dict for order), for :meth:`take_saved`
+    members: dict[str, dict[str, None]] = field(default_factory=dict)
 
     def seed_from(self, saved: Mapping[str, Any]) -> None:
-        """Take one agent's :meth:`take_saved` row (read back from JSON); anything malformed is ignored."""
-        claims, pairs = saved.get("claims"), saved.get("conflicts")
-        if isinstance(claims, dict):
-            for cid, line in claims.items():
-                if (isinstance(line, list) and len(line) == 2 and isinstance(line[0], str)
-                        and isinstance(line[1], list) and all(type(k) is int for k in line[1])):
-                    self.seed[str(cid)] = (line[0], tuple(line[1]))
-        for item in pairs if isinstance(pairs, list) else ():
-            if isinstance(item, list) and len(item) == 5 and all(isinstance(x, str) for x in item[:4]):
-                compared = item[4] if isinstance(item[4], dict) else None
-                self.seed_pairs[(item[0], item[1])] = Conflict(item[2], item[3], compared)
+        """Take one agent's :meth:`take_saved` row (read back from JSON); a malformed row's claims are ignored,
+        and so is each malformed conflict. Checked in bulk: the rows hold every claim of the graph."""
+        row = read_row(saved)
+        if row is not None:
+            self.rows[row.agent] = row
+        self.seed_pairs.update(read_conflicts(saved))
 
-    def _file(self, cid: str, entry: _Entry) -> None:
+    def _put(self, cid: str, entry: Entry) -> None:
+        self.entries[cid] = entry
+        self.members.setdefault(agent_part(cid), {})[cid] = None
+        if self.filed:
+            self._file(cid, entry)
+
+    def _file(self, cid: str, entry: Entry) -> None:
         buckets = self.buckets
         for key in entry.keys:
             held = buckets.get(key)
@@ -131,7 +100,11 @@ class ConflictCache:
         entry = self.entries.pop(cid, None)
         if entry is None:
             return
-        self.dirty.add(agent_part(cid))
+        agent = agent_part(cid)
+        self.dirty.add(agent)
+        self.members.get(agent, {}).pop(cid, None)
+        if entry.row is not None:
+            entry.row.gone += 1
         if not self.filed:
             return
         for key in entry.keys:
@@ -143,69 +116,124 @@ class ConflictCache:
                 if len(held) == 1:
                     self.buckets[key] = held[0]
 
-    def _entry(self, cid: str, claim: Mapping[str, Any], tokens: frozenset[str], names: Names) -> tuple[_Entry, bool]:
+    def _entry(self, cid: str, claim: Mapping[str, Any], tokens: frozenset[str], names: Names) -> tuple[Entry, bool]:
         """The claim's entry, and whether it was taken as saved (not analysed)."""
         saved = self.seed.pop(cid, None)
-        if saved is not None and saved[0] == context_key(claim, names):
-            return _Entry(claim, names, tokens, saved[1]), True
+        context = context_key(claim, names)
+        if saved is not None and saved[0] == context:
+            return Entry(claim, names, tokens, saved[1], None, context), True
         self.dirty.add(agent_part(cid))
         topic = analyse(str(claim.get("statement", "")), names).topic
-        return _Entry(claim, names, tokens, keys_of(topic), topic), False
+        return Entry(claim, names, tokens, array("q", keys_of(topic)), topic, context), False
+
+    def _get(self, cid: str, groups: Groups) -> Entry | None:
+        """The claim's entry, made from its saved row if it is held (its names under ``groups``, as checked)."""
+        item = self.held.pop(cid, None)
+        if item is None:
+            return self.entries.get(cid)
+        row, pos = item
+        claim = row.claims[pos]
+        assert claim is not None  # held: it was there and as saved
+        tokens, names = groups.of_claim(claim)
+        entry = Entry(claim, names, tokens, row.keys_at(pos), None, row.contexts[pos], row)
+        self._put(cid, entry)
+        return entry
 
     def update(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
         """Take the claims of ``by_id`` that are new or changed, drop the gone; return the ids to compare again."""
-        same_groups = self.groups is not None and self.groups == groups
-        self.groups = groups
-        changed: set[str] = set()
-        for cid in [c for c in self.entries if c not in by_id]:
-            self._unfile(cid)
-            changed.add(cid)
-        entries = self.entries
-        for cid, claim in by_id.items():
-            entry = entries.get(cid)
-            if entry is not None and entry.claim is claim and same_groups:
-                continue  # the very claim object of the last build, and no entity changed its names
-            tokens, names = groups.of_claim(claim)
-            if entry is not None and entry.names == names and entry.groups == tokens and _same(entry.claim, claim):
-                entry.claim = claim
-                continue
-            if entry is not None:
-                self._unfile(cid)
-            entry, seeded = self._entry(cid, claim, tokens, names)
-            entries[cid] = entry
-            if self.filed:
-                self._file(cid, entry)
-            if not seeded:
-                changed.add(cid)
+        if self.rows and not self.entries and not self.held:
+            changed = self._take_rows(by_id, groups)
+        else:
+            for row in self.rows.values():
+                self.seed.update(zip(row.ids, zip(row.contexts, map(row.keys_at, range(len(row.ids))), strict=True),
+                                      strict=True))
+            changed = self._take_changed(by_id, groups)
+        self.groups, self.rows = groups, {}
         if self.seed_pairs:  # a saved conflict stands while both claims are as saved and still independent
             for pair, conflict in self.seed_pairs.items():
-                a, b = entries.get(pair[0]), entries.get(pair[1])
-                if a is not None and b is not None and not changed.intersection(pair) and _related(a, b):
+                a = None if pair[0] in changed else self._get(pair[0], groups)
+                b = None if pair[1] in changed else self._get(pair[1], groups)
+                if a is not None and b is not None and related(a, b):
                     self.conflicts[pair] = conflict
                 else:
                     self.dirty.add(agent_part(pair[0]))  # its saved row lists a conflict that may be gone
         self.seed, self.seed_pairs = {}, {}
         return changed
 
+    def _take_rows(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
+        """A new process's first search: each claim held as saved when its context is, the others analysed.
+
+        The one pass over every claim of the graph, so it does no more per claim than it must: look the
+        claim up, read its entities' names, compare its context; a row whose claims all match is held whole."""
+        held, of_claim = self.held, groups.of_claim
+        self.held_rows = list(self.rows.values())
+        for row in self.held_rows:
+            row.claims = claims = list(map(by_id.get, row.ids))
+            same = [claim is not None and context_key(claim, of_claim(claim)[1]) == context
+                    for claim, context in zip(claims, row.contexts, strict=True)]
+            if all(same):
+                held.update(zip(row.ids, zip(repeat(row), range(len(claims))), strict=True))
+                continue
+            self.dirty.add(row.agent)  # a claim gone or changed: the row is written again
+            for pos, (cid, kept) in enumerate(zip(row.ids, same, strict=True)):
+                if kept:
+                    held[cid] = (row, pos)
+                else:
+                    row.gone += 1
+        changed = set()
+        if len(held) != len(by_id):
+            for cid in sorted(by_id.keys() - held.keys()):
+                claim = by_id[cid]
+                entry, _ = self._entry(cid, claim, *of_claim(claim))
+                self._put(cid, entry)
+                changed.add(cid)
+        return changed
+
+    def _take_changed(self, by_id: Mapping[str, Mapping[str, Any]], groups: Groups) -> set[str]:
+        before = self.groups
+        same_groups = before is not None and before == groups
+        changed: set[str] = set()
+        for cid in [c for c in self.entries if c not in by_id]:
+            self._unfile(cid)
+            changed.add(cid)
+        for cid in [c for c in self.held if c not in by_id]:
+            row, _ = self.held.pop(cid)
+            row.gone += 1
+            self.dirty.add(row.agent)
+            changed.add(cid)
+        entries, held = self.entries, self.held
+        for cid, claim in by_id.items():
+            entry = entries.get(cid)
+            if entry is None and cid in held:
+                row, pos = held[cid]
+                if row.claims[pos] is claim and same_groups:
+                    continue  # the very claim object it was checked as, and no entity changed its names
+                entry = self._get(cid, before if before is not None else groups)  # as it was held, to compare below
+            if entry is not None and entry.claim is claim and same_groups:
+                continue  # the very claim object of the last build, and no entity changed its names
+            tokens, names = groups.of_claim(claim)
+            if entry is not None and entry.names == names and entry.groups == tokens and same_claim(entry.claim, claim):
+                entry.claim = claim
+                continue
+            if entry is not None:
+                self._unfile(cid)
+            entry, seeded = self._entry(cid, claim, tokens, names)
+            self._put(cid, entry)
+            if not seeded:
+                changed.add(cid)
+        return changed
+
     def _candidates(self, changed: set[str]) -> Iterable[tuple[str, str]]:
         """Each pair sharing a key with a changed claim on one side, once (``cid`` changed)."""
-        entries = self.entries
-        if not self.filed and not self.scanned and len(changed) * 8 < len(entries):
-            # A new process that took most claims from saved rows: look its few changed claims up by a
-            # pass over the others' keys, without filing every claim (that waits for a second search).
-            wanted: dict[int, list[str]] = {}
-            for cid in changed:
-                if cid in entries:
-                    for key in entries[cid].keys:
-                        wanted.setdefault(key, []).append(cid)
-            self.scanned = True
-            for other, entry in entries.items():
-                for key in entry.keys:
-                    for cid in wanted.get(key, ()):
-                        if cid != other and not (other in changed and other < cid):
-                            yield cid, other
+        entries, held = self.entries, self.held
+        if not self.filed and held and len(changed) * 8 < len(entries) + len(held):
+            yield from self._scan(changed)
             return
         if not self.filed:
+            if held:
+                assert self.groups is not None  # claims are held only after an update
+                for cid in list(held):
+                    self._get(cid, self.groups)
             for cid, entry in entries.items():
                 self._file(cid, entry)
             self.filed = True
@@ -215,9 +243,36 @@ class ConflictCache:
             if mine is None:
                 continue
             for key in mine.keys:
-                held = buckets.get(key)
-                for other in (held,) if isinstance(held, str) else held or ():
+                held_under = buckets.get(key)
+                for other in (held_under,) if isinstance(held_under, str) else held_under or ():
                     if other != cid and not (other in changed and other < cid):
+                        yield cid, other
+
+    def _scan(self, changed: set[str]) -> Iterable[tuple[str, str]]:
+        """Most claims held as saved (a new process): find those sharing a key with the few changed ones by a
+        pass in C over every claim's keys, without filing them (which would make every one an entry)."""
+        entries = self.entries
+        wanted: dict[int, list[str]] = {}
+        for cid in changed:
+            if cid in entries:
+                for key in entries[cid].keys:
+                    wanted.setdefault(key, []).append(cid)
+        self.scanned = True
+        if not wanted:
+            return
+        keys = frozenset(wanted)
+        apart = keys.isdisjoint
+        sharing = list(compress(entries, map(not_, map(apart, map(_KEYS, entries.values())))))
+        for row in self.held_rows:
+            sharing += row.holding(keys, self.held)
+        groups = self.groups
+        assert groups is not None  # claims are held only after an update
+        for other in sharing:
+            mine = self._get(other, groups)
+            assert mine is not None
+            for key in mine.keys:
+                for cid in wanted.get(key, ()):
+                    if cid != other and not (other in changed and other < cid):
                         yield cid, other
 
     def search(self, changed: set[str]) -> dict[Pair, Conflict]:
@@ -230,7 +285,7 @@ class ConflictCache:
             if pair in compared:
                 continue
             compared.add(pair)
-            conflict = _conflict(entries[pair[0]], entries[pair[1]])
+            conflict = pair_conflict(entries[pair[0]], entries[pair[1]])
             if conflict is not None:
                 found[pair] = conflict
         for pair in found.keys() ^ self.conflicts.keys():
@@ -240,43 +295,30 @@ class ConflictCache:
 
     def take_saved(self) -> dict[str, dict[str, Any]]:
         """What a new process needs, for each agent whose claims or conflicts changed since the last call:
-        each claim's :func:`context_key` and filing keys, and the conflicts listed under the agent of
-        their first claim."""
+        its claims' :func:`context_key` and filing keys (:func:`~orchestrator.contradictions.saved.agent_row`),
+        and the conflicts listed under the agent of their first claim."""
         dirty, self.dirty = self.dirty, set()
         if not dirty:
             return {}
-        rows: dict[str, dict[str, Any]] = {a: {"claims": {}, "conflicts": []} for a in sorted(dirty)}
-        for cid, entry in self.entries.items():
-            row = rows.get(agent_part(cid))
-            if row is not None:
-                row["claims"][cid] = [context_key(entry.claim, entry.names), list(entry.keys)]
+        saved_rows = {row.agent: row for row in self.held_rows}
+        entries, held = self.entries, self.held
+        rows: dict[str, dict[str, Any]] = {}
+        for agent in sorted(dirty):
+            row = saved_rows.get(agent)
+            kept = None if row is None or not row.gone else [
+                pos for pos, cid in enumerate(row.ids)
+                if held.get(cid) == (row, pos) or ((entry := entries.get(cid)) is not None and entry.row is row)]
+            new = [cid for cid in self.members.get(agent, ()) if entries[cid].row is None]
+            rows[agent] = {**agent_row(row, kept, new, [entry_context(entries[cid]) for cid in new],
+                                       [entries[cid].keys for cid in new]), "conflicts": []}
         for (a, b), conflict in sorted(self.conflicts.items()):
-            row = rows.get(agent_part(a))
-            if row is not None:
-                row["conflicts"].append([a, b, conflict.kind, conflict.reason, conflict.compared])
+            row_of = rows.get(agent_part(a))
+            if row_of is not None:
+                row_of["conflicts"].append([a, b, conflict.kind, conflict.reason, conflict.compared])
         return rows
 
 
-def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether the pair rules would read the same from both versions of a claim."""
-    return (a.get("statement") == b.get("statement") and a.get("provenance") == b.get("provenance")
-            and [e.get("source_id") for e in a.get("evidence") or () if isinstance(e, Mapping)]
-            == [e.get("source_id") for e in b.get("evidence") or () if isinstance(e, Mapping)])
-
-
-def _related(a: _Entry, b: _Entry) -> bool:
-    """Independent claims that may be about one thing (not naming only different entities)."""
-    return not (a.groups and b.groups and not a.groups & b.groups) and independent(a.claim, b.claim)
-
-
-def _conflict(a: _Entry, b: _Entry) -> Conflict | None:
-    extra_a, extra_b = a.topic - b.topic, b.topic - a.topic
-    if (extra_a and extra_b) or len(extra_a) + len(extra_b) > MAX_EXTRA:
-        return None  # filed under one key by chance (a word each side): never the same thing
-    if not _related(a, b):
-        return None
-    return compare_statements(analyse(str(a.claim.get("statement", "")), a.names),
-                              analyse(str(b.claim.get("statement", "")), b.names))
+_KEYS = attrgetter("keys")
 
 
 def find_conflicts(by_id: Mapping[str, Mapping[str, Any]], groups: Groups,
