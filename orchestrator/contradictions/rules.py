@@ -49,7 +49,16 @@ def same_topic(a: Statement, b: Statement, least: int = MIN_SHARED) -> bool:
     extra_a, extra_b = a.topic - b.topic, b.topic - a.topic
     if (extra_a and extra_b) or len(extra_a) + len(extra_b) > MAX_EXTRA:
         return False
+    if _narrows(a, b, extra_a) or _narrows(b, a, extra_b):
+        return False
     return len(a.topic & b.topic) >= least and a.years == b.years
+
+
+def _narrows(a: Statement, b: Statement, extra: frozenset[str]) -> bool:
+    """Whether ``a``'s extra word specialises a word ``b`` writes bare: "lung cancer deaths" are some of the
+    "cancer deaths", another subject (where "the study" / "the trial" swaps one word for another)."""
+    return any((word, after) in a.modifiers and after in b.bare for word in extra if word not in OPPOSITIONS
+               for after in b.topic)
 
 
 def _by_unit(quantities: Iterable[Quantity]) -> dict[str, list[Quantity]]:
@@ -87,10 +96,21 @@ def _numeric(a: Statement, b: Statement) -> Conflict | None:
             diff = abs(x.value - y.value) / scale if scale else 0.0
             shown = unit.removeprefix("#")
             return Conflict("numeric", f"different values of the same quantity: “{x.text}” vs “{y.text}” "
-                            f"(they differ by {diff:.0%})",
+                            f"({_apart(x, y, diff)})",
                             {"unit": shown, "values": [x.value, y.value], "texts": [x.text, y.text],
                              "relative_difference": round(diff, 4), "tolerance": TOLERANCE})
     return None
+
+
+def _apart(x: Quantity, y: Quantity, relative: float) -> str:
+    """How far apart two values are, in words that are true of them: years apart for dates ("1937" vs "1933"
+    are 4 years apart, not 0%), points for percentages, else the relative difference."""
+    gap = abs(x.value - y.value)
+    if x.unit == "year":
+        return f"{gap:g} year{'s' if gap != 1 else ''} apart"
+    if x.unit == "%":
+        return f"{gap:g} percentage point{'s' if gap != 1 else ''} apart"
+    return f"they differ by {relative:.0%}" if relative >= 0.005 else f"they differ by {relative:.2%}"
 
 
 def _same_values(a: Statement, b: Statement) -> bool:

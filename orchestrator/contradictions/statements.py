@@ -19,13 +19,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from orchestrator.contradictions.values import ENTITY_PREFIX, LINKING, Quantity, Reader, fold
-from orchestrator.contradictions.words import EVENT_WORDS, term
-from orchestrator.model.terms import NEGATIONS
+from orchestrator.contradictions.words import EVENT_WORDS, GROUPS, LIGHT, term
+from orchestrator.model.terms import NEGATIONS, STOPWORDS
 
-#: Nouns a single letter after names one of ("group A", "arm B", "site C").
-GROUPS = frozenset({"group", "groups", "arm", "cohort", "site", "plant", "unit", "block", "zone", "region", "team",
-                    "wave", "sample", "condition", "class", "grade", "type", "stage", "phase", "option", "scenario",
-                    "line", "building", "reactor", "well", "sector", "area", "district", "village", "school"})
 _NON_NEGATIONS = ("not only", "not just", "not least", "no doubt", "not unlike", "no sooner")
 
 
@@ -38,11 +34,29 @@ class Statement:
     flipped: bool
     quantities: tuple[Quantity, ...]
     years: frozenset[int]
+    #: (modifier, word) for each topic word written just before another ("lung cancer": ("lung", "cancer"))
+    modifiers: frozenset[tuple[str, str]] = frozenset()
+    #: the topic words written with no topic word before them ("cancer" in "Cancer deaths", "the cancer")
+    bare: frozenset[str] = frozenset()
 
 
 def entity_token(name: str) -> str:
     """The one word that stands for an entity in a topic, whatever name or alias the statement used."""
     return ENTITY_PREFIX + re.sub(r"\W+", "_", fold(name)).strip("_")
+
+
+def _with_acronyms(statement: str, names: Sequence[tuple[str, str]]) -> str:
+    """``statement`` with each all-capitals function word that is no entity name as a name token ("IT spending"
+    is not "it spending"); a statement written all in capitals is left as it is."""
+    if not any(c.islower() for c in statement):
+        return statement
+    known = {name for name, _ in names}
+
+    def named(match: re.Match[str]) -> str:
+        word = match.group(0).lower()
+        return f"{ENTITY_PREFIX}{word}" if word in _NAMED and word not in known else match.group(0)
+
+    return _ACRONYM.sub(named, statement)
 
 
 def _with_names(text: str, names: Sequence[tuple[str, str]]) -> str:
@@ -54,8 +68,12 @@ def _with_names(text: str, names: Sequence[tuple[str, str]]) -> str:
     return text
 
 
-_FAILING = re.compile(r"\b(?:fail(?:s|ed|ing)?|unable)\s+to\b|\bno\s+longer\b")
-_FAILS = frozenset({"fail", "fails", "failed", "failing", "unable", "longer"})
+_FAILING = re.compile(r"\b(?:fail(?:s|ed|ing)?|unable)\s+to\b")  # "no longer" counts by its "no"
+_FAILS = frozenset({"unable", "longer"})
+_FAIL_WORDS = frozenset({"fail", "fails", "failed", "failing"})  # before "to" a negation, else "passed" flipped
+#: An all-capitals word that would read as a function word ("IT", "US", "WHO", "AND"): a name, kept as one.
+_ACRONYM = re.compile(r"(?<![\w$-])[A-Z]{2,}(?![\w$-])")
+_NAMED = (STOPWORDS | LIGHT) - NEGATIONS
 _SKIP, _NEGATION, _TOPIC = 0, 1, 2
 #: surface word -> (what it is, its topic word, whether it flips the sense): one lookup per word.
 _WORDS: dict[str, tuple[int, str, bool]] = {}
@@ -128,6 +146,8 @@ def _with_numbers(text: str) -> str:
 @lru_cache(maxsize=65536)
 def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statement:
     """The topic, senses, quantities and years of ``statement``; ``names``: (entity name, its token) pairs."""
+    if _ACRONYM.search(statement):
+        statement = _with_acronyms(statement, names)
     text = _with_names(fold(statement), names) if names else fold(statement)
     parser = Reader(text)
     if not _NUMBER_WORDS.isdisjoint(parser.texts):  # a set test per statement: the rewrite only when needed
@@ -140,15 +160,24 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
     flips = negations = nor = 0
     sequence: list[tuple[int, str]] = []  # (token position, topic word) in order, for the anchors
     texts = parser.texts
+    modifiers: set[tuple[str, str]] = set()
+    bare: set[str] = set()
     for position, (word, kind, taken) in enumerate(zip(texts, kinds, used, strict=True)):
         if taken or kind != "word":
             continue  # the words of a value or bound ("no more than 50") negate and name nothing
         if len(word) == 1 and sequence and sequence[-1][0] == position - 1 and texts[position - 1] in GROUPS:
             sequence[-1] = (position - 1, f"{sequence[-1][1]}#{word}")  # "group A": which group
             continue
+        if word in _FAIL_WORDS and position + 1 < len(texts) and texts[position + 1] == "to":
+            continue  # "failed to pass": a negation (counted below), not "failed"
         what, topic_word, flipped = _WORDS.get(word) or _word_info(word)
         if what == _TOPIC:
             flips += flipped
+            if sequence and sequence[-1][0] == position - 1:
+                modifiers.add((sequence[-1][1], topic_word))
+            elif not position or kinds[position - 1] != "word" or used[position - 1] or (
+                    texts[position - 1] in STOPWORDS):
+                bare.add(topic_word)
             sequence.append((position, topic_word))
         elif what == _NEGATION:
             negations += 1
@@ -167,12 +196,36 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
         parser.quantities = [(at, Quantity(year - 0.5, year + 0.5, float(year), "year", str(year)))]
         quantities = [parser.quantities[0][1]]
         years = set()
+    if len(quantities) > 1 and parser.compounds:
+        quantities = _compounds_as_labels(parser, sequence)
     topic = frozenset([w for _, w in sequence] + [q.unit for q in quantities if q.unit.startswith("#")])
     if len(quantities) > 1:
         quantities = _anchors(parser, sorted(sequence))
     if quantities and not _PROPORTIONS.isdisjoint(topic):
         quantities = [_as_percent(q) for q in quantities]
-    return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years))
+    if len(topic) < MIN_TOPIC and quantities:  # "Its half-life is 8 days": a short claim is also what it measures
+        topic |= {f"@{q.unit}" for q in quantities if q.unit and q.unit not in _RATIOS and not q.unit.startswith("#")}
+    return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years),
+                     frozenset(modifiers), frozenset(bare))
+
+
+#: Topic words fewer than this: the statement's units of measure count among them; a ratio says nothing of
+#: what it measures ("Accuracy is 90%" and "Accuracy is 60%" may be two models' accuracies).
+MIN_TOPIC = 2
+_RATIOS = frozenset({"%", "percentage points", "x"})
+
+
+def _compounds_as_labels(parser: Reader, sequence: list[tuple[int, str]]) -> list[Quantity]:
+    """A value joined to the noun it qualifies ("the 5-year survival rate is 68%", "the 30-day mortality") beside
+    another value: a label that says which (the 10-year rate is another rate), no measurement."""
+    kept = []
+    for at, quantity in parser.quantities:
+        if at in parser.compounds:
+            sequence.append((at, parser.compounds[at]))
+        else:
+            kept.append((at, quantity))
+    parser.quantities = kept
+    return [q for _, q in kept]
 
 
 #: Measures written as a fraction or a percentage alike ("a sensitivity of 0.7" is "of 70 %"), as topic words.

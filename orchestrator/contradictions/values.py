@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from orchestrator.contradictions.units import CURRENCY_SIGNS, MULTIPLIERS, UNITS, Unit, unit_named
-from orchestrator.contradictions.words import CANONICAL, DIRECTIONS, EVENT_WORDS, LIGHT, term
+from orchestrator.contradictions.words import CANONICAL, DIRECTIONS, EVENT_WORDS, GROUPS, LIGHT, term
 from orchestrator.model.terms import NEGATIONS, STOPWORDS
 
 #: Relative half-width of a hedged value ("about 40%": 36% to 44%).
@@ -121,6 +121,11 @@ class Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         found = _TOKEN.findall(text)
+        #: token position of a number joined to the word after it by a hyphen ("5-year") -> that word
+        self.hyphened: set[int] = set()
+        if "-" in text and re.search(r"\d-[^\W\d_]", text):
+            self.hyphened = {n for n, m in enumerate(_TOKEN.finditer(text))
+                             if m.group(0)[0].isdigit() and text[m.end():m.end() + 1] == "-"}
         self.kinds: list[str] = ["num" if t[0].isdigit() else "word" if t[0].isalpha() else "dash" if "-" in t
                                  else "sym" for t in found]
         self.texts: list[str] = ["-" if kind == "dash" else t for t, kind in zip(found, self.kinds, strict=True)]
@@ -128,6 +133,8 @@ class Reader:
         self.quantities: list[tuple[int, Quantity]] = []
         self.labels: list[tuple[int, str]] = []
         self.years: list[tuple[int, int]] = []
+        #: values that qualify the noun after them ("the 5-year survival rate"): position -> the label they make
+        self.compounds: dict[int, str] = {}
 
     def word(self, i: int) -> str:
         return self.texts[i] if 0 <= i < len(self.texts) and self.kinds[i] == "word" else ""
@@ -216,11 +223,15 @@ class Reader:
                 self.years.append((i, int(value)))
                 self.used[i] = True
                 return i + 1
-            if counted is None and multiplier == 1.0 and not ranged and not kind and _noun_like(self.word(i - 1)):
-                self.label(i, text)
+            if multiplier == 1.0 and not ranged and not kind and (
+                    (counted is None and _noun_like(self.word(i - 1))) or self.word(i - 1) in GROUPS):
+                self.label(i, text)  # "phase 2", "the phase 3 trial": which one, never a count of trials
                 return i + 1
             unit, taken = Unit(counted or ""), 1 if counted else 0
         end = j + taken
+        if (not currency and not ranged and not kind and taken == 1 and self.word(end)
+                and (i in self.hyphened or (text != "1" and texts[j] + "s" in UNITS))):
+            self.compounds[i] = f"{texts[j]}#{text}"  # "a 5-year survival rate", "a 10 mile race": which one
         if size == 1 and kind in ("lower", "upper") and texts[start - 1] in _QUALIFYING and _noun_like(
                 self.word(start - 2)):
             self.labels.append((i, f"{texts[start - 1]}#{text}"))  # "children under 5": which children

@@ -59,7 +59,7 @@ _DIRECTIONS = {
     # canonical: (words that say it, words that say the opposite)
     "increas": ("increase increases increased increasing rise rises rose risen rising grow grows grew grown growing "
                 "climb climbs climbed jump jumps jumped gain gains gained raise raises raised raising boost boosts "
-                "boosted higher expand expands expanded soar soared",
+                "boosted higher expand expands expanded soar soared win wins won winning",
                 "decrease decreases decreased decreasing fall falls fell fallen falling decline declines declined "
                 "declining drop drops dropped dropping shrink shrinks shrank shrunk reduce reduces reduced reducing "
                 "lower lowers lowered lowering cut cuts slash slashed lessen lessened diminish diminished "
@@ -71,17 +71,59 @@ _DIRECTIONS = {
     "legal": ("legal lawful", "illegal unlawful"),
     "allow": ("allow allows allowed permit permits permitted", "forbid forbids forbade forbidden prohibit "
                                                              "prohibits prohibited"),
-    "accept": ("accept accepts accepted approve approves approved", "reject rejects rejected"),
+    "accept": ("accept accepts accepted approve approves approved uphold upholds upheld ratify ratifies ratified "
+               "confirm confirms confirmed", "reject rejects rejected dismiss dismisses dismissed overturn overturns "
+               "overturned veto vetoes vetoed deny denies denied refute refutes refuted disapprove disapproves "
+               "disapproved"),
+    # "failed to" negates what follows (statements.py) before "failed" is read as the opposite of "passed"
+    "pass": ("pass passes passed passing succeed succeeds succeeded successful", "fail fails failed failing "
+                                                                                 "unsuccessful"),
+    "support": ("support supports supported favour favours favoured favor favors favored",
+                "oppose opposes opposed"),
+    "convict": ("convicted guilty", "acquitted innocent"),
+    "true": ("true correct accurate", "false incorrect inaccurate wrong"),
+    "strong": ("strengthen strengthens strengthened stronger strong", "weaken weakens weakened weaker weak"),
+    "surviv": ("survive survives survived surviving", "die dies died dying"),
+    "major": ("majority", "minority"),
+    "enact": ("enact enacts enacted", "repeal repeals repealed abolish abolishes abolished"),
     "present": ("present", "absent"),
     "alive": ("alive", "dead"),
     "fast": ("faster fast", "slower slow"),
 }
+#: Adjectives a prefix negates ("reversible" / "irreversible"). Not those of a share of people ("insured",
+#: "vaccinated", "employed"): "8% are uninsured" and "92% are insured" agree.
+_NEGATED_BY_PREFIX = {
+    "un": "available aware certain clear common conscious constitutional known lawful likely limited "
+          "necessary official popular profitable reliable related restricted stable sustainable usual",
+    "in": "accurate active adequate capable compatible complete conclusive consistent curable dependent direct "
+          "efficient eligible formal sufficient valid visible",
+    "im": "balanced mature measurable mobile moral partial perfect possible practical probable proper",
+    "il": "legible literate logical",
+    "ir": "regular relevant reversible responsible rational replaceable",
+    "dis": "agree agrees agreed continued honest proved proven similar",
+    "non": "toxic existent",
+}
+_TAKEN = {word for sides in _DIRECTIONS.values() for words in sides for word in words.split()}
+for _prefix, _words in _NEGATED_BY_PREFIX.items():
+    for _word in _words.split():
+        if _word not in _TAKEN:  # one opposition per word: "approved" stays the opposite of "rejected"
+            _base, _negated = _DIRECTIONS.get(stem(_word), ("", ""))
+            _DIRECTIONS[stem(_word)] = (f"{_base} {_word}".strip(), f"{_negated} {_prefix}{_word}".strip())
+
 #: surface word -> (canonical word, whether it says the opposite)
 DIRECTIONS = {word: (canonical, bool(flipped)) for canonical, sides in _DIRECTIONS.items()
               for flipped, words in enumerate(sides) for word in words.split()}
 
 #: The canonical word of each opposition.
 OPPOSITIONS = frozenset(_DIRECTIONS)
+
+#: Nouns a single letter or a number after names one of ("group A", "phase 2", "stage 4", "grade 3"): a label
+#: that says which, never a count ("the phase 2 trial" is no count of trials).
+GROUPS = frozenset({"group", "groups", "arm", "cohort", "site", "plant", "unit", "block", "zone", "region", "team",
+                    "wave", "sample", "condition", "class", "grade", "type", "stage", "phase", "option", "scenario",
+                    "line", "building", "reactor", "well", "sector", "area", "district", "village", "school",
+                    "tier", "round", "step", "version", "generation", "series", "model", "category", "cycle", "season",
+                    "batch", "lot", "level", "ward", "division", "league", "grid", "track", "lane"})
 
 #: Verbs of one-time events: with one of them, a statement's only year is its value ("opened in 1932").
 EVENT_WORDS = _set("""
