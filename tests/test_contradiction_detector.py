@@ -42,6 +42,17 @@ CONFLICTS: list[tuple[str, str, str]] = [
      "Patients recovered without antibiotic treatment in the ward."),
     ("polarity", "The protocol guarantees delivery of every message.",
      "The protocol cannot guarantee delivery of every message."),
+    ("polarity", "The plant still refines crude oil for export.", "The plant no longer refines crude oil for export."),
+    ("polarity", "The amendment passed the lower house in June.", "The amendment failed in the lower house in June."),
+    ("polarity", "The striker's club won the cup final in May.", "The striker's club lost the cup final in May."),
+    ("polarity", "The court upheld the ban on the pesticide.", "The court overturned the ban on the pesticide."),
+    ("polarity", "The nerve damage from the toxin is reversible.", "The nerve damage from the toxin is irreversible."),
+    ("numeric", "The lake holds 39 km³ of fresh water.", "The lake holds 10 km³ of fresh water."),
+    ("numeric", "The pond holds 2,000 m³ of water in spring.", "The pond holds 3 million litres of water in spring."),
+    ("numeric", "Its half-life is 8 days.", "Its half-life is 30 days."),
+    ("numeric", "IT spending at the bank rose 5% in 2022.", "IT spending at the bank rose 9% in 2022."),
+    ("numeric", "The agency published a 300-page report on the flood.",
+     "The agency published a 250-page report on the flood."),
 ]
 
 LOOK_ALIKES: list[tuple[str, str, str]] = [
@@ -87,6 +98,20 @@ LOOK_ALIKES: list[tuple[str, str, str]] = [
      "Version 1.2.4 of the parser fixes the memory leak on startup."),
     ("model names with digits", "Llama-2 answers most questions about chemistry correctly.",
      "Llama-3 answers most questions about chemistry correctly."),
+    ("acronym that spells a function word", "IT spending at the bank rose 5% in 2022.",
+     "HR spending at the bank rose 9% in 2022."),
+    ("acronyms as subjects", "The US spends 17% of GDP on health care.", "The EU spends 10% of GDP on health care."),
+    ("acronym against a word", "Spending on IT rose 5% in 2022.", "Spending on defence rose 9% in 2022."),
+    ("a number naming the noun before it", "The phase 2 trial of the vaccine enrolled 120 patients.",
+     "The phase 3 trial of the vaccine enrolled 900 patients."),
+    ("a value qualifying the noun after it", "The 5-year survival rate is 68%.", "The 10-year survival rate is 50%."),
+    ("a unit word qualifying the noun after it", "The 10 mile race record is 45 minutes.",
+     "The 5 mile race record is 21 minutes."),
+    ("a specialising modifier", "Cancer deaths fell 3% in 2020.", "Lung cancer deaths fell 12% in 2020."),
+    ("cubic units converted", "The reservoir holds 4 km³ of water.", "The reservoir holds 4 billion m³ of water."),
+    ("a negated failure", "The bill did not fail in the Senate.", "The bill passed the Senate."),
+    ("a share of people and its complement", "In the district, 8% of adults are uninsured.",
+     "In the district, 92% of adults are insured."),
 ]
 
 
@@ -109,6 +134,31 @@ def test_numeric_conflict_says_what_was_compared() -> None:
         "unit": "s", "values": [2.0, 0.25], "texts": ["2 s", "250 ms"], "relative_difference": 0.875,
         "tolerance": 0.1}
     assert found.reason == "different values of the same quantity: “2 s” vs “250 ms” (they differ by 88%)"
+
+
+def test_a_description_says_something_true_of_years_and_percentages() -> None:
+    """An event year 4 years off is not "0%" apart; two percentages are points apart."""
+    years = compare("The Golden Gate Bridge opened in 1937.", "The Golden Gate Bridge opened in 1933.")
+    assert years is not None and years.reason.endswith("(4 years apart)")
+    shares = compare("Turnout in the city was 30% in 2020.", "Turnout in the city was 12% in 2020.")
+    assert shares is not None and shares.reason.endswith("(18 percentage points apart)")
+
+
+def test_a_capitalised_function_word_is_a_name_unless_the_statement_shouts_or_negates() -> None:
+    assert entity_token("it") in analyse("IT spending rose 5% in 2022.").topic
+    assert entity_token("it") not in analyse("It rose 5% in 2022 across the sector.").topic
+    assert entity_token("us") not in analyse("US$ 5 million was spent on the bridge.").topic
+    assert analyse("THE TRIAL ENROLLED 120 PATIENTS.").topic == analyse("The trial enrolled 120 patients.").topic
+    assert analyse("The drug is NOT approved for children.").negated
+    linked = analyse("The US population is 330 million.", (("united states", "entity_usa"), ("us", "entity_usa")))
+    assert "entity_usa" in linked.topic  # a declared name stays its entity
+
+
+def test_no_longer_and_fails_to_negate_once() -> None:
+    assert analyse("The factory no longer produces steel.").negated
+    assert analyse("The bill failed to pass the Senate.").negated
+    failed = analyse("The bill failed in the Senate.")
+    assert not failed.negated and failed.flipped and "pass" in failed.topic
 
 
 def test_entities_sharing_a_name_or_alias_are_one_thing_whatever_their_type() -> None:
