@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from orchestrator.contradictions.values import ENTITY_PREFIX, LINKING, Quantity, Reader, fold
 from orchestrator.contradictions.words import EVENT_WORDS, GROUPS, LIGHT, term
@@ -34,10 +34,32 @@ class Statement:
     flipped: bool
     quantities: tuple[Quantity, ...]
     years: frozenset[int]
-    #: (modifier, word) for each topic word written just before another ("lung cancer": ("lung", "cancer"))
-    modifiers: frozenset[tuple[str, str]] = frozenset()
-    #: the topic words written with no topic word before them ("cancer" in "Cancer deaths", "the cancer")
-    bare: frozenset[str] = frozenset()
+    text: str = ""
+    names: tuple[tuple[str, str], ...] = ()
+    #: (token position, topic word) of each topic word, and the positions of the other words that are no
+    #: function words ("study", "not"): what :attr:`modifiers` and :attr:`bare` are read from, analysed again
+    #: from :attr:`text` when first needed
+    order: tuple[tuple[int, str], ...] = ()
+    blockers: frozenset[int] = frozenset()
+
+    @cached_property
+    def _ordered(self) -> Statement:
+        return self if self.order or not self.topic else _analysed(self.text, self.names, True)
+
+    @cached_property
+    def modifiers(self) -> frozenset[tuple[str, str]]:
+        """(modifier, word) for each topic word written just before another ("lung cancer": ("lung", "cancer"))."""
+        order = self._ordered.order
+        at = dict(order)
+        return frozenset((at[p - 1], w) for p, w in order if p - 1 in at)
+
+    @cached_property
+    def bare(self) -> frozenset[str]:
+        """The topic words written with only function words, a value or nothing before them ("Cancer deaths",
+        "the cancer"), where "lung cancer" or "the study enrolled" have a word there."""
+        ordered = self._ordered
+        at = dict(ordered.order)
+        return frozenset(w for p, w in ordered.order if p - 1 not in at and p - 1 not in ordered.blockers)
 
 
 def entity_token(name: str) -> str:
@@ -74,7 +96,7 @@ _FAIL_WORDS = frozenset({"fail", "fails", "failed", "failing"})  # before "to" a
 #: An all-capitals word that would read as a function word ("IT", "US", "WHO", "AND"): a name, kept as one.
 _ACRONYM = re.compile(r"(?<![\w$-])[A-Z]{2,}(?![\w$-])")
 _NAMED = (STOPWORDS | LIGHT) - NEGATIONS
-_SKIP, _NEGATION, _TOPIC = 0, 1, 2
+_SKIP, _NEGATION, _TOPIC, _STOP, _FAIL = 0, 1, 2, 3, 4
 #: surface word -> (what it is, its topic word, whether it flips the sense): one lookup per word.
 _WORDS: dict[str, tuple[int, str, bool]] = {}
 
@@ -89,6 +111,10 @@ def _word_info(word: str) -> tuple[int, str, bool]:
             found = (_NEGATION, "", False)
         elif plain in _FAILS:
             found = (_SKIP, "", False)
+        elif plain in _FAIL_WORDS:
+            found = (_FAIL, *(term(plain) or ("", False)))
+        elif plain in STOPWORDS or not plain:
+            found = (_STOP, "", False)
         else:
             meaning = term(plain)
             found = (_TOPIC, meaning[0], meaning[1]) if meaning and meaning[0] else (_SKIP, "", False)
@@ -146,7 +172,15 @@ def _with_numbers(text: str) -> str:
 @lru_cache(maxsize=65536)
 def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statement:
     """The topic, senses, quantities and years of ``statement``; ``names``: (entity name, its token) pairs."""
-    if _ACRONYM.search(statement):
+    return _analysed(statement, names, False)
+
+
+def _analysed(original: str, names: tuple[tuple[str, str], ...], keep_order: bool) -> Statement:
+    """:func:`analyse`, with the order of the topic words when ``keep_order`` (only a pair that differs by one
+    word needs it: the containers it takes, kept for every statement, made the cyclic collector a tenth of a
+    full search)."""
+    statement = original
+    if not statement[1:].islower() and _ACRONYM.search(statement):
         statement = _with_acronyms(statement, names)
     text = _with_names(fold(statement), names) if names else fold(statement)
     parser = Reader(text)
@@ -160,28 +194,26 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
     flips = negations = nor = 0
     sequence: list[tuple[int, str]] = []  # (token position, topic word) in order, for the anchors
     texts = parser.texts
-    modifiers: set[tuple[str, str]] = set()
-    bare: set[str] = set()
+    blockers: list[int] | None = [] if keep_order else None
     for position, (word, kind, taken) in enumerate(zip(texts, kinds, used, strict=True)):
         if taken or kind != "word":
             continue  # the words of a value or bound ("no more than 50") negate and name nothing
         if len(word) == 1 and sequence and sequence[-1][0] == position - 1 and texts[position - 1] in GROUPS:
             sequence[-1] = (position - 1, f"{sequence[-1][1]}#{word}")  # "group A": which group
             continue
-        if word in _FAIL_WORDS and position + 1 < len(texts) and texts[position + 1] == "to":
-            continue  # "failed to pass": a negation (counted below), not "failed"
         what, topic_word, flipped = _WORDS.get(word) or _word_info(word)
+        if what == _FAIL:  # "failed to pass": a negation (counted below); else "failed" is "passed" flipped
+            what = _SKIP if position + 1 < len(texts) and texts[position + 1] == "to" else _TOPIC
         if what == _TOPIC:
             flips += flipped
-            if sequence and sequence[-1][0] == position - 1:
-                modifiers.add((sequence[-1][1], topic_word))
-            elif not position or kinds[position - 1] != "word" or used[position - 1] or (
-                    texts[position - 1] in STOPWORDS):
-                bare.add(topic_word)
             sequence.append((position, topic_word))
         elif what == _NEGATION:
             negations += 1
             nor += word == "nor"
+            if blockers is not None:
+                blockers.append(position)
+        elif what == _SKIP and blockers is not None:
+            blockers.append(position)
     if nor and "neither" in parser.texts:
         negations -= 1  # "neither ... nor" is one negation
     if "fail" in text or "unable" in text or "longer" in text:
@@ -205,8 +237,10 @@ def analyse(statement: str, names: tuple[tuple[str, str], ...] = ()) -> Statemen
         quantities = [_as_percent(q) for q in quantities]
     if len(topic) < MIN_TOPIC and quantities:  # "Its half-life is 8 days": a short claim is also what it measures
         topic |= {f"@{q.unit}" for q in quantities if q.unit and q.unit not in _RATIOS and not q.unit.startswith("#")}
-    return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years),
-                     frozenset(modifiers), frozenset(bare))
+    if keep_order:
+        return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years),
+                         original, names, tuple(sequence), frozenset(blockers or ()))
+    return Statement(topic, negations % 2 == 1, flips % 2 == 1, tuple(quantities), frozenset(years), original, names)
 
 
 #: Topic words fewer than this: the statement's units of measure count among them; a ratio says nothing of
@@ -219,9 +253,10 @@ def _compounds_as_labels(parser: Reader, sequence: list[tuple[int, str]]) -> lis
     """A value joined to the noun it qualifies ("the 5-year survival rate is 68%", "the 30-day mortality") beside
     another value: a label that says which (the 10-year rate is another rate), no measurement."""
     kept = []
+    compounds = parser.compounds or {}
     for at, quantity in parser.quantities:
-        if at in parser.compounds:
-            sequence.append((at, parser.compounds[at]))
+        if at in compounds:
+            sequence.append((at, compounds[at]))
         else:
             kept.append((at, quantity))
     parser.quantities = kept

@@ -64,6 +64,8 @@ _MULTI_UNITS = {tuple(name.replace("/", " / ").replace("°", "° ").split()): UN
                 for name in UNITS if " " in name or "/" in name or name.startswith("°")}
 _MULTI_SIZES = sorted({len(k) for k in _MULTI_UNITS}, reverse=True)
 _MULTI_FIRST = frozenset(k[0] for k in _MULTI_UNITS)
+#: Unit words with a plural: the singular after a number qualifies a noun ("a 10 mile race", "5 year survival").
+_SINGULAR_UNITS = frozenset(name for name in UNITS if name + "s" in UNITS)
 #: Plural nouns that do not end in "s" (a number before a plural counts it: "2000 people", not the year 2000).
 _PLURALS = frozenset({"people", "men", "women", "children", "staff", "police", "cattle", "sheep", "fish", "deer",
                       "personnel", "mice", "teeth", "feet", "geese", "data", "media", "criteria", "phenomena"})
@@ -122,10 +124,10 @@ class Reader:
         self.text = text
         found = _TOKEN.findall(text)
         #: token position of a number joined to the word after it by a hyphen ("5-year") -> that word
-        self.hyphened: set[int] = set()
+        self.hyphened: frozenset[int] = frozenset()  # no container of its own unless needed: see analyse's docstring
         if "-" in text and re.search(r"\d-[^\W\d_]", text):
-            self.hyphened = {n for n, m in enumerate(_TOKEN.finditer(text))
-                             if m.group(0)[0].isdigit() and text[m.end():m.end() + 1] == "-"}
+            self.hyphened = frozenset(n for n, m in enumerate(_TOKEN.finditer(text))
+                                      if m.group(0)[0].isdigit() and text[m.end():m.end() + 1] == "-")
         self.kinds: list[str] = ["num" if t[0].isdigit() else "word" if t[0].isalpha() else "dash" if "-" in t
                                  else "sym" for t in found]
         self.texts: list[str] = ["-" if kind == "dash" else t for t, kind in zip(found, self.kinds, strict=True)]
@@ -134,7 +136,7 @@ class Reader:
         self.labels: list[tuple[int, str]] = []
         self.years: list[tuple[int, int]] = []
         #: values that qualify the noun after them ("the 5-year survival rate"): position -> the label they make
-        self.compounds: dict[int, str] = {}
+        self.compounds: dict[int, str] | None = None
 
     def word(self, i: int) -> str:
         return self.texts[i] if 0 <= i < len(self.texts) and self.kinds[i] == "word" else ""
@@ -224,13 +226,14 @@ class Reader:
                 self.used[i] = True
                 return i + 1
             if multiplier == 1.0 and not ranged and not kind and (
-                    (counted is None and _noun_like(self.word(i - 1))) or self.word(i - 1) in GROUPS):
+                    (counted is None and _noun_like(self.word(i - 1))) or (i and texts[i - 1] in GROUPS)):
                 self.label(i, text)  # "phase 2", "the phase 3 trial": which one, never a count of trials
                 return i + 1
             unit, taken = Unit(counted or ""), 1 if counted else 0
         end = j + taken
-        if (not currency and not ranged and not kind and taken == 1 and self.word(end)
-                and (i in self.hyphened or (text != "1" and texts[j] + "s" in UNITS))):
+        if (taken == 1 and (i in self.hyphened or (texts[j] in _SINGULAR_UNITS and text != "1"))
+                and not currency and not ranged and not kind and self.word(end)):
+            self.compounds = self.compounds or {}
             self.compounds[i] = f"{texts[j]}#{text}"  # "a 5-year survival rate", "a 10 mile race": which one
         if size == 1 and kind in ("lower", "upper") and texts[start - 1] in _QUALIFYING and _noun_like(
                 self.word(start - 2)):
