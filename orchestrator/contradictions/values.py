@@ -57,6 +57,8 @@ _LAST_WORDS = frozenset(k[-1] for k in _BEFORE)
 _FIRST_WORDS = frozenset(k[0] for k in _AFTER)
 #: Bound words that, after a noun, narrow the noun instead of bounding a value ("children under 5").
 _QUALIFYING = frozenset({"under", "over", "above", "below"})
+#: Words before a value that make it say which part it is of ("the top 10% of earners", "the bottom 40").
+_RANKS = frozenset({"top", "bottom"})
 #: Words after a value that say what the value is of ("45% in the treatment arm").
 LINKING = frozenset({"of", "in", "for", "among", "at", "on", "from", "across", "by"})
 #: Units of more than one token ("per cent", "km/h", "°f"), by their tokens, longest first.
@@ -215,6 +217,12 @@ class Reader:
         unit, taken = self.unit(j, bool(currency))
         value = float(text.replace(",", ""))
         kind, size = self.before(start, _BEFORE)
+        if not kind and start and texts[start - 1] in _RANKS:  # "the top 10% of earners": which earners
+            end = j + taken
+            for k in range(start - 1, end):
+                self.used[k] = True
+            self.labels.append((i, f"{texts[start - 1]}#{text}{texts[j] if taken else ''}"))
+            return end
         if currency:
             unit = Unit(currency)
         elif unit is None:

@@ -74,7 +74,7 @@ _DIRECTIONS = {
     "accept": ("accept accepts accepted approve approves approved uphold upholds upheld ratify ratifies ratified "
                "confirm confirms confirmed", "reject rejects rejected dismiss dismisses dismissed overturn overturns "
                "overturned veto vetoes vetoed deny denies denied refute refutes refuted disapprove disapproves "
-               "disapproved"),
+               "disapproved blocked"),
     # "failed to" negates what follows (statements.py) before "failed" is read as the opposite of "passed"
     "pass": ("pass passes passed passing succeed succeeds succeeded successful", "fail fails failed failing "
                                                                                  "unsuccessful"),
