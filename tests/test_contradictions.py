@@ -16,7 +16,7 @@ from rdflib import Dataset, Literal, URIRef
 
 from orchestrator.commit.processor import Processor
 from orchestrator.commit.rollback import rollback_session
-from orchestrator.commit.views import TOPICS, flush_views
+from orchestrator.commit.views import conflict_rows_kind, flush_views
 from orchestrator.contradictions import contradictions_touching
 from orchestrator.graph.quality import score_graph
 from orchestrator.model.layout import SessionPaths
@@ -170,7 +170,7 @@ def test_rollback_removes_and_restores_it_and_views_equal_a_rebuild(session: Ses
     before_json, before_trig = kg(session), session.kg_trig.read_text()
     before_json.pop("generated_at")
     store = Ledger(session.store_db)
-    saved = {agent: json.loads(body) for agent, (_, body) in store.derived(TOPICS).items()}
+    saved = {agent: json.loads(body) for agent, (_, body) in store.derived(conflict_rows_kind()).items()}
     store.close()
     assert saved["alpha"]["conflicts"][0][:3] == ["alpha:C1", "beta:C1", "numeric"]
     # a rebuild from the ledger: reusing the last search, without it, and with a damaged one
@@ -180,9 +180,10 @@ def test_rollback_removes_and_restores_it_and_views_equal_a_rebuild(session: Ses
         if cache != "kept":
             with sqlite3.connect(session.store_db) as db:
                 if cache == "removed":
-                    db.execute("DELETE FROM derived WHERE kind = ?", (TOPICS,))
+                    db.execute("DELETE FROM derived WHERE kind = ?", (conflict_rows_kind(),))
                 else:
-                    db.execute("UPDATE derived SET body = ? WHERE kind = ?", ('{"claims": [["x"]', TOPICS))
+                    db.execute("UPDATE derived SET body = ? WHERE kind = ?",
+                               ('{"claims": [["x"]', conflict_rows_kind()))
         processor = Processor(session)
         try:
             flush_views(processor, force=True)
@@ -313,3 +314,32 @@ def test_only_claims_resting_on_different_sources_conflict(session: SessionPaths
     agent(session, "beta", [VACCINE_12], url=second if distinct_sources else first)  # one URL: one source
     merge_pending(session)
     assert len(detected(session)) == (1 if distinct_sources else 0)
+
+
+def test_views_of_other_rules_are_rebuilt(session: SessionPaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session merged while the rules found something else shows what the current rules find, not the
+    old findings the ledger vouched for then (orchestrator.contradictions.RULES_VERSION)."""
+    import orchestrator.commit.views as views
+    import orchestrator.commit.vouched as vouched
+    import orchestrator.graph.unified_parts as parts
+
+    with monkeypatch.context() as older:  # "version 1" of the rules found no contradiction here
+        older.setattr(views, "RULES_VERSION", 1)
+        older.setattr(vouched, "RULES_VERSION", 1)
+        older.setattr(parts, "detect", lambda *args, **kwargs: [])
+        agent(session, "alpha", [VACCINE_40])
+        agent(session, "beta", [VACCINE_12])
+        assert merge_pending(session) == {"alpha": "merged", "beta": "merged"}
+        assert detected(session) == []
+    data = json.loads(subprocess.run([*cconductor(), "status", str(session.root), "--json"],
+                                     capture_output=True, text=True, check=True).stdout)
+    assert [c["kind"] for c in data["contradictions"]] == ["numeric"]
+    assert len(detected(session)) == 1  # the view on disk was rebuilt with the current rules
+    assert json.loads(session.view_marker.read_text())["contradiction_rules"] == views.RULES_VERSION
+    store = Ledger(session.store_db)
+    try:
+        assert set(store.derived(conflict_rows_kind())) == {"alpha", "beta"}  # saved under the current rules
+    finally:
+        store.close()
+    merge_pending(session)  # a processor finds the views current now: nothing is rewritten
+    assert len(detected(session)) == 1

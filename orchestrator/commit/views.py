@@ -28,7 +28,7 @@ from orchestrator.commit.context import JudgingContext
 from orchestrator.commit.json_view import JsonFragments, whole
 from orchestrator.commit.view_blocks import TrigBlocks
 from orchestrator.commit.vouched import vouch
-from orchestrator.contradictions import ConflictCache
+from orchestrator.contradictions import RULES_VERSION, ConflictCache
 from orchestrator.contradictions.summary import emit_contradiction_events
 from orchestrator.graph.unified import Recheck
 from orchestrator.graph.unified_cache import UnifiedCache, overrides, segments
@@ -40,7 +40,7 @@ from orchestrator.rdf.write import trig_block
 from orchestrator.session.atomic import atomic_write_bytes, atomic_write_json
 from orchestrator.session.mutex import SessionMutex
 
-__all__ = ["Views", "flush_views", "text_rechecker", "views_intact", "views_seq"]
+__all__ = ["Views", "conflict_rows_kind", "flush_views", "text_rechecker", "views_intact", "views_seq"]
 
 _REPLACED = itertools.count()
 
@@ -67,7 +67,8 @@ class Views:
         for), but, unlike ``force``, never over newer views another process wrote.
         """
         context, paths, graph_now = self.context, self.context.paths, self.context.graph
-        if not (force or rewrite) and views_seq(paths) >= graph_now.head_seq and views_intact(paths):
+        if not (force or rewrite) and views_seq(paths) >= graph_now.head_seq and views_intact(paths) \
+                and _marker(paths).get("contradiction_rules") == RULES_VERSION:
             return False  # before reading the records: a processor starts with none loaded
         with self.lock:
             seq = graph_now.head_seq
@@ -102,6 +103,7 @@ class Views:
                 digests = _write_views(paths, _whole_body(graph, records), trig)
             vouch(context.ledger, paths, seq, digests, graph["sources"], text_ready)
             atomic_write_json(paths.view_marker, {"commit_seq": seq, "written_at": iso_timestamp(),
+                                                  "contradiction_rules": RULES_VERSION,
                                                   "files": _fingerprints(paths), "contradictions": sorted(detected)},
                               root=paths.root)
         _save_conflicts(context, conflicts, records)
@@ -175,7 +177,9 @@ def text_rechecker(text_of: Callable[[str], str | None]) -> Recheck:
 
 
 #: The contradiction search as a new process needs it, by agent record, in the ledger's ``derived`` table.
-TOPICS = "conflict-topics"
+def conflict_rows_kind() -> str:
+    """The rows' kind, with the rules' version in it: rows another version's rules wrote are not read back."""
+    return f"conflict-topics-v{RULES_VERSION}"
 
 
 def texts_intact(context: JudgingContext) -> Callable[[str], bool]:
@@ -191,7 +195,7 @@ def _load_conflicts(context: JudgingContext) -> ConflictCache:
     """A new process's search, seeded with what the views kept beside each record: it analyses and
     compares only the claims whose record or entities changed since (orchestrator/contradictions/search.py)."""
     cache = ConflictCache()
-    for _, body in context.ledger.derived(TOPICS).values():
+    for _, body in context.ledger.derived(conflict_rows_kind()).values():
         with contextlib.suppress(orjson.JSONDecodeError, TypeError, ValueError):
             saved = orjson.loads(body)
             if isinstance(saved, dict):
@@ -207,7 +211,7 @@ def _save_conflicts(context: JudgingContext, conflicts: ConflictCache, records: 
             for agent, row in conflicts.take_saved().items()
             if agent in records and isinstance(seq := records[agent].get("seq"), int)]
     if rows:
-        context.ledger.put_derived(TOPICS, rows, drop_absent=True)
+        context.ledger.put_derived(conflict_rows_kind(), rows, drop_absent=True)
 
 
 #: Bytes joined before hashing: hashlib holds the GIL on a piece under 2 KiB (most of a view's pieces), so

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from orchestrator.contradictions import RULES_VERSION
 from orchestrator.model.layout import SessionPaths
 from orchestrator.session.ledger import Ledger
 
@@ -45,15 +46,19 @@ def vouch(store: Ledger, paths: SessionPaths, seq: int, digests: Mapping[str, st
     """
     texts = {sha: [file_key(paths.source_text(sha)), intact(sha)] for sha in text_shas(sources)}
     keys = {"json": file_key(paths.kg_json), "trig": file_key(paths.kg_trig)}  # a reader of one checks the other
-    body = orjson.dumps({"commit_seq": seq, **digests, "texts": texts, "keys": keys}).decode()
+    body = orjson.dumps({"commit_seq": seq, **digests, "texts": texts, "keys": keys,
+                         "contradiction_rules": RULES_VERSION}).decode()
     store.put_derived(KIND, [("", seq, body)])
 
 
 def vouched(store: Ledger, head: int) -> dict[str, Any] | None:
-    """What the ledger says of the views of commit ``head``, or None when it says nothing of them."""
+    """What the ledger says of the views of commit ``head``, or None when it says nothing of them (or of views
+    whose contradictions other detection rules found: :data:`~orchestrator.contradictions.RULES_VERSION`)."""
     body = store.derived_of(KIND, "", head)
     try:
         found = orjson.loads(body) if body is not None else None
     except orjson.JSONDecodeError:
         return None
-    return found if isinstance(found, dict) and found.get("commit_seq") == head else None
+    if not isinstance(found, dict) or found.get("commit_seq") != head:
+        return None
+    return found if found.get("contradiction_rules") == RULES_VERSION else None  # the old rules' findings

@@ -15,4 +15,11 @@ from orchestrator.contradictions.records import contradictions_touching, detect,
 from orchestrator.contradictions.rules import TOLERANCE, Conflict, compare
 from orchestrator.contradictions.search import ConflictCache
 
-__all__ = ["TOLERANCE", "Conflict", "ConflictCache", "compare", "contradictions_touching", "detect", "unresolved"]
+__all__ = ["RULES_VERSION", "TOLERANCE", "Conflict", "ConflictCache", "compare", "contradictions_touching", "detect",
+           "unresolved"]
+
+#: The detection rules' version: raise it with any change to what the search finds or how it words it.
+#: Views, the ledger's vouch for them and the search's saved rows record it, and any written under
+#: another version are rebuilt (commit/views.py, commit/vouched.py): a session merged before a rule
+#: changed would otherwise go on showing what the old rules found, vouched for as current.
+RULES_VERSION = 2
