@@ -119,20 +119,32 @@ def direction(text: str, predicate: str, subject_names: Sequence[str], object_na
     any other wording ("A, which has B as its capital") is unknown, and is not
     held against a relationship.
     """
-    wanted = relation_terms(predicate)
-    if not wanted:
-        return "unknown"
     plain = words(normalize(text))
     stems = stem_words(w.removesuffix("'s") for w in plain)
-    meant = frozenset().union(*(_meanings(t) for t in wanted))
     denied = negative(predicate)
+    meant = relation_stems(predicate)
     relations = [i for i, stem in enumerate(stems) if stem in meant and _negated(plain, i) == denied]
-    spans = {"S": _spans(stems, subject_names), "O": _spans(stems, object_names)}
+    return said_direction(plain, stems, predicate, relations, spans(stems, subject_names), spans(stems, object_names))
+
+
+def relation_stems(predicate: str) -> frozenset[str]:
+    """The stems that carry ``predicate``'s relation: its own words and those that mean the same here."""
+    return frozenset().union(*(_meanings(t) for t in relation_terms(predicate)))
+
+
+def said_direction(plain: list[str], stems: list[str], predicate: str, relations: Sequence[int],
+                   subject_spans: Sequence[tuple[int, int]], object_spans: Sequence[tuple[int, int]]) -> str:
+    """:func:`direction` over tokens, with only the relation words at ``relations`` and the ends' mentions
+    at the given spans read (a caller leaves out those a text does not assert)."""
+    meant = relation_stems(predicate)
+    if not meant:
+        return "unknown"
+    ends = {"S": subject_spans, "O": object_spans}
     said: set[tuple[str, str]] = set()
     for r in relations:
         for first, second in (("S", "O"), ("O", "S")):
-            for a in spans[first]:
-                for b in spans[second]:
+            for a in ends[first]:
+                for b in ends[second]:
                     fact = _clause(plain, stems, meant, a, r, b)
                     if fact == "active":
                         said.add((first, second))
@@ -172,10 +184,10 @@ def joins(text: str, predicate: str, subject_names: Sequence[str], object_names:
     stems = stem_words(w.removesuffix("'s") for w in plain)
     wanted = [w for w in _plain_predicate(predicate) if w not in _SKIPPED]
     return any(a[1] < b[0] and [w for w in plain[a[1] + 1:b[0]] if w not in _SKIPPED] == wanted
-               for a in _spans(stems, subject_names) for b in _spans(stems, object_names))
+               for a in spans(stems, subject_names) for b in spans(stems, object_names))
 
 
-def _spans(stems: list[str], candidates: Sequence[str]) -> list[tuple[int, int]]:
+def spans(stems: list[str], candidates: Sequence[str]) -> list[tuple[int, int]]:
     """(first, last) token positions of each occurrence of one of ``candidates``."""
     found = []
     for name in candidates:
