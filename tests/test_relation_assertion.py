@@ -26,6 +26,7 @@ SPAIN, PORTUGAL = ["Spain"], ["Portugal"]
 METFORMIN, PLACEBO, HBA1C, MORTALITY = ["metformin"], ["placebo"], ["HbA1c"], ["mortality"]
 WEIGHT = ["body weight"]
 REACTOR, SALT, WATER = ["Lumen reactor"], ["molten salt"], ["water"]
+DIET, SMOKING, CANCER, ASPIRIN, STROKE = ["diet"], ["smoking"], ["lung cancer"], ["aspirin"], ["stroke"]
 
 REFUSED = [
     # said of another entity, this one set apart
@@ -56,6 +57,21 @@ REFUSED = [
     ("It is not true that Lisbon is the capital of Spain.", LISBON, "capital of", SPAIN),
     ("It is a common misconception that Lisbon is the capital of Spain.", LISBON, "capital of", SPAIN),
     ("Lisbon was wrongly believed to be the capital of Spain.", LISBON, "capital of", SPAIN),
+    ("Madrid is hardly the capital of Portugal.", MADRID, "capital of", PORTUGAL),
+    ("Madrid is by no means the capital of Portugal.", MADRID, "capital of", PORTUGAL),
+    ("Madrid is far from being the capital of Portugal.", MADRID, "capital of", PORTUGAL),
+    ("Metformin failed to reduce mortality.", METFORMIN, "reduces", MORTALITY),
+    ("Diet is unlikely to cause lung cancer.", DIET, "causes", CANCER),
+    ("There is no evidence that diet causes lung cancer.", DIET, "causes", CANCER),
+    ("We could not confirm that diet causes lung cancer.", DIET, "causes", CANCER),
+    ("It is not clear that metformin reduces mortality.", METFORMIN, "reduces", MORTALITY),
+    ("Lisbon is not the capital of Spain but of Portugal.", LISBON, "capital of", SPAIN),
+    # denied by an elided clause after the mention
+    ("Lisbon is the capital of Portugal, whereas Madrid is not.", MADRID, "capital of", PORTUGAL),
+    ("Lisbon is the capital of Portugal. Madrid is not.", MADRID, "capital of", PORTUGAL),
+    # a generic predicate is said by naming both ends, but not where the link is denied
+    ("Diet was not associated with lung cancer.", DIET, "associated with", CANCER),
+    ("Smoking, but not diet, was linked to lung cancer.", DIET, "related-to", CANCER),
     # only of the past
     ("Lisbon is no longer the capital of Spain.", LISBON, "capital of", SPAIN),
     ("Toledo was formerly the capital of Spain.", TOLEDO, "capital of", SPAIN),
@@ -92,6 +108,14 @@ STATED = [
     ("Lisbon, which is not far from the coast, is the capital of Portugal.", LISBON, "capital of", PORTUGAL),
     ("Toledo was formerly the capital of Spain; Madrid is the capital of Spain today.", MADRID, "capital of", SPAIN),
     ("Lisbon was the capital of Portugal in 1900.", LISBON, "capital of", PORTUGAL),  # the past tense alone
+    ("Lisbon is not the capital of Spain but of Portugal.", LISBON, "capital of", PORTUGAL),
+    ("Lisbon is the capital of Portugal, whereas Madrid is not.", LISBON, "capital of", PORTUGAL),
+    ("There is no doubt that smoking causes lung cancer.", SMOKING, "causes", CANCER),
+    ("It is not surprising that metformin reduces HbA1c.", METFORMIN, "reduces", HBA1C),
+    ("Studies that did not include children found that aspirin reduces stroke risk.", ASPIRIN, "reduces", STROKE),
+    ("Diet was associated with lung cancer.", DIET, "associated with", CANCER),
+    ("Diet and lung cancer appear together in the cohort.", DIET, "associated with", CANCER),
+    ("Smoking, but not diet, was linked to lung cancer.", SMOKING, "related-to", CANCER),
     # hedged: a source's own hedge still states the relation (its claim's confidence carries the doubt)
     ("Lisbon may be the capital of Portugal.", LISBON, "capital of", PORTUGAL),
     ("Metformin probably reduces mortality in older patients.", METFORMIN, "reduces", MORTALITY),

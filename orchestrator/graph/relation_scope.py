@@ -37,8 +37,10 @@ def _set(text: str) -> frozenset[str]:
 
 
 _NEGATION = _set("not never no nor neither cannot")
-#: After "not": an idiom that affirms ("not only the capital but also ...").
-_AFFIRMING = _set("only just merely simply least surprisingly unlike")
+#: Words that deny the verb they stand before, like a negation ("failed to reduce", "hardly the capital").
+_NEGATIVE = _NEGATION | _set("hardly scarcely barely fail fails failed failing unable unlikely")
+#: After a negation: an idiom that affirms ("not only the capital but also ...", "no doubt that").
+_AFFIRMING = _set("only just merely simply least surprisingly surprising unlike doubt")
 _PAST = _set("formerly previously once former ex erstwhile")
 #: Words of a verb group between its subject and the relation word ("was not found to reduce").
 _VERB_GROUP = _set("""
@@ -46,7 +48,7 @@ is are was were be been being am has have had having do does did can could may m
 the a an to one of its their his her this that also still now currently officially really actually even
 yet ever always longer already again become became becomes remain remains remained get got
 found shown known thought believed considered regarded reported said seen observed proven proved expected
-deemed held called named likely probably possibly perhaps generally often usually
+deemed held called named likely probably possibly perhaps generally often usually by means
 """)
 #: Words before the relation in its sentence that deny what follows ("it is false that ...").
 _DISBELIEF = _set("false untrue myth misconception fallacy wrongly falsely erroneously mistakenly incorrectly")
@@ -93,6 +95,10 @@ def _negation(word: str) -> bool:
     return word in _NEGATION or word.endswith("n't")
 
 
+def _negative(word: str) -> bool:
+    return word in _NEGATIVE or word.endswith("n't")
+
+
 def mention_reason(sentence: Sentence, span: tuple[int, int]) -> Reason | None:
     """Why the mention at ``span`` does not name the entity as one the sentence speaks of, or None.
 
@@ -103,7 +109,7 @@ def mention_reason(sentence: Sentence, span: tuple[int, int]) -> Reason | None:
     while i >= 0 and plain[i] in _SKIP and i + 1 not in sentence.breaks:
         i -= 1
     if i < 0 or i + 1 in sentence.breaks:
-        return None
+        return _elided(sentence, span)
     word, before = plain[i], (plain[i - 1] if i > 0 and i not in sentence.breaks else "")
     said = " ".join(plain[i:span[1] + 1])
     if word == "longer" and before == "no":
@@ -114,7 +120,33 @@ def mention_reason(sentence: Sentence, span: tuple[int, int]) -> Reason | None:
         return "apart", f"{before} {said}"
     if word in _CONTRASTS:
         return "apart", said
+    return _elided(sentence, span)
+
+
+def _elided(sentence: Sentence, span: tuple[int, int]) -> Reason | None:
+    """A mention followed by a negation that ends its clause ("whereas Madrid is not."): the relation said of
+    another entity before it is denied of this one."""
+    plain, k = sentence.plain, span[1] + 1
+    group = []
+    while k < len(plain) and k not in sentence.breaks and (plain[k] in _VERB_GROUP or _negation(plain[k])):
+        group.append(plain[k])
+        k += 1
+    clause_ends = k == len(plain) or k in sentence.breaks or plain[k] in ("either", "too")
+    if group and clause_ends and any(_negation(w) for w in group):
+        return "negated", " ".join(plain[span[0]:k])
     return None
+
+
+def but_for(sentence: Sentence, r: int, mentions: Sequence[tuple[int, int]]) -> bool:
+    """Whether a negated relation word is the first half of "not ... but ...": "Lisbon is not the capital of
+    Spain but of Portugal" asserts it of the mention after "but"."""
+    for start, _ in mentions:
+        i = start - 1
+        while i > r and sentence.plain[i] in _SKIP:
+            i -= 1
+        if i > r and sentence.plain[i] == "but":
+            return True
+    return False
 
 
 def relation_reasons(sentence: Sentence, r: int) -> list[Reason]:
@@ -129,8 +161,10 @@ def relation_reasons(sentence: Sentence, r: int) -> list[Reason]:
         after = plain[j + 1] if j + 1 < len(plain) else ""
         if word in _DISBELIEF:
             found.append(("disbelieved", word))
-        elif _negation(word) and not (word == "not" and after in _AFFIRMING):
-            found.append(("negated", f"{word} {after}" if after == "longer" else word))
+        elif _negative(word) and after not in _AFFIRMING:
+            found.append(("negated", f"{word} {after}" if after in ("longer", "means") else word))
+        elif word == "from" and j > 0 and plain[j - 1] == "far":
+            found.append(("negated", "far from"))
         elif word in _PAST or (word == "used" and after == "to"):
             found.append(("past", "used to" if word == "used" else word))
         elif word == "would":
@@ -144,6 +178,11 @@ def relation_reasons(sentence: Sentence, r: int) -> list[Reason]:
         found.append(("supposed", supposing[0]))
     elif clause == 0 and plain[0] in _INVERTED and not sentence.question and r > 1:
         found.append(("supposed", plain[0]))
+    for t in (k for k in range(r) if plain[k] == "that"):  # "there is no evidence that", "we could not confirm that"
+        frame = [k for k in range(max(t - 3, 0), t) if _negative(plain[k]) and plain[k + 1] not in _AFFIRMING
+                 and not any(b in sentence.breaks for b in range(k + 1, t + 1))]
+        if frame:
+            found.append(("disbelieved", " ".join(plain[frame[0]:t + 1])))
     prefix = plain[:r]
     for k, word in enumerate(prefix):
         if word in _DISBELIEF and ("disbelieved", word) not in found:

@@ -22,6 +22,7 @@ from typing import Any
 
 from orchestrator.graph import relation_scope as scope
 from orchestrator.graph.relation_words import (
+    LINK_STEMS,
     carries,
     direction,
     function_words_only,
@@ -72,56 +73,77 @@ def support(text: str, predicate: str, subject_names: Sequence[str], object_name
                     carries(text, predicate))
     if found.ends and subject_names and object_names and function_words_only(predicate):
         return Support(True, True, joins(text, predicate, subject_names, object_names))
-    if not (found.states and subject_names and object_names and relation_terms(predicate)):
-        return found  # nothing to read further, or a generic predicate: naming both ends states it
-    return _asserted(text, predicate, subject_names, object_names)
+    if not (found.ends and subject_names and object_names):
+        return found
+    if not relation_terms(predicate):  # generic: naming both ends states it, unless the link is denied
+        return _asserted(text, predicate, subject_names, object_names, LINK_STEMS, generic=True)
+    return _asserted(text, predicate, subject_names, object_names, relation_stems(predicate))
 
 
-def _asserted(text: str, predicate: str, subject_names: Sequence[str], object_names: Sequence[str]) -> Support:
+def _asserted(text: str, predicate: str, subject_names: Sequence[str], object_names: Sequence[str],
+              meant: frozenset[str], generic: bool = False) -> Support:
     """Sentence by sentence: a sentence that names both ends and asserts the relation (in this direction)
     states it; one that names them with the relation only negated, contrasted, asked, supposed or of the
     past denies it (:mod:`orchestrator.graph.relation_scope`). A passage with no such sentence states it when
     its asserted mentions and relation words, spread over its sentences, name both ends and say it
     ("Lisbon lies on the Tagus. It is the capital of Portugal.")."""
-    meant, denied = relation_stems(predicate), negative(predicate)
-    reversed_, why, first_why = False, "", ""
+    reversed_, said, why, first_why = False, False, "", ""
     spread = {"S": False, "O": False, "R": False}
     for sentence in scope.sentences(text):
-        ends = {"S": spans(sentence.stems, subject_names), "O": spans(sentence.stems, object_names)}
-        kept: dict[str, list[tuple[int, int]]] = {}
-        for end, found in ends.items():
-            kept[end] = []
-            for span in found:
-                reason = scope.mention_reason(sentence, span)
-                if reason is None:
-                    kept[end].append(span)
-                else:
-                    first_why = first_why or scope.explain(reason, _named(sentence, span, subject_names, object_names))
-        relations, dropped = [], []
-        for r in (i for i, stem in enumerate(sentence.stems) if stem in meant):
-            reasons = scope.relation_reasons(sentence, r)
-            if scope.asserted(reasons, denied):
-                relations.append(r)
-            else:
-                dropped.append(_why_not(reasons))
-        first_why = first_why or (dropped[0] if dropped else "")
-        spread = {"S": spread["S"] or bool(kept["S"]), "O": spread["O"] or bool(kept["O"]),
-                  "R": spread["R"] or bool(relations)}
-        if not (ends["S"] and ends["O"] and (relations or dropped)):
+        read = _Read(sentence, predicate, meant, subject_names, object_names)
+        first_why = first_why or (read.reasons[0] if read.reasons else "")
+        said = said or bool(read.relations or read.dropped)
+        spread = {"S": spread["S"] or bool(read.kept["S"]), "O": spread["O"] or bool(read.kept["O"]),
+                  "R": spread["R"] or bool(read.relations)}
+        if not (read.named["S"] and read.named["O"] and (read.relations or read.dropped)):
             continue
-        if kept["S"] and kept["O"] and relations:
-            if said_direction(sentence.plain, sentence.stems, predicate, relations, kept["S"], kept["O"]) != "reversed":
+        if read.kept["S"] and read.kept["O"] and read.relations:
+            if said_direction(sentence.plain, sentence.stems, predicate, read.relations, read.kept["S"],
+                              read.kept["O"]) != "reversed":
                 return Support(True, True, True)
             reversed_ = True
         else:
-            why = why or first_why
+            why = why or read.reasons[0]
     if reversed_:
         return Support(True, True, True, forward=False)
+    if generic and not why:
+        return Support(True, True, True)
+    if not said:
+        return Support(True, True, False)  # no word of the relation at all
     if why or not all(spread.values()):
-        return Support(True, True, True, unasserted=why or first_why or "does not say it")
+        return Support(True, True, True, unasserted=why or first_why)
     if direction(text, predicate, subject_names, object_names) == "reversed":
         return Support(True, True, True, forward=False)
     return Support(True, True, True)
+
+
+class _Read:
+    """One sentence read for one relationship: the ends' mentions it makes and those it asserts, the relation
+    words it asserts, and why it does not assert the others (in words, first the mentions')."""
+
+    def __init__(self, sentence: scope.Sentence, predicate: str, meant: frozenset[str],
+                 subject_names: Sequence[str], object_names: Sequence[str]) -> None:
+        self.named = {"S": spans(sentence.stems, subject_names), "O": spans(sentence.stems, object_names)}
+        self.kept: dict[str, list[tuple[int, int]]] = {"S": [], "O": []}
+        self.reasons: list[str] = []
+        for end, found in self.named.items():
+            for span in found:
+                reason = scope.mention_reason(sentence, span)
+                if reason is None:
+                    self.kept[end].append(span)
+                else:
+                    self.reasons.append(scope.explain(reason, _named(sentence, span, subject_names, object_names)))
+        denied = negative(predicate)
+        self.relations: list[int] = []
+        self.dropped: list[str] = []
+        for r in (i for i, stem in enumerate(sentence.stems) if stem in meant):
+            reasons = scope.relation_reasons(sentence, r)
+            if scope.asserted(reasons, denied) or (not denied and all(kind == "negated" for kind, _ in reasons)
+                                                   and scope.but_for(sentence, r, self.kept["S"] + self.kept["O"])):
+                self.relations.append(r)
+            else:
+                self.dropped.append(_why_not(reasons))
+        self.reasons += self.dropped
 
 
 def _why_not(reasons: Sequence[scope.Reason]) -> str:

@@ -25,6 +25,11 @@ _GENERIC = frozenset(stem_words(_split(
     "related relates relation associated association linked link connected connection co occurs occur "
     "cooccurs mentions mentioned involves involved concerns regarding about relevant same similar "
     "instance type kind subclass see also")))
+#: Words that say two things go together: a generic predicate is said by naming both ends, but not by a
+#: sentence that names them with one of these negated ("was not associated with").
+LINK_STEMS = frozenset(stem_words(_split(
+    "related relates relation associated association associates linked link links connected connection connects "
+    "correlated correlates correlation cooccurs occur occurs involves involved")))
 #: Stems that carry the same relation ("lies in" carries "located in").
 _SAME = [frozenset(stem_words(_split(group))) for group in (
     "located location lies lie situated sits based found home",
