@@ -54,6 +54,17 @@ def test_a_name_the_graph_lacks_is_required_in_any_case(question: str, required:
     assert [group[0] for group in focus.required] == required
 
 
+def test_a_word_the_sessions_passages_write_in_lower_case_is_its_vocabulary_not_a_name() -> None:
+    passage = "The atlas draws on two survey datasets and maps France."
+    index = NodeIndex.build({"session": "s", "sources": [{"id": "s:S1", "title": "Atlas"}], "relationships": [],
+                             "entities": [dict(e, id=f"s:{e['id']}") for e in PLACES],
+                             "claims": [{"id": "s:C1", "statement": passage, "evidence": [
+                                 {"source_id": "s:S1", "verification": {"verified": True, "matched_text": passage}}]}]})
+    assert focus_of("which dataset does the atlas draw on?", index).required == ()
+    assert focus_of("which datasets does the atlas draw on?", INDEX).required == (("datasets",),)  # another session
+    assert focus_of("what is france the capital of?", index).required == (("france",),)  # written "France" only
+
+
 def test_a_required_lowercase_name_is_found_by_its_stems_and_lacking_it_answers_nothing() -> None:
     focus = focus_of("what is france the capital of?", INDEX)
     assert focus.part("Madrid is the capital of Spain.").confidence == 0.0
@@ -65,7 +76,7 @@ def test_a_required_lowercase_name_is_found_by_its_stems_and_lacking_it_answers_
 
 TEXT = ("Atlas of Iberia.\fLisboa is the capital of Portugal and its largest city. Madrid is the capital of Spain. "
         "Portugal borders Spain to the east. Porto is a city in the north of Portugal. "
-        "Madrid has about 3.3 million inhabitants.")
+        "Madrid has about 3.3 million inhabitants. The atlas draws on two survey datasets.")
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +124,7 @@ def test_a_lowercase_question_about_what_the_session_lacks_is_not_found(atlas: t
     ("how many inhabitants does madrid have?", "3.3 million"),
     ("what does portugal border to the east?", "Portugal borders Spain to the east"),
     ("what is the largest city of portugal?", "largest city"),
+    ("which datasets does the atlas draw on?", "survey datasets"),  # no dictionary word, but the session's
 ])
 def test_a_lowercase_question_the_session_answers_stays_answered(atlas: tuple[Path, SessionPaths], question: str,
                                                                  quoted: str) -> None:

@@ -26,7 +26,7 @@ stems, stop and generic words left out, "residents" for "inhabitants").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -35,7 +35,7 @@ from orchestrator.answers.graph import NodeIndex
 from orchestrator.contradictions.units import UNITS
 from orchestrator.contradictions.words import term
 from orchestrator.graph.relation_words import Stemmed
-from orchestrator.model.terms import QUESTION_WORDS, words
+from orchestrator.model.terms import QUESTION_WORDS, stem, words
 from orchestrator.model.textnorm import normalize
 
 FULL, MOST, SOME = 1.0, 0.8, 0.4
@@ -114,16 +114,20 @@ def focus_of(question: str, index: NodeIndex) -> Focus:
             topics.append(tuple(names))
             for name in named:
                 topic_terms |= terms(name)
-    return Focus(question, _unique(topics), terms(question) - topic_terms, _required(question, asked, topics))
+    return Focus(question, _unique(topics), terms(question) - topic_terms,
+                 _required(question, asked, topics, lambda: index.lowercase_stems))
 
 
-def _required(question: str, asked: Stemmed, topics: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
+def _required(question: str, asked: Stemmed, topics: Sequence[Sequence[str]],
+              session_words: Callable[[], frozenset[str]] = frozenset) -> tuple[tuple[str, ...], ...]:
     """The question's qualifiers and the names in it that are no entity of the graph (see the module docstring).
 
     A name is a word with a digit ("bm25", "a320", "covid-19") or inner capitals ("pH"), a capitalised
     word after the first (unless most of the question is capitalised: a title), or, typed in any case,
-    a word that is no common English word (:func:`_common`): "what is france the capital of?" names
-    France as surely as "France" does, and "graphene" is what a question about graphene asks about.
+    a word that is no common English word (:func:`_common`) and that the session's passages never write
+    in lower case (``session_words``: stems; "datasets" is this session's vocabulary): "what is france
+    the capital of?" names France as surely as "France" does, and "graphene" is what a question about
+    graphene asks about.
     """
     found: list[tuple[str, ...]] = []
     for group in QUALIFIERS:
@@ -139,7 +143,8 @@ def _required(question: str, asked: Stemmed, topics: Sequence[Sequence[str]]) ->
         if word.lower() in QUESTION_WORDS or word == "I" or not terms(word) or known.names([word]):
             continue
         cased = not title and (_INNER.fullmatch(word) or (position and word[:1].isupper()))
-        if (_DIGIT.search(word) and _LETTER.search(word)) or cased or not _common(word):
+        if (_DIGIT.search(word) and _LETTER.search(word)) or cased or not (
+                _common(word) or _said_lowercase(word, session_words())):
             found.append((word,))
     return tuple(dict.fromkeys(found))
 
@@ -153,6 +158,16 @@ _FUNCTION_WORDS = "versus vs during despite toward towards amongst whereas onto 
 _FUNCTION = frozenset(_FUNCTION_WORDS.split())
 
 
+def _said_lowercase(word: str, session_words: frozenset[str]) -> bool:
+    """Whether the session's passages write every part of ``word`` in lower case (by stem)."""
+    parts = [p for p in _PARTS.split(_bare(word)) if p]
+    return bool(parts) and all(stem(p) in session_words for p in parts)
+
+
+def _bare(word: str) -> str:
+    return word.lower().removesuffix("'s").removesuffix("\u2019s")
+
+
 @cache
 def _common(word: str) -> bool:
     """Whether every part of ``word`` is a common English word: one LemmInflect's lexicon (English nouns,
@@ -160,7 +175,7 @@ def _common(word: str) -> bool:
     left out) knows in lower case, a unit ("km"), or a function word; possessives aside."""
     from lemminflect import getAllLemmas
 
-    parts = [p for p in _PARTS.split(word.lower().removesuffix("'s").removesuffix("\u2019s")) if p]
+    parts = [p for p in _PARTS.split(_bare(word)) if p]
     return bool(parts) and all(p in _FUNCTION or p in UNITS or getAllLemmas(p) for p in parts)
 
 
