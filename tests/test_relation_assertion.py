@@ -243,3 +243,33 @@ def test_ask_does_not_cite_a_relationship_its_passage_contrasts_or_negates(passa
         assert sentence.status == "dropped" and "does not assert" in stated.detail
     [inferred] = Validator(index).check("Lisbon is in Spain [@s:E1; @s:E2].")  # no chain rests on it either
     assert (inferred.status == "dropped") is (confidence == 0.0)
+
+
+@pytest.fixture(scope="module")
+def contrasted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    sessions, session = _submit(tmp_path_factory.mktemp("contrast"), [_rel("R1", "E4", "E2", "C1")])
+    result = CliRunner().invoke(main, ["--sessions-dir", str(sessions), "process", str(session.root)])
+    assert result.exit_code == 0, result.output
+    return sessions, session
+
+
+@pytest.mark.parametrize("question, found, quoted", [
+    ("What is Lisbon the capital of?", True, "Lisbon, and not Porto, is the capital of Portugal"),
+    ("What is Porto the capital of?", False, ""),  # the only passage naming Porto sets it apart
+    ("what is porto the capital of?", False, ""),
+    ("Is Lisbon the capital of Spain?", True, "Madrid, not Lisbon, is the capital of Spain"),  # a denial answers
+    ("What is Madrid the capital of?", True, "Madrid, not Lisbon, is the capital of Spain"),
+    ("What is the capital of Portugal?", True, "Lisbon, and not Porto, is the capital of Portugal"),
+])
+def test_ask_answers_with_a_passage_that_speaks_of_the_topic_not_one_that_sets_it_apart(
+        contrasted: tuple[Path, Any], question: str, found: bool, quoted: str) -> None:
+    sessions, session = contrasted
+    result = CliRunner().invoke(main, ["--sessions-dir", str(sessions), "ask", str(session.root), question, "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["found"] is found and quoted in doc["answer"], doc["answer"]
+    if question.startswith("What is Lisbon"):
+        assert "Madrid, not Lisbon" not in doc["answer"]
+    if not found:
+        assert (doc["answer"], doc["confidence"]) == ("Not found in this session.", 0.0)

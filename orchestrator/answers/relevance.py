@@ -34,6 +34,7 @@ from orchestrator.answers.data import Part
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.contradictions.units import UNITS
 from orchestrator.contradictions.words import term
+from orchestrator.graph.relation_scope import speaks_of
 from orchestrator.graph.relation_words import Stemmed
 from orchestrator.model.terms import QUESTION_WORDS, stem, words
 from orchestrator.model.textnorm import normalize
@@ -74,6 +75,8 @@ class Focus:
     terms: frozenset[str]
     #: words the passage must say, each as the group of words that say it (see the module docstring)
     required: tuple[tuple[str, ...], ...] = ()
+    #: a question answered yes or no ("Is Lisbon the capital of Spain?"): a passage that denies it answers it
+    yes_no: bool = False
 
     def part(self, passage: str | None) -> Part:
         """The relevance of ``passage`` to the question (see the module docstring)."""
@@ -84,7 +87,16 @@ class Focus:
         if self.topics and len(unnamed) == len(self.topics):
             return Part("relevance", 0.0, f"the passage is not about {' or '.join(repr(n) for n in unnamed)}, "
                                           "which the question asks about")
+        apart = [names[0] for names in self.topics if names[0] not in unnamed and not speaks_of(passage, names)]
+        if self.yes_no:  # a passage that denies it answers "Is Lisbon the capital of Spain?"
+            apart = []
+        elif self.topics and len(apart) + len(unnamed) == len(self.topics):
+            return _set_apart(apart)
         lacking = [group[0] for group in self.required if not stemmed.names(group)]
+        apart = [group[0] for group in self.required if not self.yes_no and group[0] not in lacking
+                 and not speaks_of(passage, group)]
+        if apart:
+            return _set_apart(apart)
         if lacking:
             return Part("relevance", 0.0, f"the passage does not say {', '.join(repr(w) for w in lacking)}, which "
                                           "the question asks about: it answers another question")
@@ -102,6 +114,11 @@ class Focus:
         return Part("relevance", 0.0, f"the passage does not say what the question asks ({missing})")
 
 
+def _set_apart(names: Sequence[str]) -> Part:
+    return Part("relevance", 0.0, f"the passage names {' or '.join(repr(n) for n in names)} only to set it apart "
+                                  "(\"not ...\", \"rather than ...\"): it answers another question")
+
+
 def focus_of(question: str, index: NodeIndex) -> Focus:
     """The question's topic entities (those of the graph it names) and its focus words."""
     topics: list[tuple[str, ...]] = []
@@ -114,8 +131,15 @@ def focus_of(question: str, index: NodeIndex) -> Focus:
             topics.append(tuple(names))
             for name in named:
                 topic_terms |= terms(name)
+    first = question.split()[0].lower() if question.split() else ""
     return Focus(question, _unique(topics), terms(question) - topic_terms,
-                 _required(question, asked, topics, lambda: index.lowercase_stems))
+                 _required(question, asked, topics, lambda: index.lowercase_stems), first in _AUXILIARIES)
+
+
+#: Words that open a question answered yes or no.
+_AUXILIARY_WORDS = ("is are was were am does do did can could has have had will would shall should may might must "
+                    "isn't aren't wasn't doesn't don't didn't")
+_AUXILIARIES = frozenset(_AUXILIARY_WORDS.split())
 
 
 def _required(question: str, asked: Stemmed, topics: Sequence[Sequence[str]],

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from orchestrator.graph.relation_words import spans
 from orchestrator.model.terms import stem_words, words
 from orchestrator.model.textnorm import normalize
 
@@ -207,3 +208,10 @@ def explain(reason: Reason, name: str | None = None) -> str:
     return {"negated": f"says it only negated ({said!r})", "past": f"says it only of the past ({said!r})",
             "supposed": f"only supposes it ({said!r})", "asked": "only asks it",
             "disbelieved": f"says it only to deny it ({said!r})"}[kind]
+
+
+def speaks_of(text: str, names: Sequence[str]) -> bool:
+    """Whether ``text`` names the entity (by one of ``names``) other than to set it apart: "Madrid, not Lisbon,
+    is the capital of Spain" speaks of Madrid and Spain, not of Lisbon."""
+    return any(mention_reason(sentence, span) is None
+               for sentence in sentences(text) for span in spans(sentence.stems, names))
