@@ -16,6 +16,7 @@ stems, stop and generic words left out, "residents" for "inhabitants").
 | the passage | relevance |
 |---|---|
 | names no entity the question names | 0.0 |
+| names them only to set them apart ("Madrid, not Lisbon, ..."), for a question not answered yes or no | 0.0 |
 | lacks a required word | 0.0 |
 | says every focus word | 1.0 |
 | says half of them or more | 0.8 |
