@@ -57,6 +57,8 @@ REFUSED = [
     ("It is not true that Lisbon is the capital of Spain.", LISBON, "capital of", SPAIN),
     ("It is a common misconception that Lisbon is the capital of Spain.", LISBON, "capital of", SPAIN),
     ("Lisbon was wrongly believed to be the capital of Spain.", LISBON, "capital of", SPAIN),
+    ("It was wrongly reported that Lisbon is the capital of Spain.", LISBON, "capital of", SPAIN),
+    ("It is not the case that Lisbon is the capital of Spain.", LISBON, "capital of", SPAIN),
     ("Madrid is hardly the capital of Portugal.", MADRID, "capital of", PORTUGAL),
     ("Madrid is by no means the capital of Portugal.", MADRID, "capital of", PORTUGAL),
     ("Madrid is far from being the capital of Portugal.", MADRID, "capital of", PORTUGAL),
@@ -114,6 +116,8 @@ STATED = [
     ("It is not surprising that metformin reduces HbA1c.", METFORMIN, "reduces", HBA1C),
     ("Studies that did not include children found that aspirin reduces stroke risk.", ASPIRIN, "reduces", STROKE),
     ("Diet was associated with lung cancer.", DIET, "associated with", CANCER),
+    ("False positives were reduced by the new test.", ["new test"], "reduces", ["false positives"]),
+    ("It was wrongly reported that Madrid is small; Madrid is the capital of Spain.", MADRID, "capital of", SPAIN),
     ("Diet and lung cancer appear together in the cohort.", DIET, "associated with", CANCER),
     ("Smoking, but not diet, was linked to lung cancer.", SMOKING, "related-to", CANCER),
     # hedged: a source's own hedge still states the relation (its claim's confidence carries the doubt)

@@ -51,18 +51,16 @@ yet ever always longer already again become became becomes remain remains remain
 found shown known thought believed considered regarded reported said seen observed proven proved expected
 deemed held called named likely probably possibly perhaps generally often usually by means
 """)
-#: Words before the relation in its sentence that deny what follows ("it is false that ...").
+#: Words that deny the clause they introduce ("it is false that ...", "a misconception that ...") or the verb
+#: they stand before ("wrongly believed to be").
 _DISBELIEF = _set("false untrue myth misconception fallacy wrongly falsely erroneously mistakenly incorrectly")
-#: After a negation, earlier in the sentence: "it is not true that ...", "it is not the case that ...".
-_NOT_TRUE = frozenset(f"{w} that" for w in ("true", "correct", "right", "accurate", "so")) | {"the case"}
 #: Words that open a clause the sentence only supposes.
 _SUPPOSING = _set("if whether suppose supposing assuming assume imagine unless hypothetically")
 _INVERTED = _set("were had should")
 #: Function words a contrast may stand before ("instead of the", "not of").
 _SKIP = _set("the a an of to from with for in on at by")
-_CONTRASTS = {"not": "not", "nor": "nor", "neither": "neither", "unlike": "unlike", "except": "except",
-              "excluding": "excluding", "instead": "instead of", "opposed": "as opposed to",
-              "contrast": "in contrast to", "contrary": "contrary to", "apart": "apart from"}
+#: Words that set the mention after them apart ("instead of", "as opposed to", "in contrast to", "apart from").
+_CONTRASTS = _set("not nor neither unlike except excluding instead opposed contrast contrary apart")
 
 
 @dataclass(frozen=True)
@@ -179,17 +177,11 @@ def relation_reasons(sentence: Sentence, r: int) -> list[Reason]:
         found.append(("supposed", supposing[0]))
     elif clause == 0 and plain[0] in _INVERTED and not sentence.question and r > 1:
         found.append(("supposed", plain[0]))
-    for t in (k for k in range(r) if plain[k] == "that"):  # "there is no evidence that", "we could not confirm that"
-        frame = [k for k in range(max(t - 3, 0), t) if _negative(plain[k]) and plain[k + 1] not in _AFFIRMING
-                 and not any(b in sentence.breaks for b in range(k + 1, t + 1))]
+    for t in (k for k in range(r) if plain[k] == "that"):  # "there is no evidence that", "a myth that"
+        frame = [k for k in range(max(t - 3, 0), t) if not any(b in sentence.breaks for b in range(k + 1, t + 1))
+                 and (plain[k] in _DISBELIEF or (_negative(plain[k]) and plain[k + 1] not in _AFFIRMING))]
         if frame:
             found.append(("disbelieved", " ".join(plain[frame[0]:t + 1])))
-    prefix = plain[:r]
-    for k, word in enumerate(prefix):
-        if word in _DISBELIEF and ("disbelieved", word) not in found:
-            found.append(("disbelieved", word))
-        elif _negation(word) and " ".join(prefix[k + 1:k + 3]) in _NOT_TRUE:
-            found.append(("disbelieved", " ".join(prefix[k:k + 3])))
     return found
 
 
