@@ -7,8 +7,10 @@ source's own words (``verification.matched_text``), never the agent's snippet.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from orchestrator.answers.data import NodeKind, VerifiedPassage
@@ -17,6 +19,7 @@ from orchestrator.commit.committed import read_committed
 from orchestrator.contradictions import contradictions_touching
 from orchestrator.graph.citations import evidence_section
 from orchestrator.model.layout import SessionPaths
+from orchestrator.model.terms import stem_words
 
 
 def load_graph(paths: SessionPaths) -> dict[str, Any]:
@@ -29,6 +32,10 @@ def _items(graph: dict[str, Any], key: str) -> list[dict[str, Any]]:
     value = graph.get(key)
     return [item for item in value if isinstance(item, dict) and isinstance(item.get("id"), str)] if isinstance(
         value, list) else []
+
+
+#: A word written in lower case (not after a letter, digit or apostrophe: "o'brien" is no word of it).
+_LOWER = re.compile(r"(?<![\w'\u2019])[a-z]+(?![\w'\u2019])")
 
 
 @dataclass
@@ -94,6 +101,17 @@ class NodeIndex:
         entity = self.entities.get(entity_id) or {}
         names = [entity.get("name"), *(entity.get("aliases") or ())]
         return [n for n in dict.fromkeys(names) if isinstance(n, str) and n.strip()]
+
+    @cached_property
+    def lowercase_stems(self) -> frozenset[str]:
+        """Stems of the words the session's verified passages write in lower case: its own common vocabulary
+        ("datasets", "biomarker"), which a name it mentions ("France") is not. Read once, when a question
+        has a word no dictionary knows."""
+        found: set[str] = set()
+        for claim_id in self.claims:
+            for passage in self.passages(claim_id):
+                found.update(_LOWER.findall(passage.text))
+        return frozenset(stem_words(found))
 
     def passages(self, claim_id: str) -> list[VerifiedPassage]:
         """The claim's verified passages (source text, not the agent's snippet), best first."""

@@ -207,6 +207,8 @@ def _stated(passage: VerifiedPassage | None, predicate: str, names: list[list[st
     found = support(passage.text, predicate, names[0], names[1])
     if found.states:
         return Part("stated", conf.EXACT, "the passage names both ends and says the relation")
+    if found.ends and found.relation and found.unasserted:
+        return Part("stated", 0.0, f"the passage does not assert {predicate!r}: it {found.unasserted}")
     if found.ends and not found.forward:
         return Part("stated", ENDS_ONLY, f"the passage says {predicate!r} the other way round")
     if found.ends:

@@ -5,7 +5,9 @@ claim states it when one of its verified passages (the source's words, never the
 names both ends, by an entity's name or one of its aliases, carries the relation: a word of the
 predicate ("capital"), or one that means the same here ("lies in" for "located in"), not negated just
 before it (negated, for a predicate that denies: "does-not-require"), and does not say it the other
-way round (:func:`orchestrator.graph.relation_words.direction`). A generic predicate ("related-to",
+way round (:func:`orchestrator.graph.relation_words.direction`), and asserts it: in a sentence that does not
+negate it, say it of another entity with this one set apart ("Madrid, not Lisbon, is ..."), ask, suppose
+or say it only of the past (:mod:`orchestrator.graph.relation_scope`). A generic predicate ("related-to",
 "co-occurs-with") is carried by naming both ends; one of function words only ("in", "is-a") by
 saying it plainly between them. The merge rejects a relationship between two entities that lists no
 claim or none of whose supporting claims states it (:func:`unsupported_relationships`); ``ask``
@@ -18,7 +20,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.graph.relation_words import carries, direction, function_words_only, joins, names
+from orchestrator.graph import relation_scope as scope
+from orchestrator.graph.relation_words import (
+    LINK_STEMS,
+    carries,
+    direction,
+    function_words_only,
+    joins,
+    names,
+    negative,
+    relation_stems,
+    relation_terms,
+    said_direction,
+    spans,
+)
 from orchestrator.model.problems import Problem
 
 
@@ -32,10 +47,13 @@ class Support:
     #: False when the text says the relation the other way round ("Lisbon is the capital of Portugal"
     #: for ``Portugal --capital of--> Lisbon``)
     forward: bool = True
+    #: Why the text does not assert it, after "it" ("names 'Lisbon' only to set it apart ('not lisbon')"):
+    #: negated, said of another entity, asked, supposed or of the past (:mod:`orchestrator.graph.relation_scope`)
+    unasserted: str = ""
 
     @property
     def states(self) -> bool:
-        return self.subject and self.object and self.relation and self.forward
+        return self.subject and self.object and self.relation and self.forward and not self.unasserted
 
     @property
     def ends(self) -> bool:
@@ -44,7 +62,8 @@ class Support:
     def missing(self) -> list[str]:
         return [what for what, held in (("its subject", self.subject), ("its object", self.object),
                                         ("the relation", self.relation),
-                                        ("the direction (it says the relation the other way round)", self.forward))
+                                        ("the direction (it says the relation the other way round)", self.forward),
+                                        (f"an assertion of it (it {self.unasserted})", not self.unasserted))
                 if not held]
 
 
@@ -54,10 +73,91 @@ def support(text: str, predicate: str, subject_names: Sequence[str], object_name
                     carries(text, predicate))
     if found.ends and subject_names and object_names and function_words_only(predicate):
         return Support(True, True, joins(text, predicate, subject_names, object_names))
-    if found.states and subject_names and object_names and direction(text, predicate, subject_names,
-                                                                     object_names) == "reversed":
+    if not (found.ends and subject_names and object_names):
+        return found
+    if not relation_terms(predicate):  # generic: naming both ends states it, unless the link is denied
+        return _asserted(text, predicate, subject_names, object_names, LINK_STEMS, generic=True)
+    return _asserted(text, predicate, subject_names, object_names, relation_stems(predicate))
+
+
+def _asserted(text: str, predicate: str, subject_names: Sequence[str], object_names: Sequence[str],
+              meant: frozenset[str], generic: bool = False) -> Support:
+    """Sentence by sentence: a sentence that names both ends and asserts the relation (in this direction)
+    states it; one that names them with the relation only negated, contrasted, asked, supposed or of the
+    past denies it (:mod:`orchestrator.graph.relation_scope`). A passage with no such sentence states it when
+    its asserted mentions and relation words, spread over its sentences, name both ends and say it
+    ("Lisbon lies on the Tagus. It is the capital of Portugal.")."""
+    reversed_, said, why, first_why = False, False, "", ""
+    spread = {"S": False, "O": False, "R": False}
+    for sentence in scope.sentences(text):
+        read = _Read(sentence, predicate, meant, subject_names, object_names)
+        first_why = first_why or (read.reasons[0] if read.reasons else "")
+        said = said or bool(read.relations or read.dropped)
+        spread = {"S": spread["S"] or bool(read.kept["S"]), "O": spread["O"] or bool(read.kept["O"]),
+                  "R": spread["R"] or bool(read.relations)}
+        if not (read.named["S"] and read.named["O"] and (read.relations or read.dropped)):
+            continue
+        if read.kept["S"] and read.kept["O"] and read.relations:
+            if said_direction(sentence.plain, sentence.stems, predicate, read.relations, read.kept["S"],
+                              read.kept["O"]) != "reversed":
+                return Support(True, True, True)
+            reversed_ = True
+        else:
+            why = why or read.reasons[0]
+    if reversed_:
         return Support(True, True, True, forward=False)
-    return found
+    if generic and not why:
+        return Support(True, True, True)
+    if not said:
+        return Support(True, True, False)  # no word of the relation at all
+    if why or not all(spread.values()):
+        return Support(True, True, True, unasserted=why or first_why)
+    if direction(text, predicate, subject_names, object_names) == "reversed":
+        return Support(True, True, True, forward=False)
+    return Support(True, True, True)
+
+
+class _Read:
+    """One sentence read for one relationship: the ends' mentions it makes and those it asserts, the relation
+    words it asserts, and why it does not assert the others (in words, first the mentions')."""
+
+    def __init__(self, sentence: scope.Sentence, predicate: str, meant: frozenset[str],
+                 subject_names: Sequence[str], object_names: Sequence[str]) -> None:
+        self.named = {"S": spans(sentence.stems, subject_names), "O": spans(sentence.stems, object_names)}
+        self.kept: dict[str, list[tuple[int, int]]] = {"S": [], "O": []}
+        self.reasons: list[str] = []
+        for end, found in self.named.items():
+            for span in found:
+                reason = scope.mention_reason(sentence, span)
+                if reason is None:
+                    self.kept[end].append(span)
+                else:
+                    self.reasons.append(scope.explain(reason, _named(sentence, span, subject_names, object_names)))
+        denied = negative(predicate)
+        self.relations: list[int] = []
+        self.dropped: list[str] = []
+        for r in (i for i, stem in enumerate(sentence.stems) if stem in meant):
+            reasons = scope.relation_reasons(sentence, r)
+            if scope.asserted(reasons, denied) or (not denied and all(kind == "negated" for kind, _ in reasons)
+                                                   and scope.but_for(sentence, r, self.kept["S"] + self.kept["O"])):
+                self.relations.append(r)
+            else:
+                self.dropped.append(_why_not(reasons))
+        self.reasons += self.dropped
+
+
+def _why_not(reasons: Sequence[scope.Reason]) -> str:
+    """Why a relation word with these reasons does not assert it (none: a predicate that denies, said plainly)."""
+    other = [reason for reason in reasons if reason[0] != "negated"]
+    return scope.explain((other or list(reasons))[0]) if reasons else "says it without the negation its predicate has"
+
+
+def _named(sentence: scope.Sentence, span: tuple[int, int], *groups: Sequence[str]) -> str:
+    """The end's first name, for a message ("'Lisbon'" for a mention of its alias "Lisboa")."""
+    for group in groups:
+        if span in spans(sentence.stems, group):
+            return group[0]
+    return " ".join(sentence.plain[span[0]:span[1] + 1])
 
 
 def entity_names(entity: Mapping[str, Any] | None) -> list[str]:
@@ -140,13 +240,16 @@ def _problem(rel: Mapping[str, Any], predicate: str, subject_names: list[str], o
             "claim, quoting the source, if there is none); remove the relationship if no source states it",
             details=details)
     closest = f"; the closest, {best[1]}, lacks {' and '.join(best[2].missing())}" if best else ""
+    if best and best[2].ends and best[2].relation and best[2].unasserted:
+        closest = f"; the closest, {best[1]}, does not assert it (its passage {best[2].unasserted})"
     return Problem(
         provenance.get("file"), provenance.get("pointer", ""), "relationship.unsupported",
         f"relationship {name} ({shown}) is not stated by any of its supporting claims{closest}: a supporting "
         "claim's verified passage (the quoted source text, not its statement) must name both ends (by name or "
-        "alias) and say the relation in this direction",
-        "list under claim_ids a claim whose quoted evidence says this relation between these two entities, "
-        "subject first (add such a claim, quoting the source), or correct the relationship's predicate, ends or "
+        "alias) and assert the relation in this direction",
+        "list under claim_ids a claim whose quoted evidence asserts this relation between these two entities, "
+        "subject first, and not negated, contrasted with another entity, asked, supposed or said only of the "
+        "past (add such a claim, quoting the source), or correct the relationship's predicate, ends or "
         "direction; remove the relationship if no source states it",
         details=details,
     )

@@ -25,6 +25,11 @@ _GENERIC = frozenset(stem_words(_split(
     "related relates relation associated association linked link connected connection co occurs occur "
     "cooccurs mentions mentioned involves involved concerns regarding about relevant same similar "
     "instance type kind subclass see also")))
+#: Words that say two things go together: a generic predicate is said by naming both ends, but not by a
+#: sentence that names them with one of these negated ("was not associated with").
+LINK_STEMS = frozenset(stem_words(_split(
+    "related relates relation associated association associates linked link links connected connection connects "
+    "correlated correlates correlation cooccurs occur occurs involves involved")))
 #: Stems that carry the same relation ("lies in" carries "located in").
 _SAME = [frozenset(stem_words(_split(group))) for group in (
     "located location lies lie situated sits based found home",
@@ -119,20 +124,32 @@ def direction(text: str, predicate: str, subject_names: Sequence[str], object_na
     any other wording ("A, which has B as its capital") is unknown, and is not
     held against a relationship.
     """
-    wanted = relation_terms(predicate)
-    if not wanted:
-        return "unknown"
     plain = words(normalize(text))
     stems = stem_words(w.removesuffix("'s") for w in plain)
-    meant = frozenset().union(*(_meanings(t) for t in wanted))
     denied = negative(predicate)
+    meant = relation_stems(predicate)
     relations = [i for i, stem in enumerate(stems) if stem in meant and _negated(plain, i) == denied]
-    spans = {"S": _spans(stems, subject_names), "O": _spans(stems, object_names)}
+    return said_direction(plain, stems, predicate, relations, spans(stems, subject_names), spans(stems, object_names))
+
+
+def relation_stems(predicate: str) -> frozenset[str]:
+    """The stems that carry ``predicate``'s relation: its own words and those that mean the same here."""
+    return frozenset().union(*(_meanings(t) for t in relation_terms(predicate)))
+
+
+def said_direction(plain: list[str], stems: list[str], predicate: str, relations: Sequence[int],
+                   subject_spans: Sequence[tuple[int, int]], object_spans: Sequence[tuple[int, int]]) -> str:
+    """:func:`direction` over tokens, with only the relation words at ``relations`` and the ends' mentions
+    at the given spans read (a caller leaves out those a text does not assert)."""
+    meant = relation_stems(predicate)
+    if not meant:
+        return "unknown"
+    ends = {"S": subject_spans, "O": object_spans}
     said: set[tuple[str, str]] = set()
     for r in relations:
         for first, second in (("S", "O"), ("O", "S")):
-            for a in spans[first]:
-                for b in spans[second]:
+            for a in ends[first]:
+                for b in ends[second]:
                     fact = _clause(plain, stems, meant, a, r, b)
                     if fact == "active":
                         said.add((first, second))
@@ -172,10 +189,10 @@ def joins(text: str, predicate: str, subject_names: Sequence[str], object_names:
     stems = stem_words(w.removesuffix("'s") for w in plain)
     wanted = [w for w in _plain_predicate(predicate) if w not in _SKIPPED]
     return any(a[1] < b[0] and [w for w in plain[a[1] + 1:b[0]] if w not in _SKIPPED] == wanted
-               for a in _spans(stems, subject_names) for b in _spans(stems, object_names))
+               for a in spans(stems, subject_names) for b in spans(stems, object_names))
 
 
-def _spans(stems: list[str], candidates: Sequence[str]) -> list[tuple[int, int]]:
+def spans(stems: list[str], candidates: Sequence[str]) -> list[tuple[int, int]]:
     """(first, last) token positions of each occurrence of one of ``candidates``."""
     found = []
     for name in candidates:
