@@ -54,6 +54,10 @@ deemed held called named likely probably possibly perhaps generally often usuall
 #: Words that deny the clause they introduce ("it is false that ...", "a misconception that ...") or the verb
 #: they stand before ("wrongly believed to be").
 _DISBELIEF = _set("false untrue myth misconception fallacy wrongly falsely erroneously mistakenly incorrectly")
+#: Verbs of wanting or trying: before "to", what follows is only intended ("wanted to become the capital").
+_INTENDING = _set("want wants wanted wish wishes wished hope hopes hoped plan plans planned aim aims aimed seek seeks "
+                  "sought try tries tried attempt attempts attempted intend intends intended aspire aspires aspired "
+                  "propose proposes proposed bid bids expect expects expected strive strives strove")
 #: Words that open a clause the sentence only supposes.
 _SUPPOSING = _set("if whether suppose supposing assuming assume imagine unless hypothetically")
 _INVERTED = _set("were had should")
@@ -172,6 +176,9 @@ def relation_reasons(sentence: Sentence, r: int) -> list[Reason]:
             break
         j -= 1
     clause = max((b for b in sentence.breaks if b <= r), default=0)
+    intending = [k for k in range(clause, r - 1) if plain[k] in _INTENDING and plain[k + 1] == "to"]
+    if intending:
+        found.append(("intended", f"{plain[intending[0]]} to"))
     supposing = [w for w in plain[clause:r] if w in _SUPPOSING]
     if supposing:
         found.append(("supposed", supposing[0]))
@@ -199,7 +206,8 @@ def explain(reason: Reason, name: str | None = None) -> str:
         return f"names {name!r} only to set it apart ({said!r})"
     return {"negated": f"says it only negated ({said!r})", "past": f"says it only of the past ({said!r})",
             "supposed": f"only supposes it ({said!r})", "asked": "only asks it",
-            "disbelieved": f"says it only to deny it ({said!r})"}[kind]
+            "disbelieved": f"says it only to deny it ({said!r})",
+            "intended": f"says only that it was wanted or tried ({said!r})"}[kind]
 
 
 def speaks_of(text: str, names: Sequence[str]) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.graph import relation_scope as scope
+from orchestrator.graph.relation_pairing import capitalised, joining
 from orchestrator.graph.relation_words import (
     LINK_STEMS,
     carries,
@@ -87,18 +88,24 @@ def _asserted(text: str, predicate: str, subject_names: Sequence[str], object_na
     past denies it (:mod:`orchestrator.graph.relation_scope`). A passage with no such sentence states it when
     its asserted mentions and relation words, spread over its sentences, name both ends and say it
     ("Lisbon lies on the Tagus. It is the capital of Portugal.")."""
-    reversed_, said, why, first_why = False, False, "", ""
+    reversed_, said, why, first_why, refers = False, False, "", "", False
     spread = {"S": False, "O": False, "R": False}
+    capitals = capitalised(text)
     for sentence in scope.sentences(text):
         read = _Read(sentence, predicate, meant, subject_names, object_names)
         first_why = first_why or (read.reasons[0] if read.reasons else "")
         said = said or bool(read.relations or read.dropped)
         spread = {"S": spread["S"] or bool(read.kept["S"]), "O": spread["O"] or bool(read.kept["O"]),
                   "R": spread["R"] or bool(read.relations)}
+        refers = refers or bool(read.relations and _REFERRING.intersection(sentence.plain))
         if not (read.named["S"] and read.named["O"] and (read.relations or read.dropped)):
             continue
         if read.kept["S"] and read.kept["O"] and read.relations:
-            if said_direction(sentence.plain, sentence.stems, predicate, read.relations, read.kept["S"],
+            joined = joining(sentence.plain, read.relations, read.kept["S"], read.kept["O"], capitals)
+            if not joined:  # "Paris is the capital of France and Berlin is the capital of Germany"
+                why = why or _OTHER_PAIRS
+                continue
+            if said_direction(sentence.plain, sentence.stems, predicate, joined, read.kept["S"],
                               read.kept["O"]) != "reversed":
                 return Support(True, True, True)
             reversed_ = True
@@ -111,10 +118,21 @@ def _asserted(text: str, predicate: str, subject_names: Sequence[str], object_na
     if not said:
         return Support(True, True, False)  # no word of the relation at all
     if why or not all(spread.values()):
-        return Support(True, True, True, unasserted=why or first_why)
+        return Support(True, True, True, unasserted=why or first_why or _APART)
+    if not refers:  # "Lisbon is a city. Portugal has a capital.": nothing says the capital is Lisbon
+        return Support(True, True, True, unasserted=_APART)
     if direction(text, predicate, subject_names, object_names) == "reversed":
         return Support(True, True, True, forward=False)
     return Support(True, True, True)
+
+
+#: Words by which a sentence refers back to a name said before ("It is the capital of Portugal").
+_REFERRING_WORDS = "it its this these they their which whose who he she his her"
+_REFERRING = frozenset(_REFERRING_WORDS.split())
+_OTHER_PAIRS = ("says the relation only between other names of the sentence (each word of it joins "
+                "another pair: \"the capital of France\" is not a capital of Germany)")
+_APART = ("names its ends in different sentences, and the sentence that says the relation neither names the "
+          "other end nor refers back to it (\"it\", \"which\")")
 
 
 class _Read:
