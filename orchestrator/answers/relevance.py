@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from orchestrator.answers.data import Part
+from orchestrator.answers.direction import turned_round
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.contradictions.units import UNITS
 from orchestrator.contradictions.words import term
@@ -93,6 +94,12 @@ class Focus:
             apart = []
         elif self.topics and len(apart) + len(unnamed) == len(self.topics):
             return _set_apart(apart)
+        if self.yes_no and unnamed and len(self.topics) > 1:  # "Is Madrid the capital of Portugal?"
+            return Part("relevance", 0.0, f"the passage does not name {' or '.join(repr(n) for n in unnamed)}, "
+                                          "so it cannot say whether what the question asks holds")
+        turned = turned_round(self.question, passage, self.topics)
+        if turned is not None:
+            return Part("relevance", 0.0, turned)
         lacking = [group[0] for group in self.required if not stemmed.names(group)]
         apart = [group[0] for group in self.required if not self.yes_no and group[0] not in lacking
                  and not speaks_of(passage, group)]
