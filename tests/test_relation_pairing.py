@@ -27,6 +27,10 @@ NOT_STATED = [
     ("Berlin wanted to become the capital of France in 1940.", "Berlin", "capital of", "France"),
     ("The city planned to become the capital of Portugal; Lisbon tried to be the capital of Portugal.", "Lisbon",
      "capital of", "Portugal"),
+    # a "that" clause its verb denies or doubts
+    ("Critics deny that Berlin is the capital of Germany.", "Berlin", "capital of", "Germany"),
+    ("Critics disputed that Berlin was the capital of Germany.", "Berlin", "capital of", "Germany"),
+    ("Some scholars question that Berlin is the capital of Germany.", "Berlin", "capital of", "Germany"),
 ]
 STATED = [
     (TWO_CAPITALS, "Paris", "capital of", "France"),
@@ -41,6 +45,12 @@ STATED = [
     ("Lisbon is the capital of the country, Portugal.", "Lisbon", "capital of", "Portugal"),
     ("We evaluate BERT on the GLUE benchmark.", "BERT", "evaluated on", "GLUE"),
     ("Aspirin reduced mortality in the trial.", "Aspirin", "reduces", "mortality"),
+    # the denial denied asserts it
+    ("Nobody denies that Berlin is the capital of Germany.", "Berlin", "capital of", "Germany"),
+    ("Few historians doubt that Berlin is the capital of Germany.", "Berlin", "capital of", "Germany"),
+    ("No one disputes that Berlin is the capital of Germany.", "Berlin", "capital of", "Germany"),
+    ("The report does not dispute that Berlin is the capital of Germany.", "Berlin", "capital of", "Germany"),
+    ("Reports show that Berlin is the capital of Germany.", "Berlin", "capital of", "Germany"),
 ]
 
 

@@ -54,6 +54,10 @@ deemed held called named likely probably possibly perhaps generally often usuall
 #: Words that deny the clause they introduce ("it is false that ...", "a misconception that ...") or the verb
 #: they stand before ("wrongly believed to be").
 _DISBELIEF = _set("false untrue myth misconception fallacy wrongly falsely erroneously mistakenly incorrectly")
+#: Verbs that deny or doubt the "that" clause they introduce ("critics deny that ..."), unless negated
+#: themselves ("nobody denies that", "no doubt that").
+_DENYING = _set("deny denies denied denying dispute disputes disputed disputing refute refutes refuted reject rejects "
+                "rejected doubt doubts doubted doubting question questions questioned contest contests contested")
 #: Verbs of wanting or trying: before "to", what follows is only intended ("wanted to become the capital").
 _INTENDING = _set("want wants wanted wish wishes wished hope hopes hoped plan plans planned aim aims aimed seek seeks "
                   "sought try tries tried attempt attempts attempted intend intends intended aspire aspires aspired "
@@ -186,10 +190,22 @@ def relation_reasons(sentence: Sentence, r: int) -> list[Reason]:
         found.append(("supposed", plain[0]))
     for t in (k for k in range(r) if plain[k] == "that"):  # "there is no evidence that", "a myth that"
         frame = [k for k in range(max(t - 3, 0), t) if not any(b in sentence.breaks for b in range(k + 1, t + 1))
-                 and (plain[k] in _DISBELIEF or (_negative(plain[k]) and plain[k + 1] not in _AFFIRMING))]
+                 and (plain[k] in _DISBELIEF or (plain[k] in _DENYING and not _denial_denied(plain, k))
+                      or (_negative(plain[k]) and plain[k + 1] not in _AFFIRMING
+                          and not _DENYING.intersection(plain[k + 1:t])))]  # "does not dispute that" asserts
         if frame:
             found.append(("disbelieved", " ".join(plain[frame[0]:t + 1])))
     return found
+
+
+def _denial_denied(plain: Sequence[str], k: int) -> bool:
+    """Whether the denying verb at ``k`` is itself denied: "nobody denies that", "few doubt that", "does not
+    dispute that" (then the clause is asserted)."""
+    before = plain[max(k - 3, 0):k]
+    return any(_negative(w) or w in _FEW for w in before) or " ".join(before[-2:]) == "no one"
+
+
+_FEW = _set("nobody few none nothing hardly")
 
 
 def asserted(reasons: Sequence[Reason], denied: bool) -> bool:
