@@ -37,11 +37,17 @@ FIXED = dt.datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=dt.UTC)
 
 
 def ledger_bytes(paths: SessionPaths) -> bytes:
+    """The ledger, but for the file key of the claim each decision judged (which file, on this disk: two
+    copies of a session differ there and nowhere else)."""
     ledger = Ledger(paths.store_db)
     try:
-        return orjson.dumps(ledger.ledger(), default=str)
+        entries = ledger.ledger()
     finally:
         ledger.close()
+    for entry in entries:
+        if isinstance(entry.get("detail"), dict) and entry["detail"].pop("claim", None) is not None:
+            entry["detail"]["claim"] = "<file key>"
+    return orjson.dumps(entries, default=str)
 
 
 def _sweep_submission(rng: random.Random, agent: str, cited: dict[str, list[str]], texts: list[str]) -> Any:
