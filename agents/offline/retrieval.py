@@ -34,6 +34,7 @@ from agents.offline.qtype import classify, fit
 from agents.offline.selection import Answer, dedupe, is_broad, spread, with_results
 from agents.offline.semantic import embedder
 from agents.offline.sentences import Sentence
+from agents.offline.softmatch import Lexicon, surface_words
 from agents.offline.units import quotable
 from agents.offline.vintage import Currency, asks_for_current, names_current, vintages
 from orchestrator.model.terms import search_terms, search_words, stem_words
@@ -47,13 +48,19 @@ POOL = 400  # candidates taken from the top of each ranking
 RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
 RRF_SEMANTIC = 1.0  # weight of the semantic ranking in the fusion (the lexical one weighs 1)
 SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
+RERANK_DEPTH = 50  # fused candidates scored again (soft term coverage, relative cosine)
+ANSWER_DEPTH = 10  # ... of which the best coverage among the first ANSWER_DEPTH decides whether to answer
+UNGATED = 0.2  # score handicap of a reranked unit that neither its words nor its meaning put through
+RR_SOFT = 0.3  # weight of what soft term matching adds to the exact coverage of the unit and its window
+RR_SIMILARITY = 0.35  # weight of the window's cosine below the question's best window
+KEEP_SHARE = 0.5  # a candidate under this share of the best one's score is not returned
 RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
 STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
 #: A window answers in other words at the model's calibrated cosine (semantic.Embedder), within SEMANTIC_BAND
-#: of the question's best window, among its SEMANTIC_TOP closest, with SEMANTIC_MIN_COVERAGE of its terms.
-SEMANTIC_BAND, SEMANTIC_TOP, SEMANTIC_MIN_COVERAGE = 0.1, POOL, 0.1
+#: of the question's best window, with SEMANTIC_MIN_COVERAGE of its terms.
+SEMANTIC_BAND, SEMANTIC_MIN_COVERAGE = 0.1, 0.1
 _PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
@@ -78,10 +85,12 @@ class Retriever:
             usable = [p for p in parts if p is not None]
             self.vectors = np.vstack(usable) if usable and len(usable) == len(parts) else None
             self.abbreviations = find_abbreviations(d.text for d in corpus.documents.values())
+            self.words = surface_words(u.sentence.text for u in self.units)
         else:
             self.units = [self._unit(sid, row, pages[sid], doc) for sid, doc, row in state["units"]]
             self.terms = [list(t) for t in state["terms"]]
             self.abbreviations = dict(state["abbreviations"])
+            self.words = dict(state["words"])
             found = state["postings"]
             postings = (dict(found["vocab"]), np.asarray(found["data"], dtype=float),
                         np.asarray(found["indices"], dtype=np.int64), np.asarray(found["indptr"], dtype=np.int64))
@@ -101,6 +110,7 @@ class Retriever:
         self.max_idf = math.log(1 + (n + 0.5) / 0.5)
         self.vocab = sorted(df)
         self._scores: dict[str, np.ndarray] = {}
+        self._lexicon: Lexicon | None = None
         self.anchors = self._anchor_counts()
         self.window_vectors = window_vectors(self.vectors, [u.doc for u in self.units])
         self.currency = Currency(vintages({sid: doc.source for sid, doc in corpus.documents.items()}),
@@ -112,7 +122,7 @@ class Retriever:
         return IndexedUnit(Sentence(sid, page, start, end, pages[page - 1][start:end], context), section, bool(ok), doc,
                      kind)
 
-    _VERSION = 4
+    _VERSION = 5
 
     def state(self) -> dict[str, Any]:
         """What :meth:`__init__` needs to restore this index without rebuilding it (JSON-serialisable)."""
@@ -120,7 +130,7 @@ class Retriever:
         return {"units": [[u.sentence.source_id, u.doc, [u.sentence.page, u.sentence.start, u.sentence.end,
                                                          u.section, u.quotable, u.kind, u.sentence.context]]
                           for u in self.units],
-                "terms": self.terms, "abbreviations": self.abbreviations,
+                "terms": self.terms, "abbreviations": self.abbreviations, "words": self.words,
                 "postings": {"vocab": vocab, "data": data.tolist(), "indices": indices.tolist(),
                              "indptr": indptr.tolist()}}
 
@@ -218,6 +228,38 @@ class Retriever:
         floor = MIN_WEIGHT_SHARE * max(present) if present else 0.0
         return {stem: max(w, floor) for stem, w in raw.items()}
 
+    def lexicon(self) -> Lexicon | None:
+        """Word vectors of the corpus vocabulary (built on first use), or None without the model."""
+        model = embedder()
+        if model is None:
+            return None
+        if self._lexicon is None:
+            self._lexicon = Lexicon(self.words, model)
+        return self._lexicon
+
+    def soft_coverage(self, question: str, groups: list[tuple[str, set[str]]],
+                      weights: dict[str, float]) -> Any:
+        """A function of a unit index -> (window, own) coverage of the question's weighted terms, where a
+        term the window lacks counts for its closest word's similarity (:mod:`agents.offline.softmatch`)."""
+        total = sum(weights.values()) or 1.0
+        lexicon = self.lexicon()
+        words = {stem_words([w])[0]: w for w in question_terms(question)}
+        sims = lexicon.similarities([words.get(s, s) for s, _ in groups]) if lexicon else None
+        w = np.array([weights[s] for s, _ in groups])
+
+        def cover(i: int) -> tuple[float, float]:
+            own, window = set(self.terms[i]), self.window_sets[i]
+            hard_w = np.array([1.0 if (s in window or alts & window) else 0.0 for s, alts in groups])
+            hard_s = np.array([1.0 if (s in own or alts & own) else 0.0 for s, alts in groups])
+            exact = float(w @ hard_w) / total, float(w @ hard_s) / total
+            if sims is None or lexicon is None:
+                return (*exact, *exact)
+            soft_w = Lexicon.credit(sims, lexicon.ids_of(window))
+            soft_s = Lexicon.credit(sims, lexicon.ids_of(own))
+            return (float(w @ np.maximum(hard_w, soft_w)) / total, float(w @ np.maximum(hard_s, soft_s)) / total,
+                    *exact)
+        return cover
+
     # -- ranking ------------------------------------------------------------------------------
     def lexical_scores(self, question: str, context: str = "") -> tuple[np.ndarray, list[tuple[str, set[str]]],
                                                                         dict[str, float]]:
@@ -249,12 +291,12 @@ class Retriever:
 
         Two rankings are fused by reciprocal rank: BM25 over the expanded question (the question's
         own words, the papers' abbreviations, lay terms) and the cosine of static embeddings (the
-        reader's words for the same thing). A unit is a candidate when its window covers most of the
-        question's weighted terms, or when its meaning stands out from the rest of the corpus
-        (:data:`SEMANTIC_Z`) and it shares some of the question's terms; nothing passes for a question
-        the corpus does not address. ``context`` (the research query, for a sub-question) adds its
-        terms at low weight; ``exclude`` holds normalised sentences already quoted elsewhere;
-        ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
+        reader's words for the same thing). With embeddings, the fused top :data:`RERANK_DEPTH` are
+        reranked (:meth:`_reranked`) and the question is answered only when its best windows are
+        close enough for this corpus (:meth:`answerable`); without them, a unit is a candidate when
+        its window covers ``min_coverage`` of the question's weighted terms. ``context`` (the research
+        query, for a sub-question) adds its terms at low weight; ``exclude`` holds normalised sentences
+        already quoted elsewhere; ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
         """
         if not self.units:
             return []
@@ -264,41 +306,21 @@ class Retriever:
         if anchors and about:  # a question that names something is answered by the papers about it
             only = about if only is None else only & about
         score, groups, weights = self.lexical_scores(question, context)
-        total = sum(weights.values()) or 1.0
         sim = None if mode == "lexical" else self.semantic_scores(question)
         if mode == "semantic" and sim is not None:
             score = np.zeros(len(self.units))
-        best = float(score.max()) or 1.0
-        pool = [int(i) for i in np.argsort(-score, kind="stable")[:POOL] if score[i] > 0]
-        lex_rank = {i: r for r, i in enumerate(pool)}
-        sem_rank: dict[int, int] = {}
-        if sim is not None:
-            sem_rank = {int(i): r for r, i in enumerate(np.argsort(-sim, kind="stable")[:POOL])}
-        top = float(sim.max()) if sim is not None else 0.0
-        model = embedder()
-        floor, semantic_floor = (model.min_similarity, model.semantic_similarity) if model else (0.0, 1.0)
+        allowed = np.fromiter((u.quotable and (only is None or u.sentence.source_id in only) for u in self.units),
+                              dtype=bool, count=len(self.units))
+        if sim is None:
+            picked = self._lexical(score, groups, weights, allowed, min_coverage)
+        else:
+            picked = self._reranked(question, score, sim, groups, weights, allowed)
         periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
         current = asks_for_current(question)
         explicit = current and names_current(question)
         candidates: list[tuple[float, Answer]] = []
-        for i in dict.fromkeys([*pool, *sem_rank]):
+        for i, base, cover_w in picked:
             unit = self.units[i]
-            if not unit.quotable or (only is not None and unit.sentence.source_id not in only):
-                continue
-            own, window = set(self.terms[i]), self.window_sets[i]
-            cover_w = sum(w for s, alts in groups if (s in window or alts & window) for w in [weights[s]]) / total
-            cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
-            lexical_ok = mode != "semantic" and cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE \
-                and (sim is None or top >= floor)
-            semantic_ok = sim is not None and sem_rank.get(i, POOL) < SEMANTIC_TOP \
-                and sim[i] >= max(semantic_floor, top - SEMANTIC_BAND) and cover_w >= SEMANTIC_MIN_COVERAGE
-            if not (lexical_ok or semantic_ok):
-                continue  # neither its words nor its meaning answer the question
-            fused = (1.0 / (RRF_K + lex_rank.get(i, POOL)) + (
-                RRF_SEMANTIC / (RRF_K + sem_rank.get(i, POOL)) if sim is not None else 0.0)) / (1 + RRF_SEMANTIC)
-            base = 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w
-            if sim is not None:
-                base = (1 - SEMANTIC_WEIGHT) * base + SEMANTIC_WEIGHT * RRF_K * fused
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
             if unit.kind != "sentence" and not kind.numeric:
                 value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
@@ -309,6 +331,9 @@ class Retriever:
                 value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self.currency.age(unit.sentence)
             candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
         candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
+        if sim is not None and candidates:  # far below the best is not an answer, however few there are
+            floor = KEEP_SHARE * candidates[0][0]
+            candidates = [c for c in candidates if c[0] >= floor]
         if kind.yes_no and candidates:
             candidates = with_results(candidates, [(u.sentence, u.section, u.quotable) for u in self.units],
                                       RESULTS_ADDED)
@@ -316,6 +341,81 @@ class Retriever:
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
+
+    def _lexical(self, score: np.ndarray, groups: list[tuple[str, set[str]]], weights: dict[str, float],
+                 allowed: np.ndarray, min_coverage: float) -> list[tuple[int, float, float]]:
+        """(unit, base score, window coverage) of the units whose window and own words cover the question
+        (BM25 alone: no embedding model, or the lexical mode)."""
+        total = sum(weights.values()) or 1.0
+        best = float(score.max()) or 1.0
+        out = []
+        for i in (int(i) for i in np.argsort(-score, kind="stable")[:POOL]):
+            if score[i] <= 0:
+                break
+            if not allowed[i]:
+                continue
+            own, window = set(self.terms[i]), self.window_sets[i]
+            cover_w = sum(weights[s] for s, alts in groups if s in window or alts & window) / total
+            cover_s = sum(weights[s] for s, alts in groups if s in own or alts & own) / total
+            if cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE:
+                out.append((i, 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w, cover_w))
+        return out
+
+    def answerable(self, top_similarity: float, best_coverage: float) -> bool:
+        """Whether the corpus addresses the question: its closest window's cosine plus half the best
+        (soft) term coverage among the reranked top reaches the model's calibrated ``answer_floor``.
+        Meaning alone lets a near-topic question through; words alone let a coincidence through."""
+        model = embedder()
+        return model is not None and top_similarity + 0.5 * best_coverage >= model.answer_floor
+
+    def _reranked(self, question: str, score: np.ndarray, sim: np.ndarray, groups: list[tuple[str, set[str]]],
+                  weights: dict[str, float], allowed: np.ndarray) -> list[tuple[int, float, float]]:
+        """(unit, base score, window coverage) of the units that answer in the question's words or meaning,
+        and of the fused top :data:`RERANK_DEPTH`, scored again with what a rank cannot see: the
+        question's terms in the unit and its window, matched softly by their embedding neighbours
+        (:mod:`agents.offline.softmatch`), and the window's cosine relative to the question's best (per
+        query: cosines of different questions are not comparable)."""
+        if not allowed.any():
+            return []
+        n = len(self.units)
+        lex_rank = np.full(n, float(POOL))
+        order = np.argsort(-score, kind="stable")[:POOL]
+        lex_rank[order] = np.arange(len(order))
+        lex_rank[score <= 0] = POOL
+        sem_rank = np.full(n, float(POOL))
+        order = np.argsort(-sim, kind="stable")[:POOL]
+        sem_rank[order] = np.arange(len(order))
+        fused = RRF_K * (1.0 / (RRF_K + lex_rank) + RRF_SEMANTIC / (RRF_K + sem_rank)) / (1 + RRF_SEMANTIC)
+        fused[~allowed] = -1.0
+        pool = [int(i) for i in np.argsort(-fused, kind="stable")[:RERANK_DEPTH] if allowed[i]]
+        top = float(sim[allowed].max())
+        model = embedder()
+        floor, semantic_floor = (model.min_similarity, model.semantic_similarity) if model else (0.0, 1.0)
+        total = sum(weights.values()) or 1.0
+        gated = []  # in the question's own words, or close in meaning with some of them
+        for i in (int(i) for i in np.flatnonzero(allowed & ((lex_rank < POOL) | (sem_rank < POOL)))):
+            own, window = set(self.terms[i]), self.window_sets[i]
+            cover_w = sum(weights[s] for s, alts in groups if s in window or alts & window) / total
+            cover_s = sum(weights[s] for s, alts in groups if s in own or alts & own) / total
+            if (lex_rank[i] < POOL and cover_w >= MIN_COVERAGE and cover_s >= MIN_OWN_COVERAGE and top >= floor) \
+                    or (sim[i] >= max(semantic_floor, top - SEMANTIC_BAND) and cover_w >= SEMANTIC_MIN_COVERAGE):
+                gated.append(i)
+        cover = self.soft_coverage(question, groups, weights)
+        covers = {i: cover(i) for i in dict.fromkeys([*gated, *pool])}
+        if not gated and not self.answerable(top, max((covers[i][0] for i in pool[:ANSWER_DEPTH]), default=0.0)):
+            return []
+        best = float(score.max()) or 1.0
+        passed = set(gated)
+        out = []
+        for i, (cover_w, cover_s, exact_w, exact_s) in covers.items():
+            if cover_w < SEMANTIC_MIN_COVERAGE:
+                continue
+            words = 0.45 * float(score[i]) / best + 0.35 * exact_s + 0.2 * exact_w
+            base = (1 - SEMANTIC_WEIGHT) * words + SEMANTIC_WEIGHT * float(fused[i]) \
+                + RR_SOFT * (0.6 * (cover_s - exact_s) + 0.4 * (cover_w - exact_w)) \
+                + RR_SIMILARITY * (float(sim[i]) - top) - (0.0 if i in passed else UNGATED)
+            out.append((i, base, cover_w))
+        return out
 
 
 def retriever_for(corpus: Corpus) -> Retriever:
