@@ -34,7 +34,7 @@ from agents.offline.qtype import classify, fit
 from agents.offline.selection import Answer, dedupe, is_broad, spread, with_results
 from agents.offline.semantic import embedder
 from agents.offline.sentences import Sentence
-from agents.offline.softmatch import Lexicon, surface_words
+from agents.offline.softmatch import Coverage, Lexicon, surface_words
 from agents.offline.units import quotable
 from agents.offline.vintage import Currency, asks_for_current, names_current, vintages
 from orchestrator.model.terms import search_terms, search_words, stem_words
@@ -238,27 +238,11 @@ class Retriever:
         return self._lexicon
 
     def soft_coverage(self, question: str, groups: list[tuple[str, set[str]]],
-                      weights: dict[str, float]) -> Any:
-        """A function of a unit index -> (window, own) coverage of the question's weighted terms, where a
-        term the window lacks counts for its closest word's similarity (:mod:`agents.offline.softmatch`)."""
-        total = sum(weights.values()) or 1.0
-        lexicon = self.lexicon()
+                      weights: dict[str, float]) -> Coverage:
+        """Coverage of the question's weighted terms by a unit and its window, soft and exact."""
         words = {stem_words([w])[0]: w for w in question_terms(question)}
-        sims = lexicon.similarities([words.get(s, s) for s, _ in groups]) if lexicon else None
-        w = np.array([weights[s] for s, _ in groups])
-
-        def cover(i: int) -> tuple[float, float]:
-            own, window = set(self.terms[i]), self.window_sets[i]
-            hard_w = np.array([1.0 if (s in window or alts & window) else 0.0 for s, alts in groups])
-            hard_s = np.array([1.0 if (s in own or alts & own) else 0.0 for s, alts in groups])
-            exact = float(w @ hard_w) / total, float(w @ hard_s) / total
-            if sims is None or lexicon is None:
-                return (*exact, *exact)
-            soft_w = Lexicon.credit(sims, lexicon.ids_of(window))
-            soft_s = Lexicon.credit(sims, lexicon.ids_of(own))
-            return (float(w @ np.maximum(hard_w, soft_w)) / total, float(w @ np.maximum(hard_s, soft_s)) / total,
-                    *exact)
-        return cover
+        return Coverage(self.lexicon(), [(words.get(s, s), s, alts, weights[s]) for s, alts in groups],
+                        self.terms, self.window_sets)
 
     # -- ranking ------------------------------------------------------------------------------
     def lexical_scores(self, question: str, context: str = "") -> tuple[np.ndarray, list[tuple[str, set[str]]],

@@ -20,7 +20,7 @@ import numpy as np
 from agents.offline.semantic import Embedder
 from orchestrator.model.terms import SEARCH_STOPWORDS, search_words, stem_words
 
-__all__ = ["SOFT_MIN", "SOFT_SHARE", "Lexicon", "surface_words"]
+__all__ = ["SOFT_MIN", "SOFT_SHARE", "Coverage", "Lexicon", "surface_words"]
 
 SOFT_MIN = 0.45  # a word's closest neighbour at this cosine or more is a match ...
 SOFT_SHARE = 0.8  # ... credited at most this share of an exact match
@@ -61,3 +61,29 @@ class Lexicon:
             return np.zeros(len(similarities))
         best = similarities[:, ids].max(axis=1)
         return np.where(best >= SOFT_MIN, SOFT_SHARE * np.clip(best, 0.0, 1.0), 0.0)
+
+
+class Coverage:
+    """Share of a question's weighted terms a unit and its window hold: exactly (the stem or one of its
+    expansions) and softly (else the closest word's :meth:`Lexicon.credit`)."""
+
+    def __init__(self, lexicon: Lexicon | None, groups: Sequence[tuple[str, str, set[str], float]],
+                 terms: Sequence[Sequence[str]], windows: Sequence[set[str]]) -> None:
+        """``groups``: (the question's word, its stem, the stems that may stand in for it, its weight)."""
+        self.lexicon, self.groups, self.terms, self.windows = lexicon, groups, terms, windows
+        self.weights = np.array([g[3] for g in groups])
+        self.total = float(self.weights.sum()) or 1.0
+        self.sims = lexicon.similarities([g[0] for g in groups]) if lexicon is not None else None
+
+    def __call__(self, i: int) -> tuple[float, float, float, float]:
+        """(soft window, soft own, exact window, exact own) coverage of unit ``i``."""
+        own, window = set(self.terms[i]), self.windows[i]
+        hard_w = np.array([1.0 if (s in window or alts & window) else 0.0 for _, s, alts, _ in self.groups])
+        hard_s = np.array([1.0 if (s in own or alts & own) else 0.0 for _, s, alts, _ in self.groups])
+        exact_w, exact_s = float(self.weights @ hard_w) / self.total, float(self.weights @ hard_s) / self.total
+        if self.sims is None or self.lexicon is None:
+            return exact_w, exact_s, exact_w, exact_s
+        soft_w = np.maximum(hard_w, Lexicon.credit(self.sims, self.lexicon.ids_of(window)))
+        soft_s = np.maximum(hard_s, Lexicon.credit(self.sims, self.lexicon.ids_of(own)))
+        return (float(self.weights @ soft_w) / self.total, float(self.weights @ soft_s) / self.total,
+                exact_w, exact_s)
