@@ -52,7 +52,6 @@ RERANK_DEPTH = 50  # fused candidates scored again (soft term coverage, relative
 ANSWER_DEPTH = 10  # ... of which the best coverage among the first ANSWER_DEPTH decides whether to answer
 UNGATED = 0.2  # score handicap of a reranked unit that neither its words nor its meaning put through
 RR_SOFT = 0.3  # weight of what soft term matching adds to the exact coverage of the unit and its window
-RR_SIMILARITY = 0.35  # weight of the window's cosine below the question's best window
 KEEP_SHARE = 0.5  # a candidate under this share of the best one's score is not returned
 RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
 STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
@@ -357,8 +356,8 @@ class Retriever:
         """(unit, base score, window coverage) of the units that answer in the question's words or meaning,
         and of the fused top :data:`RERANK_DEPTH`, scored again with what a rank cannot see: the
         question's terms in the unit and its window, matched softly by their embedding neighbours
-        (:mod:`agents.offline.softmatch`), and the window's cosine relative to the question's best (per
-        query: cosines of different questions are not comparable)."""
+        (:mod:`agents.offline.softmatch`). Whether to answer at all is decided per query, from the best
+        window's cosine and the best soft coverage (:meth:`answerable`)."""
         if not allowed.any():
             return []
         n = len(self.units)
@@ -397,7 +396,7 @@ class Retriever:
             words = 0.45 * float(score[i]) / best + 0.35 * exact_s + 0.2 * exact_w
             base = (1 - SEMANTIC_WEIGHT) * words + SEMANTIC_WEIGHT * float(fused[i]) \
                 + RR_SOFT * (0.6 * (cover_s - exact_s) + 0.4 * (cover_w - exact_w)) \
-                + RR_SIMILARITY * (float(sim[i]) - top) - (0.0 if i in passed else UNGATED)
+                - (0.0 if i in passed else UNGATED)
             out.append((i, base, cover_w))
         return out
 
