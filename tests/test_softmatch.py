@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from agents.offline import semantic
+from agents.offline.candidates import answerable
 from agents.offline.corpus import Corpus
 from agents.offline.ingest import ingest_dirs
-from agents.offline.retrieval import Retriever
+from agents.offline.retrieval import SUBJECT_WEIGHT, Retriever
 from agents.offline.softmatch import SOFT_MIN, SOFT_SHARE, Lexicon, surface_words
 from agents.offline.textindex import PassageIndex
 from tests.helpers.data import PAPERS
@@ -74,8 +75,20 @@ def test_soft_coverage_credits_neighbours_but_exact_coverage_does_not(papers: Re
 
 
 def test_the_abstention_rule_needs_closeness_and_shared_words(papers: Retriever) -> None:
-    floor = semantic.Embedder.answer_floor
-    assert papers.answerable(floor, 0.0) and papers.answerable(floor - 0.2, 0.4)
-    assert not papers.answerable(floor - 0.2, 0.3)
+    model = semantic.embedder()
+    assert model is not None
+    floor = model.answer_floor
+    assert answerable(model, floor, 0.0) and answerable(model, floor - 0.2, 0.4)
+    assert not answerable(model, floor - 0.2, 0.3)
     for off in ("Who won the 2018 FIFA World Cup?", "What is the interest rate set by the European Central Bank?"):
         assert papers.search(off) == [], off
+
+
+def test_names_that_chose_the_paper_weigh_less_within_it(papers: Retriever) -> None:
+    question = "For the formal exit interviews at Kamuzu Central Hospital, how many outpatients answered?"
+    subject = papers.anchors_of(question)
+    assert "kamuzu" in subject
+    _, _, plain = papers.lexical_scores(question)
+    _, _, within = papers.lexical_scores(question, subject=subject)
+    assert within["kamuzu"] == pytest.approx(SUBJECT_WEIGHT * plain["kamuzu"])
+    assert within["outpati"] == plain["outpati"]

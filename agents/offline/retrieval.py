@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from agents.offline.candidates import MIN_COVERAGE, lexical, reranked
 from agents.offline.corpus import Corpus
 from agents.offline.doccache import code_key
 from agents.offline.expansion import (
@@ -41,25 +42,14 @@ from orchestrator.model.terms import search_terms, search_words, stem_words
 
 __all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
-MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
-MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
 MIN_WEIGHT_SHARE = 0.3  # floor of a question term's weight, as a share of the rarest present term's
-POOL = 400  # candidates taken from the top of each ranking
-RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
-RRF_SEMANTIC = 1.0  # weight of the semantic ranking in the fusion (the lexical one weighs 1)
-SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
-RERANK_DEPTH = 50  # fused candidates scored again (soft term coverage, relative cosine)
-ANSWER_DEPTH = 10  # ... of which the best coverage among the first ANSWER_DEPTH decides whether to answer
-UNGATED = 0.2  # score handicap of a reranked unit that neither its words nor its meaning put through
-RR_SOFT = 0.3  # weight of what soft term matching adds to the exact coverage of the unit and its window
-KEEP_SHARE = 0.5  # a candidate under this share of the best one's score is not returned
+SUBJECT_WEIGHT = 0.45  # a term that chose the papers (a name they are about) weighs this share within them
+KEEP_SHARE = 0.5  # a candidate under this share of the best one's score is not returned ...
+UNGATED_SHARE = 0.65  # ... nor one the gate did not pass under this share
 RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
 STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
-#: A window answers in other words at the model's calibrated cosine (semantic.Embedder), within SEMANTIC_BAND
-#: of the question's best window, with SEMANTIC_MIN_COVERAGE of its terms.
-SEMANTIC_BAND, SEMANTIC_MIN_COVERAGE = 0.1, 0.1
 _PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
@@ -244,11 +234,15 @@ class Retriever:
                         self.terms, self.window_sets)
 
     # -- ranking ------------------------------------------------------------------------------
-    def lexical_scores(self, question: str, context: str = "") -> tuple[np.ndarray, list[tuple[str, set[str]]],
-                                                                        dict[str, float]]:
-        """BM25 of every window for the expanded question (with feedback), its term groups and weights."""
+    def lexical_scores(self, question: str, context: str = "", subject: set[str] | frozenset[str] = frozenset()
+                       ) -> tuple[np.ndarray, list[tuple[str, set[str]]], dict[str, float]]:
+        """BM25 of every window for the expanded question (with feedback), its term groups and weights.
+
+        ``subject``: the stems of names that chose the papers to answer from ("Kamuzu Central Hospital",
+        "33RE"); within those papers they are everywhere, and the rest of the question (often in the
+        reader's own words) tells the answering sentence apart, so they weigh :data:`SUBJECT_WEIGHT`."""
         groups = self.expand(question)
-        weights = self.weights(groups)
+        weights = {s: w * SUBJECT_WEIGHT if s in subject else w for s, w in self.weights(groups).items()}
         score = np.zeros(len(self.units))
         for stem, alts in groups:
             score += weights[stem] * self._term_scores(stem)
@@ -288,21 +282,23 @@ class Retriever:
         about = {sid for sid, counts in self.anchors.items() if any(counts[a] >= 3 for a in anchors)}
         if anchors and about:  # a question that names something is answered by the papers about it
             only = about if only is None else only & about
-        score, groups, weights = self.lexical_scores(question, context)
-        sim = None if mode == "lexical" else self.semantic_scores(question)
+        score, groups, weights = self.lexical_scores(question, context, anchors if anchors and about else set())
+        model = embedder()
+        sim = None if mode == "lexical" or model is None else self.semantic_scores(question)
         if mode == "semantic" and sim is not None:
             score = np.zeros(len(self.units))
         allowed = np.fromiter((u.quotable and (only is None or u.sentence.source_id in only) for u in self.units),
                               dtype=bool, count=len(self.units))
-        if sim is None:
-            picked = self._lexical(score, groups, weights, allowed, min_coverage)
+        cover = self.soft_coverage(question, groups, weights)
+        if sim is None or model is None:
+            picked = lexical(score, cover, allowed, min_coverage)
         else:
-            picked = self._reranked(question, score, sim, groups, weights, allowed)
+            picked = reranked(score, sim, cover, allowed, model)
         periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
         current = asks_for_current(question)
         explicit = current and names_current(question)
-        candidates: list[tuple[float, Answer]] = []
-        for i, base, cover_w in picked:
+        scored: list[tuple[float, Answer, bool]] = []
+        for i, base, cover_w, gated in picked:
             unit = self.units[i]
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
             if unit.kind != "sentence" and not kind.numeric:
@@ -312,11 +308,12 @@ class Retriever:
             elif current:
                 # "latest", or no period named: the newer statement
                 value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self.currency.age(unit.sentence)
-            candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
-        candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
-        if sim is not None and candidates:  # far below the best is not an answer, however few there are
-            floor = KEEP_SHARE * candidates[0][0]
-            candidates = [c for c in candidates if c[0] >= floor]
+            scored.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section), gated))
+        scored.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
+        if sim is not None and scored:  # far below the best is not an answer, however few there are
+            best = scored[0][0]
+            scored = [c for c in scored if c[0] >= (KEEP_SHARE if c[2] else UNGATED_SHARE) * best]
+        candidates = [(value, answer) for value, answer, _ in scored]
         if kind.yes_no and candidates:
             candidates = with_results(candidates, [(u.sentence, u.section, u.quotable) for u in self.units],
                                       RESULTS_ADDED)
@@ -324,82 +321,6 @@ class Retriever:
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
-
-    def _lexical(self, score: np.ndarray, groups: list[tuple[str, set[str]]], weights: dict[str, float],
-                 allowed: np.ndarray, min_coverage: float) -> list[tuple[int, float, float]]:
-        """(unit, base score, window coverage) of the units whose window and own words cover the question
-        (BM25 alone: no embedding model, or the lexical mode)."""
-        total = sum(weights.values()) or 1.0
-        best = float(score.max()) or 1.0
-        out = []
-        for i in (int(i) for i in np.argsort(-score, kind="stable")[:POOL]):
-            if score[i] <= 0:
-                break
-            if not allowed[i]:
-                continue
-            own, window = set(self.terms[i]), self.window_sets[i]
-            cover_w = sum(weights[s] for s, alts in groups if s in window or alts & window) / total
-            cover_s = sum(weights[s] for s, alts in groups if s in own or alts & own) / total
-            if cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE:
-                out.append((i, 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w, cover_w))
-        return out
-
-    def answerable(self, top_similarity: float, best_coverage: float) -> bool:
-        """Whether the corpus addresses the question: its closest window's cosine plus half the best
-        (soft) term coverage among the reranked top reaches the model's calibrated ``answer_floor``.
-        Meaning alone lets a near-topic question through; words alone let a coincidence through."""
-        model = embedder()
-        return model is not None and top_similarity + 0.5 * best_coverage >= model.answer_floor
-
-    def _reranked(self, question: str, score: np.ndarray, sim: np.ndarray, groups: list[tuple[str, set[str]]],
-                  weights: dict[str, float], allowed: np.ndarray) -> list[tuple[int, float, float]]:
-        """(unit, base score, window coverage) of the units that answer in the question's words or meaning,
-        and of the fused top :data:`RERANK_DEPTH`, scored again with what a rank cannot see: the
-        question's terms in the unit and its window, matched softly by their embedding neighbours
-        (:mod:`agents.offline.softmatch`). Whether to answer at all is decided per query, from the best
-        window's cosine and the best soft coverage (:meth:`answerable`)."""
-        if not allowed.any():
-            return []
-        n = len(self.units)
-        lex_rank = np.full(n, float(POOL))
-        order = np.argsort(-score, kind="stable")[:POOL]
-        lex_rank[order] = np.arange(len(order))
-        lex_rank[score <= 0] = POOL
-        sem_rank = np.full(n, float(POOL))
-        order = np.argsort(-sim, kind="stable")[:POOL]
-        sem_rank[order] = np.arange(len(order))
-        fused = RRF_K * (1.0 / (RRF_K + lex_rank) + RRF_SEMANTIC / (RRF_K + sem_rank)) / (1 + RRF_SEMANTIC)
-        fused[~allowed] = -1.0
-        pool = [int(i) for i in np.argsort(-fused, kind="stable")[:RERANK_DEPTH] if allowed[i]]
-        top = float(sim[allowed].max())
-        model = embedder()
-        floor, semantic_floor = (model.min_similarity, model.semantic_similarity) if model else (0.0, 1.0)
-        total = sum(weights.values()) or 1.0
-        gated = []  # in the question's own words, or close in meaning with some of them
-        for i in (int(i) for i in np.flatnonzero(allowed & ((lex_rank < POOL) | (sem_rank < POOL)))):
-            own, window = set(self.terms[i]), self.window_sets[i]
-            cover_w = sum(weights[s] for s, alts in groups if s in window or alts & window) / total
-            cover_s = sum(weights[s] for s, alts in groups if s in own or alts & own) / total
-            if (lex_rank[i] < POOL and cover_w >= MIN_COVERAGE and cover_s >= MIN_OWN_COVERAGE and top >= floor) \
-                    or (sim[i] >= max(semantic_floor, top - SEMANTIC_BAND) and cover_w >= SEMANTIC_MIN_COVERAGE):
-                gated.append(i)
-        cover = self.soft_coverage(question, groups, weights)
-        covers = {i: cover(i) for i in dict.fromkeys([*gated, *pool])}
-        if not gated and not self.answerable(top, max((covers[i][0] for i in pool[:ANSWER_DEPTH]), default=0.0)):
-            return []
-        best = float(score.max()) or 1.0
-        passed = set(gated)
-        out = []
-        for i, (cover_w, cover_s, exact_w, exact_s) in covers.items():
-            if cover_w < SEMANTIC_MIN_COVERAGE:
-                continue
-            words = 0.45 * float(score[i]) / best + 0.35 * exact_s + 0.2 * exact_w
-            base = (1 - SEMANTIC_WEIGHT) * words + SEMANTIC_WEIGHT * float(fused[i]) \
-                + RR_SOFT * (0.6 * (cover_s - exact_s) + 0.4 * (cover_w - exact_w)) \
-                - (0.0 if i in passed else UNGATED)
-            out.append((i, base, cover_w))
-        return out
-
 
 def retriever_for(corpus: Corpus) -> Retriever:
     """The answer retriever over the corpus's documents, built on first use and kept on the corpus."""

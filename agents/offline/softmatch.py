@@ -75,12 +75,21 @@ class Coverage:
         self.total = float(self.weights.sum()) or 1.0
         self.sims = lexicon.similarities([g[0] for g in groups]) if lexicon is not None else None
 
+    def _hits(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        own, window = set(self.terms[i]), self.windows[i]
+        return (np.array([1.0 if (s in window or alts & window) else 0.0 for _, s, alts, _ in self.groups]),
+                np.array([1.0 if (s in own or alts & own) else 0.0 for _, s, alts, _ in self.groups]))
+
+    def exact(self, i: int) -> tuple[float, float]:
+        """(window, own) coverage of unit ``i`` by the question's terms and their expansions only."""
+        hard_w, hard_s = self._hits(i)
+        return float(self.weights @ hard_w) / self.total, float(self.weights @ hard_s) / self.total
+
     def __call__(self, i: int) -> tuple[float, float, float, float]:
         """(soft window, soft own, exact window, exact own) coverage of unit ``i``."""
-        own, window = set(self.terms[i]), self.windows[i]
-        hard_w = np.array([1.0 if (s in window or alts & window) else 0.0 for _, s, alts, _ in self.groups])
-        hard_s = np.array([1.0 if (s in own or alts & own) else 0.0 for _, s, alts, _ in self.groups])
+        hard_w, hard_s = self._hits(i)
         exact_w, exact_s = float(self.weights @ hard_w) / self.total, float(self.weights @ hard_s) / self.total
+        own, window = set(self.terms[i]), self.windows[i]
         if self.sims is None or self.lexicon is None:
             return exact_w, exact_s, exact_w, exact_s
         soft_w = np.maximum(hard_w, Lexicon.credit(self.sims, self.lexicon.ids_of(window)))
