@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from agents.offline.candidates import MIN_COVERAGE, lexical, reranked
 from agents.offline.corpus import Corpus
 from agents.offline.doccache import code_key
 from agents.offline.expansion import (
@@ -34,26 +35,21 @@ from agents.offline.qtype import classify, fit
 from agents.offline.selection import Answer, dedupe, is_broad, spread, with_results
 from agents.offline.semantic import embedder
 from agents.offline.sentences import Sentence
+from agents.offline.softmatch import Coverage, Lexicon, surface_words
 from agents.offline.units import quotable
 from agents.offline.vintage import Currency, asks_for_current, names_current, vintages
 from orchestrator.model.terms import search_terms, search_words, stem_words
 
 __all__ = ["MIN_COVERAGE", "Answer", "Retriever", "dedupe", "quotable"]
 
-MIN_COVERAGE = 0.5  # share of the question's (idf-weighted) terms a sentence's window must hold
-MIN_OWN_COVERAGE = 0.2  # ... and the sentence itself some of them
 MIN_WEIGHT_SHARE = 0.3  # floor of a question term's weight, as a share of the rarest present term's
-POOL = 400  # candidates taken from the top of each ranking
-RRF_K = 60  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings
-RRF_SEMANTIC = 1.0  # weight of the semantic ranking in the fusion (the lexical one weighs 1)
-SEMANTIC_WEIGHT = 0.7  # of the fused rank in a unit's score
+SUBJECT_WEIGHT = 0.45  # a term that chose the papers (a name they are about) weighs this share within them
+KEEP_SHARE = 0.5  # a candidate under this share of the best one's score is not returned ...
+UNGATED_SHARE = 0.65  # ... nor one the gate did not pass under this share
 RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
 STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
-#: A window answers in other words at the model's calibrated cosine (semantic.Embedder), within SEMANTIC_BAND
-#: of the question's best window, among its SEMANTIC_TOP closest, with SEMANTIC_MIN_COVERAGE of its terms.
-SEMANTIC_BAND, SEMANTIC_TOP, SEMANTIC_MIN_COVERAGE = 0.1, POOL, 0.1
 _PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
@@ -78,10 +74,12 @@ class Retriever:
             usable = [p for p in parts if p is not None]
             self.vectors = np.vstack(usable) if usable and len(usable) == len(parts) else None
             self.abbreviations = find_abbreviations(d.text for d in corpus.documents.values())
+            self.words = surface_words(u.sentence.text for u in self.units)
         else:
             self.units = [self._unit(sid, row, pages[sid], doc) for sid, doc, row in state["units"]]
             self.terms = [list(t) for t in state["terms"]]
             self.abbreviations = dict(state["abbreviations"])
+            self.words = dict(state["words"])
             found = state["postings"]
             postings = (dict(found["vocab"]), np.asarray(found["data"], dtype=float),
                         np.asarray(found["indices"], dtype=np.int64), np.asarray(found["indptr"], dtype=np.int64))
@@ -101,6 +99,7 @@ class Retriever:
         self.max_idf = math.log(1 + (n + 0.5) / 0.5)
         self.vocab = sorted(df)
         self._scores: dict[str, np.ndarray] = {}
+        self._lexicon: Lexicon | None = None
         self.anchors = self._anchor_counts()
         self.window_vectors = window_vectors(self.vectors, [u.doc for u in self.units])
         self.currency = Currency(vintages({sid: doc.source for sid, doc in corpus.documents.items()}),
@@ -112,7 +111,7 @@ class Retriever:
         return IndexedUnit(Sentence(sid, page, start, end, pages[page - 1][start:end], context), section, bool(ok), doc,
                      kind)
 
-    _VERSION = 4
+    _VERSION = 5
 
     def state(self) -> dict[str, Any]:
         """What :meth:`__init__` needs to restore this index without rebuilding it (JSON-serialisable)."""
@@ -120,7 +119,7 @@ class Retriever:
         return {"units": [[u.sentence.source_id, u.doc, [u.sentence.page, u.sentence.start, u.sentence.end,
                                                          u.section, u.quotable, u.kind, u.sentence.context]]
                           for u in self.units],
-                "terms": self.terms, "abbreviations": self.abbreviations,
+                "terms": self.terms, "abbreviations": self.abbreviations, "words": self.words,
                 "postings": {"vocab": vocab, "data": data.tolist(), "indices": indices.tolist(),
                              "indptr": indptr.tolist()}}
 
@@ -218,12 +217,32 @@ class Retriever:
         floor = MIN_WEIGHT_SHARE * max(present) if present else 0.0
         return {stem: max(w, floor) for stem, w in raw.items()}
 
+    def lexicon(self) -> Lexicon | None:
+        """Word vectors of the corpus vocabulary (built on first use), or None without the model."""
+        model = embedder()
+        if model is None:
+            return None
+        if self._lexicon is None:
+            self._lexicon = Lexicon(self.words, model)
+        return self._lexicon
+
+    def soft_coverage(self, question: str, groups: list[tuple[str, set[str]]],
+                      weights: dict[str, float]) -> Coverage:
+        """Coverage of the question's weighted terms by a unit and its window, soft and exact."""
+        words = {stem_words([w])[0]: w for w in question_terms(question)}
+        return Coverage(self.lexicon(), [(words.get(s, s), s, alts, weights[s]) for s, alts in groups],
+                        self.terms, self.window_sets)
+
     # -- ranking ------------------------------------------------------------------------------
-    def lexical_scores(self, question: str, context: str = "") -> tuple[np.ndarray, list[tuple[str, set[str]]],
-                                                                        dict[str, float]]:
-        """BM25 of every window for the expanded question (with feedback), its term groups and weights."""
+    def lexical_scores(self, question: str, context: str = "", subject: set[str] | frozenset[str] = frozenset()
+                       ) -> tuple[np.ndarray, list[tuple[str, set[str]]], dict[str, float]]:
+        """BM25 of every window for the expanded question (with feedback), its term groups and weights.
+
+        ``subject``: the stems of names that chose the papers to answer from ("Kamuzu Central Hospital",
+        "33RE"); within those papers they are everywhere, and the rest of the question (often in the
+        reader's own words) tells the answering sentence apart, so they weigh :data:`SUBJECT_WEIGHT`."""
         groups = self.expand(question)
-        weights = self.weights(groups)
+        weights = {s: w * SUBJECT_WEIGHT if s in subject else w for s, w in self.weights(groups).items()}
         score = np.zeros(len(self.units))
         for stem, alts in groups:
             score += weights[stem] * self._term_scores(stem)
@@ -249,12 +268,12 @@ class Retriever:
 
         Two rankings are fused by reciprocal rank: BM25 over the expanded question (the question's
         own words, the papers' abbreviations, lay terms) and the cosine of static embeddings (the
-        reader's words for the same thing). A unit is a candidate when its window covers most of the
-        question's weighted terms, or when its meaning stands out from the rest of the corpus
-        (:data:`SEMANTIC_Z`) and it shares some of the question's terms; nothing passes for a question
-        the corpus does not address. ``context`` (the research query, for a sub-question) adds its
-        terms at low weight; ``exclude`` holds normalised sentences already quoted elsewhere;
-        ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
+        reader's words for the same thing). With embeddings, the fused top :data:`RERANK_DEPTH` are
+        reranked (:meth:`_reranked`) and the question is answered only when its best windows are
+        close enough for this corpus (:meth:`answerable`); without them, a unit is a candidate when
+        its window covers ``min_coverage`` of the question's weighted terms. ``context`` (the research
+        query, for a sub-question) adds its terms at low weight; ``exclude`` holds normalised sentences
+        already quoted elsewhere; ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
         """
         if not self.units:
             return []
@@ -263,42 +282,24 @@ class Retriever:
         about = {sid for sid, counts in self.anchors.items() if any(counts[a] >= 3 for a in anchors)}
         if anchors and about:  # a question that names something is answered by the papers about it
             only = about if only is None else only & about
-        score, groups, weights = self.lexical_scores(question, context)
-        total = sum(weights.values()) or 1.0
-        sim = None if mode == "lexical" else self.semantic_scores(question)
+        score, groups, weights = self.lexical_scores(question, context, anchors if anchors and about else set())
+        model = embedder()
+        sim = None if mode == "lexical" or model is None else self.semantic_scores(question)
         if mode == "semantic" and sim is not None:
             score = np.zeros(len(self.units))
-        best = float(score.max()) or 1.0
-        pool = [int(i) for i in np.argsort(-score, kind="stable")[:POOL] if score[i] > 0]
-        lex_rank = {i: r for r, i in enumerate(pool)}
-        sem_rank: dict[int, int] = {}
-        if sim is not None:
-            sem_rank = {int(i): r for r, i in enumerate(np.argsort(-sim, kind="stable")[:POOL])}
-        top = float(sim.max()) if sim is not None else 0.0
-        model = embedder()
-        floor, semantic_floor = (model.min_similarity, model.semantic_similarity) if model else (0.0, 1.0)
+        allowed = np.fromiter((u.quotable and (only is None or u.sentence.source_id in only) for u in self.units),
+                              dtype=bool, count=len(self.units))
+        cover = self.soft_coverage(question, groups, weights)
+        if sim is None or model is None:
+            picked = lexical(score, cover, allowed, min_coverage)
+        else:
+            picked = reranked(score, sim, cover, allowed, model)
         periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
         current = asks_for_current(question)
         explicit = current and names_current(question)
-        candidates: list[tuple[float, Answer]] = []
-        for i in dict.fromkeys([*pool, *sem_rank]):
+        scored: list[tuple[float, Answer, bool]] = []
+        for i, base, cover_w, gated in picked:
             unit = self.units[i]
-            if not unit.quotable or (only is not None and unit.sentence.source_id not in only):
-                continue
-            own, window = set(self.terms[i]), self.window_sets[i]
-            cover_w = sum(w for s, alts in groups if (s in window or alts & window) for w in [weights[s]]) / total
-            cover_s = sum(w for s, alts in groups if (s in own or alts & own) for w in [weights[s]]) / total
-            lexical_ok = mode != "semantic" and cover_w >= min_coverage and cover_s >= MIN_OWN_COVERAGE \
-                and (sim is None or top >= floor)
-            semantic_ok = sim is not None and sem_rank.get(i, POOL) < SEMANTIC_TOP \
-                and sim[i] >= max(semantic_floor, top - SEMANTIC_BAND) and cover_w >= SEMANTIC_MIN_COVERAGE
-            if not (lexical_ok or semantic_ok):
-                continue  # neither its words nor its meaning answer the question
-            fused = (1.0 / (RRF_K + lex_rank.get(i, POOL)) + (
-                RRF_SEMANTIC / (RRF_K + sem_rank.get(i, POOL)) if sim is not None else 0.0)) / (1 + RRF_SEMANTIC)
-            base = 0.45 * float(score[i]) / best + 0.35 * cover_s + 0.2 * cover_w
-            if sim is not None:
-                base = (1 - SEMANTIC_WEIGHT) * base + SEMANTIC_WEIGHT * RRF_K * fused
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
             if unit.kind != "sentence" and not kind.numeric:
                 value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
@@ -307,8 +308,12 @@ class Retriever:
             elif current:
                 # "latest", or no period named: the newer statement
                 value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self.currency.age(unit.sentence)
-            candidates.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section)))
-        candidates.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
+            scored.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section), gated))
+        scored.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
+        if sim is not None and scored:  # far below the best is not an answer, however few there are
+            best = scored[0][0]
+            scored = [c for c in scored if c[0] >= (KEEP_SHARE if c[2] else UNGATED_SHARE) * best]
+        candidates = [(value, answer) for value, answer, _ in scored]
         if kind.yes_no and candidates:
             candidates = with_results(candidates, [(u.sentence, u.section, u.quotable) for u in self.units],
                                       RESULTS_ADDED)
@@ -316,7 +321,6 @@ class Retriever:
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
-
 
 def retriever_for(corpus: Corpus) -> Retriever:
     """The answer retriever over the corpus's documents, built on first use and kept on the corpus."""

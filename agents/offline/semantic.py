@@ -60,6 +60,9 @@ class Embedder:
     #: off-corpus; a window at ``semantic_similarity`` or more answers in other words.
     min_similarity = 0.3
     semantic_similarity = 0.42
+    #: Answer when the best window's cosine plus half the best soft term coverage reaches this
+    #: (candidates.answerable): answerable questions 0.62 and up, out-of-scope ones 0.6 and under.
+    answer_floor = 0.61
 
     def __init__(self, table: np.ndarray, tokenizer: Any) -> None:
         self.table = np.ascontiguousarray(table, dtype=np.float32)
@@ -88,6 +91,7 @@ class TransformerEmbedder(Embedder):
     name = "all-minilm-l6-v2"
     min_similarity = 0.4  # same calibration as above: answerable questions' best windows 0.54 and up
     semantic_similarity = 0.45
+    answer_floor = 0.71  # the static model's, shifted as min_similarity is (not calibrated on its own)
 
     def __init__(self, model: Any) -> None:  # a sentence_transformers.SentenceTransformer
         self.model = model
