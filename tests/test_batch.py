@@ -153,6 +153,7 @@ def test_ctrl_c_keeps_finished_sessions_and_resume_runs_the_rest(tmp_path: Path,
     assert set(done_first) <= {r["session"] for r in rows}
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_a_batch_runs_on_an_in_process_dask_cluster(tmp_path: Path, env: dict[str, str], sleep_corpus: Path) -> None:
     questions = tmp_path / "q.txt"
     questions.write_text("How does sleep affect memory?\n")

@@ -624,6 +624,7 @@ def test_a_budget_too_small_for_the_first_calls_worst_case_sends_nothing(tmp_pat
     assert_no_network(env, run.root)
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_a_budget_is_never_overshot_by_the_call_that_ends_it(tmp_path: Path) -> None:
     model = ResearcherModel(only=("research-planner",))
     with fake_apis(tmp_path, model) as (env, messages, _):

@@ -162,6 +162,7 @@ def _merged_once(paths: SessionPaths) -> list[str]:
     return sorted(merges)
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_a_session_on_dask_matches_the_same_session_run_locally(client: distributed.Client, tmp_path: Path,
                                                                sleep_corpus: Path) -> None:
     from orchestrator.run.executor import LocalExecutor

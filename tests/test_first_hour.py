@@ -108,6 +108,7 @@ def test_ask_all_lists_hits_first_then_counts_the_rest(folder_run: dict[str, Any
         "1 other session(s) hold no answer to this question.")
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_one_pdf_is_researched_like_a_folder_of_them(env: dict[str, str]) -> None:
     paper = PAPERS / "acl-2020-main-447_s2orc.pdf"
     out = cconductor(env, "run", "How many papers does the S2ORC corpus contain?", "--input", str(paper), "--quiet")

@@ -56,8 +56,11 @@ IGNORING_CTRL_C = [sys.executable, "-c", "import os, signal, sys; signal.signal(
                    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"]
 
 
-@pytest.mark.parametrize(("sig", "started_ignoring"), [(signal.SIGINT, False), (signal.SIGTERM, False),
-                                                       (signal.SIGINT, True)])
+@pytest.mark.parametrize(("sig", "started_ignoring"), [
+    (signal.SIGINT, False),
+    pytest.param(signal.SIGTERM, False, marks=pytest.mark.slow),  # the slow group (CI runs it) keeps the
+    pytest.param(signal.SIGINT, True, marks=pytest.mark.slow),    # everyday suite under 10 minutes
+])
 def test_interrupting_a_run_stops_every_agent_process_and_marks_the_session_interrupted(
     tmp_path: Path, sig: signal.Signals, started_ignoring: bool
 ) -> None:

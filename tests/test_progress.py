@@ -23,6 +23,7 @@ def _command(tmp_path: Path, *extra: str) -> tuple[list[str], dict[str, str]]:
     return command, env
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_a_terminal_gets_the_live_table(tmp_path: Path) -> None:
     command, env = _command(tmp_path)
     leader, follower = os.openpty()
@@ -52,6 +53,7 @@ def test_a_terminal_gets_the_live_table(tmp_path: Path) -> None:
     assert "report:" in text
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_a_pipe_gets_plain_lines(tmp_path: Path) -> None:
     command, env = _command(tmp_path)
     out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
@@ -61,6 +63,7 @@ def test_a_pipe_gets_plain_lines(tmp_path: Path) -> None:
     assert "\x1b[" not in out.stdout
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_json_mode_prints_one_event_per_line(tmp_path: Path) -> None:
     command, env = _command(tmp_path, "--json")
     out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)

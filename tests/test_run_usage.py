@@ -96,6 +96,7 @@ def test_aes_encrypted_pdfs_open_and_password_protected_ones_are_reported(tmp_pa
     assert "truncated.pdf" in reasons
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_skipped_input_files_are_listed_on_the_console_in_status_and_in_the_report(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -158,6 +158,7 @@ def test_an_agent_that_writes_nothing_is_retried_with_instructions(tmp_path: Pat
     assert "thinking" in problem["details"]["log_tail"]
 
 
+@pytest.mark.slow  # a whole run: the slow group (CI runs it) keeps the everyday suite under 10 min
 def test_resume_after_kill_finishes_the_run_and_a_second_resume_is_harmless(tmp_path: Path) -> None:
     slow = tmp_path / "slow-researcher.sh"
     slow.write_text(f'#!/usr/bin/env bash\nsleep 1\nexec {sys.executable} {AGENTS / "researcher.py"} "$@"\n')
