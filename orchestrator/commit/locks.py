@@ -123,14 +123,7 @@ def consume(paths: SessionPaths, agent: str) -> None:
 def clear_error(paths: SessionPaths, agent: str) -> None:
     """The rejection signal goes; one that is a folder (not ours) goes only if empty, and is ignored otherwise
     (the ledger says whether the agent's last submission was rejected: ``errored_agents``)."""
-    error_path = paths.lock_error(agent)
-    try:
-        os.unlink(error_path)
-    except IsADirectoryError:
-        with contextlib.suppress(OSError):
-            os.rmdir(error_path)
-    except OSError:
-        pass
+    _drop(paths.lock_error(agent))
 
 
 def not_a_file(path: Path) -> str | None:
