@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from orchestrator.contradictions.units import CURRENCY_SIGNS, MULTIPLIERS, UNITS, Unit, unit_named
 from orchestrator.contradictions.words import CANONICAL, DIRECTIONS, EVENT_WORDS, GROUPS, LIGHT, term
@@ -93,6 +94,7 @@ def fold(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+@lru_cache(maxsize=4096)
 def _precision(text: str) -> float:
     """Half the step of the last digit written; a round number may be rounded ("1,200": up to 5%)."""
     digits = text.replace(",", "")
@@ -119,20 +121,58 @@ def _count_word(word: str) -> str | None:
     return "#" + found[0] if found and found[0] else None
 
 
+_DASHED = re.compile(r"\d\s?-\s?\d")
+#: a token's kind by its first character (the lexer's alternatives start with distinct characters)
+_KINDS: dict[str, str] = {}
+
+
+def _kind(token: str) -> str:
+    first = token[0]
+    found = _KINDS.get(first)
+    if found is None:
+        found = "num" if first.isdigit() else "word" if first.isalpha() else "dash" if "-" in token else "sym"
+        _KINDS[first] = found
+    return found
+
+
+def tokens(text: str) -> tuple[list[str], list[str]]:
+    """The tokens of ``text`` and their kinds ("num", "word", "dash" (shown as "-") or "sym"), as :data:`_TOKEN`
+    finds them.
+
+    Most of a statement is words and plain numbers between spaces, which need no regular expression: only the
+    other whitespace-separated pieces go through the lexer, and the whole text when a dash joins two numbers
+    (the one token that may span a space). The lexer was a third of analysing a statement."""
+    if "-" in text and _DASHED.search(text):
+        found = _TOKEN.findall(text)
+        kinds = [_KINDS.get(t[0]) or _kind(t) for t in found]
+        return ["-" if kind == "dash" else t for t, kind in zip(found, kinds, strict=True)], kinds
+    texts: list[str] = []
+    kinds = []
+    for piece in text.split():
+        if piece.isalpha():
+            texts.append(piece)
+            kinds.append("word")
+        elif piece.isdecimal():
+            texts.append(piece)
+            kinds.append("num")
+        else:
+            for token in _TOKEN.findall(piece):
+                texts.append(token)
+                kinds.append(_KINDS.get(token[0]) or _kind(token))
+    return texts, kinds
+
+
 class Reader:
     """One statement's tokens (parallel lists), read left to right; values and labels mark theirs used."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        found = _TOKEN.findall(text)
+        self.texts, self.kinds = tokens(text)
         #: token position of a number joined to the word after it by a hyphen ("5-year") -> that word
         self.hyphened: frozenset[int] = frozenset()  # no container of its own unless needed: see analyse's docstring
         if "-" in text and re.search(r"\d-[^\W\d_]", text):
             self.hyphened = frozenset(n for n, m in enumerate(_TOKEN.finditer(text))
                                       if m.group(0)[0].isdigit() and text[m.end():m.end() + 1] == "-")
-        self.kinds: list[str] = ["num" if t[0].isdigit() else "word" if t[0].isalpha() else "dash" if "-" in t
-                                 else "sym" for t in found]
-        self.texts: list[str] = ["-" if kind == "dash" else t for t, kind in zip(found, self.kinds, strict=True)]
         self.used = [False] * len(self.texts)
         self.quantities: list[tuple[int, Quantity]] = []
         self.labels: list[tuple[int, str]] = []
@@ -178,7 +218,7 @@ class Reader:
             return UNITS["%"], 1
         if self.kinds[i] != "word" or (currency and texts[i] in ("m", "b")):
             return None, 0
-        found = unit_named(texts[i])
+        found = UNITS.get(texts[i]) or unit_named(texts[i])
         return (found, 1) if found is not None else (None, 0)
 
     def parse(self) -> None:
@@ -270,6 +310,8 @@ class Reader:
 
     def shown(self, start: int, end: int) -> str:
         """Tokens ``start`` to ``end`` as written ("40%", "$5m", "250 ms")."""
+        if end - start == 1:
+            return self.texts[start]
         out = ""
         for k in range(start, end):
             text = self.texts[k]
