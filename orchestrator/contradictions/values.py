@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from orchestrator.contradictions.units import CURRENCY_SIGNS, MULTIPLIERS, UNITS, Unit, unit_named
 from orchestrator.contradictions.words import CANONICAL, DIRECTIONS, EVENT_WORDS, GROUPS, LIGHT, term
@@ -74,9 +74,11 @@ _PLURALS = frozenset({"people", "men", "women", "children", "staff", "police", "
                       "personnel", "mice", "teeth", "feet", "geese", "data", "media", "criteria", "phenomena"})
 
 
-@dataclass(frozen=True)
-class Quantity:
-    """A value as an interval ``[low, high]`` in its unit's base; ``unit`` "#word" counts that word."""
+class Quantity(NamedTuple):
+    """A value as an interval ``[low, high]`` in its unit's base; ``unit`` "#word" counts that word.
+
+    A named tuple rather than a frozen dataclass: as immutable, and made four times faster (every statement
+    with a number makes one or two, and a full search analyses every statement)."""
 
     low: float
     high: float
@@ -112,6 +114,12 @@ def _noun_like(word: str) -> bool:
             and word not in NEGATIONS and word not in EVENT_WORDS and not word.startswith(ENTITY_PREFIX))
 
 
+@lru_cache(maxsize=4096)
+def _unit_of(base: str) -> Unit:
+    """A currency or a counted word ("#patient") as a unit of its own."""
+    return Unit(base)
+
+
 def _count_word(word: str) -> str | None:
     """The thing a bare number counts ("120 patients"), when the word after it can be one."""
     word = word.removesuffix("'s").strip("'")
@@ -122,17 +130,16 @@ def _count_word(word: str) -> str | None:
 
 
 _DASHED = re.compile(r"\d\s?-\s?\d")
-#: a token's kind by its first character (the lexer's alternatives start with distinct characters)
+#: a token's kind by its first character, for the characters that decide it (a digit or a letter)
 _KINDS: dict[str, str] = {}
 
 
 def _kind(token: str) -> str:
     first = token[0]
-    found = _KINDS.get(first)
-    if found is None:
-        found = "num" if first.isdigit() else "word" if first.isalpha() else "dash" if "-" in token else "sym"
-        _KINDS[first] = found
-    return found
+    if first.isdigit() or first.isalpha():
+        found = _KINDS[first] = "num" if first.isdigit() else "word"
+        return found
+    return "dash" if "-" in token else "sym"  # "½-a" is a "dash", "½" a "sym", as the expression's kinds go
 
 
 def tokens(text: str) -> tuple[list[str], list[str]]:
@@ -157,8 +164,9 @@ def tokens(text: str) -> tuple[list[str], list[str]]:
             kinds.append("num")
         else:
             for token in _TOKEN.findall(piece):
-                texts.append(token)
-                kinds.append(_KINDS.get(token[0]) or _kind(token))
+                kind = _KINDS.get(token[0]) or _kind(token)
+                texts.append("-" if kind == "dash" else token)
+                kinds.append(kind)
     return texts, kinds
 
 
@@ -264,7 +272,7 @@ class Reader:
             self.labels.append((i, f"{texts[start - 1]}#{text}{texts[j] if taken else ''}"))
             return end
         if currency:
-            unit = Unit(currency)
+            unit = _unit_of(currency)
         elif unit is None:
             following = self.word(j)
             counted = _count_word(following) if following else None
@@ -277,7 +285,7 @@ class Reader:
                     (counted is None and _noun_like(self.word(i - 1))) or (i and texts[i - 1] in GROUPS)):
                 self.label(i, text)  # "phase 2", "the phase 3 trial": which one, never a count of trials
                 return i + 1
-            unit, taken = Unit(counted or ""), 1 if counted else 0
+            unit, taken = _unit_of(counted or ""), 1 if counted else 0
         end = j + taken
         if (taken == 1 and (i in self.hyphened or (texts[j] in _SINGULAR_UNITS and text != "1"))
                 and not currency and not ranged and not kind and self.word(end)):
