@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -30,12 +30,13 @@ KIND_ORDER = ("explicit", "numeric", "polarity")
 ID_PREFIX = "detected:"
 
 
-def _explicit(relationships: Iterable[Mapping[str, Any]], claim_ids: set[str]) -> dict[tuple[str, str], list[Any]]:
+def _explicit(relationships: Iterable[Mapping[str, Any]], claim_ids: Container[str]
+              ) -> dict[tuple[str, str], list[Any]]:
     found: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for rel in relationships:
         predicate = " ".join(str(rel.get("predicate", "")).replace("_", " ").replace("-", " ").casefold().split())
         subject, obj = str(rel.get("subject")), str(rel.get("object"))
-        if predicate in EXPLICIT_PREDICATES and subject != obj and {subject, obj} <= claim_ids:
+        if predicate in EXPLICIT_PREDICATES and subject != obj and subject in claim_ids and obj in claim_ids:
             pair = (min(subject, obj), max(subject, obj))
             agent = rel["provenance"]["agent"] if isinstance(rel.get("provenance"), Mapping) else None
             found[pair].append({"id": rel.get("id"), "agent": agent, "predicate": rel.get("predicate")})
@@ -63,9 +64,9 @@ def detect(
     (kept between calls) limits the comparison to the claims that changed since the last call.
     """
     if by_id is None or len(by_id) != len(claims):  # ``by_id``, when the caller has it
-        by_id = {str(c["id"]): c for c in claims if isinstance(c.get("id"), str)}
+        by_id = {c["id"]: c for c in claims if isinstance(c.get("id"), str)}
     findings: dict[tuple[str, str], dict[str, Any]] = {}
-    for pair, rels in _explicit(relationships, set(by_id)).items():
+    for pair, rels in _explicit(relationships, by_id).items():
         who = ", ".join(sorted({str(r["agent"]) for r in rels if r["agent"]})) or "an agent"
         findings[pair] = {"kinds": ["explicit"], "relationships": rels,
                           "reason": f"{who} stated that these claims contradict each other"}
