@@ -99,3 +99,22 @@ def test_a_passage_the_run_already_quoted_is_cited_as_its_claim_and_nothing_unre
     out = cli(mission["env"], "ask", "latest", "How is the Lumen reactor cooled?", "--json")
     cited = [c["node_id"] for c in json.loads(out.stdout)["citations"] if c["number"]]
     assert cited and not any(n.startswith("ask-researcher-") for n in cited)
+
+
+def test_a_question_naming_an_entity_by_another_name_finds_the_documents_passage(mission: dict[str, Any]) -> None:
+    """The documents say "the Lumen reactor"; an agent recorded "LR-40 plant" as its other name: asked by that
+    name, ask searches the documents by every name of the entity, and still declines what they do not say."""
+    from orchestrator.model.layout import SessionPaths
+    from tests.conftest import merge_pending, write_artifacts
+
+    paths = SessionPaths(mission["root"])
+    alias = {"id": "E1", "name": "Lumen reactor", "type": "concept", "aliases": ["LR-40 plant"]}
+    write_artifacts(paths, "alias-notes", {"entities.json": {"entities": [alias]}})
+    assert merge_pending(paths) == {"alias-notes": "merged"}
+    out = cli(mission["env"], "ask", "latest", "What cools the LR-40 plant?", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["found"] is True, doc["answer"]
+    assert any("molten salt" in c["passage"] for c in doc["citations"] if c["number"])
+    out = cli(mission["env"], "ask", "latest", "What is the annual budget of the LR-40 plant?", "--json")
+    assert json.loads(out.stdout)["found"] is False

@@ -27,6 +27,7 @@ from orchestrator.answers.confidence import DROP_BELOW
 from orchestrator.answers.graph import NodeIndex
 from orchestrator.answers.relevance import focus_of
 from orchestrator.commit.committed import read_committed
+from orchestrator.graph.relation_words import Stemmed
 from orchestrator.model.errors import SessionDamaged, UsageError
 from orchestrator.model.layout import SessionPaths
 
@@ -84,6 +85,13 @@ def _claim_quoting(quoted: list[tuple[str, int | None, str, str]], source_id: st
     return None
 
 
+def _with_other_names(question: str, topics: tuple[tuple[str, ...], ...]) -> str:
+    """``question``, followed by the other names of each entity it names that it does not write itself."""
+    asked = Stemmed(question)
+    others = [name for names in topics for name in names if not asked.names([name])]
+    return f"{question} ({'; '.join(dict.fromkeys(others))})" if others else question
+
+
 def research(session_root: Path, question: str) -> Researched | None:
     """The best passages of the session's documents for ``question``: those a verified claim already quotes
     by id, the others written as a new agent's claims and its lock (nothing written when none is new).
@@ -102,7 +110,11 @@ def research(session_root: Path, question: str) -> Researched | None:
     agent = _next_agent(paths, graph)
     paths.tasks.mkdir(exist_ok=True)
     task_path = paths.tasks / f"{agent}-1.json"
-    asked: dict[str, Any] = {"id": "", "question": question, "keywords": [], "facet": "ask"}
+    # the graph's entities the question names, by any of their names: the documents may use another one
+    # ("What cools the LR-40 plant?" is answered by a passage on "the Lumen reactor", its other name)
+    focus = focus_of(question, NodeIndex.build(graph))
+    asked: dict[str, Any] = {"id": "", "question": _with_other_names(question, focus.topics), "keywords": [],
+                             "facet": "ask"}
     task = {"agent": agent, "definition": "academic-researcher", "attempt": 1, "session": str(paths.root),
             "query": question, "backend": "offline", "phase": "ask", "sub_questions": [asked]}
     task_path.write_text(json.dumps(task, indent=2), encoding="utf-8")
@@ -115,7 +127,6 @@ def research(session_root: Path, question: str) -> Researched | None:
     picks = [p for p in picks if p.score >= RELATIVE * picks[0].score]  # the answer, not its neighbours
     # only passages the answer check would keep (they name what the question names and say some of what it
     # asks): a passage that merely shares the question's words must not become a claim of the graph
-    focus = focus_of(question, NodeIndex.build(graph))
     picks = [p for p in picks if focus.part(p.sentence.flat).confidence >= DROP_BELOW]
     quoted = _quoted(graph)
     found = [(p, _claim_quoting(quoted, p.sentence.source_id, p.sentence.page, p.sentence.flat)) for p in picks]
