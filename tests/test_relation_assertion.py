@@ -88,6 +88,12 @@ REFUSED = [
     ("It is unclear whether Lisbon is the capital of Spain.", LISBON, "capital of", SPAIN),
     ("Suppose Lisbon is the capital of Spain.", LISBON, "capital of", SPAIN),
     ("Is Lisbon the capital of Spain?", LISBON, "capital of", SPAIN),
+    # only someone's claim, a rumour, or a belief few hold
+    ("Critics claimed that Porto is the capital of Portugal.", PORTO, "capital of", PORTUGAL),
+    ("Rumours that Porto is the capital of Portugal were false.", PORTO, "capital of", PORTUGAL),
+    ("Few believe that Porto is the capital of Portugal.", PORTO, "capital of", PORTUGAL),
+    ("Porto is allegedly the capital of Portugal.", PORTO, "capital of", PORTUGAL),
+    ("No survey has shown that aspirin reduces the risk of stroke.", ASPIRIN, "reduces", STROKE),
     # a passage that denies in one sentence and says something else in another still does not state it
     ("Madrid, not Lisbon, is the capital of Spain. Lisbon is the capital of Portugal.", LISBON, "capital of", SPAIN),
 ]

@@ -23,6 +23,7 @@ from rapidfuzz import fuzz
 
 from orchestrator.answers.data import Part, VerifiedPassage
 from orchestrator.graph.evidence import verify_snippet
+from orchestrator.graph.relation_scope import QUALIFYING, explain, quote_reasons
 from orchestrator.model.terms import coverage, critical_tokens, words
 from orchestrator.model.textnorm import normalize
 
@@ -71,6 +72,11 @@ def _missing_critical(sentence: str, passage: str) -> list[str]:
         aligned = critical_tokens(passage[start:end])[2]
         if bool(aligned) != bool(negations):
             missing.append("a negation (" + ", ".join(sorted(set(aligned or negations))) + ")")
+        elif not negations:  # what the passage says around the aligned words: "hoped the vaccine would prevent"
+            missing += [f"the passage {explain(reason)}" for reason in quote_reasons(passage, start, end)[:1]]
+        dropped = sorted((set(words(passage[start:end])) & QUALIFYING) - set(words(sentence)))
+        if dropped and not missing:  # "may have reduced" answered as "reduced": the answer says more than the source
+            missing.append(f"the passage's qualifier ({', '.join(dropped)})")
     return missing
 
 
@@ -95,8 +101,11 @@ def support(sentence: str, passages: Sequence[VerifiedPassage]) -> tuple[Part, V
         if check.verified and check.match == "exact":
             return Part("support", EXACT, f"exact: the sentence is quoted from {_where(passage)}"), passage
         other = normalize(passage.text)
-        missing = _missing_critical(norm, other)
-        if missing:
+        missing = _missing_critical(norm, other) if not check.governed else []
+        if check.governed:  # quoted word for word from a sentence that denies, asks or only reports it
+            part = Part("support", 0.0, f"not supported: in {_where(passage)}, "
+                                        f"{check.governed.replace('the source', 'the passage')}")
+        elif missing:
             part = Part("support", 0.0, f"not found: {'; '.join(missing)} differs from {_where(passage)}")
         else:
             similarity = similarity_of(norm, other)

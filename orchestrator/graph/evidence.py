@@ -15,11 +15,12 @@ verdict depends on the submission and its texts only, the same on an idle and on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from orchestrator.graph.evidence_budget import CUT_SHORT, Budget, alignment_cost
+from orchestrator.graph.relation_scope import explain, quote_reasons
 from orchestrator.model.terms import critical_tokens, words
 from orchestrator.model.textnorm import Normalized, normalize_mapped
 
@@ -42,6 +43,8 @@ class Verification:
     match: str | None = None  # exact | approximate
     #: the work limit stopped part of the search (the reason says so)
     cut_short: bool = False
+    #: found, but its sentence in the source negates, asks, supposes or only reports it: how, in words
+    governed: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -55,6 +58,8 @@ class Verification:
             result.update(char_start=self.char_start, char_end=self.char_end, match=self.match)
         if self.cut_short:
             result["cut_short"] = True
+        if self.governed:
+            result["governed"] = self.governed
         return result
 
 
@@ -234,6 +239,13 @@ def verify_snippet(
         found, how = hit
         if page is None or number == page:
             reason = "found on the cited page" if page is not None else "found in the source text"
+            framed = quote_reasons(source.page(number).text, found.start, found.end)
+            if framed:  # "never reduced mortality" quoted as "reduced mortality": the words are there, not the claim
+                governed = f"the source's sentence {explain(framed[0])}"
+                refused = source.verification(number, found, False, f"{reason}, but {governed}: the quote leaves out "
+                                              "what governs it. Quote the clause with those words and state the claim "
+                                              "as the source does, or drop the claim", how)
+                return replace(refused, governed=governed)
             if how == "approximate":
                 reason += " (approximately: only spacing or punctuation differ)"
             return source.verification(number, found, True, reason, how)

@@ -58,6 +58,15 @@ _DISBELIEF = _set("false untrue myth misconception fallacy wrongly falsely erron
 #: themselves ("nobody denies that", "no doubt that").
 _DENYING = _set("deny denies denied denying dispute disputes disputed disputing refute refutes refuted reject rejects "
                 "rejected doubt doubts doubted doubting question questions questioned contest contests contested")
+#: Words that give the "that" clause after them only as someone's claim or a rumour ("critics claimed that ...",
+#: "allegations that ..."): a source reporting it does not say it holds. ("Reported", "showed", "found" assert.)
+_ATTRIBUTING = _set("claim claims claimed claiming allege alleges alleged alleging allegation allegations "
+                    "rumour rumours rumoured rumor rumors rumored purport purports purported supposedly allegedly")
+#: Verbs of belief: denied when few or none hold them ("few believe that", "nobody thinks that").
+_BELIEVING = _set("believe believes believed think thinks thought accept accepts accepted agree agrees agreed")
+#: After a clause: words that say it is not so ("rumours that ... were false", "the claim that ... is a myth").
+_UNFOUNDED = _DISBELIEF | _set("unfounded baseless wrong incorrect mistaken groundless")
+_COPULA = _set("is are was were be been proved proven turned out")
 #: Verbs of wanting or trying: before "to", what follows is only intended ("wanted to become the capital").
 _INTENDING = _set("want wants wanted wish wishes wished hope hopes hoped plan plans planned aim aims aimed seek seeks "
                   "sought try tries tried attempt attempts attempted intend intends intended aspire aspires aspired "
@@ -189,13 +198,61 @@ def relation_reasons(sentence: Sentence, r: int) -> list[Reason]:
     elif clause == 0 and plain[0] in _INVERTED and not sentence.question and r > 1:
         found.append(("supposed", plain[0]))
     for t in (k for k in range(r) if plain[k] == "that"):  # "there is no evidence that", "a myth that"
-        frame = [k for k in range(max(t - 3, 0), t) if not any(b in sentence.breaks for b in range(k + 1, t + 1))
+        frame = [k for k in range(max(t - 4, 0), t) if not any(b in sentence.breaks for b in range(k + 1, t + 1))
                  and (plain[k] in _DISBELIEF or (plain[k] in _DENYING and not _denial_denied(plain, k))
-                      or (_negative(plain[k]) and plain[k + 1] not in _AFFIRMING
+                      or (plain[k] in _BELIEVING and _denial_denied(plain, k))  # "few believe that"
+                      or (_negative(plain[k]) and plain[k + 1] not in _AFFIRMING and (k > t - 4 or plain[k] == "no")
                           and not _DENYING.intersection(plain[k + 1:t])))]  # "does not dispute that" asserts
         if frame:
             found.append(("disbelieved", " ".join(plain[frame[0]:t + 1])))
+        attributed = [k for k in range(max(t - 3, 0), t) if plain[k] in _ATTRIBUTING
+                      and not any(b in sentence.breaks for b in range(k + 1, t + 1))]
+        if attributed and not frame:
+            found.append(("attributed", " ".join(plain[attributed[0]:t + 1])))
+        denial = _denied_after(sentence, r)
+        if denial and not frame:  # "rumours that Braga is the capital were false"
+            found.append(("disbelieved", f"that ... {denial}"))
+    found += [("attributed", w) for w in plain[clause:r] if w in ("allegedly", "supposedly", "reportedly")][:1]
     return found
+
+
+def _denied_after(sentence: Sentence, r: int) -> str | None:
+    """The words after ``r`` that say the clause is not so ("... were false", "... proved unfounded"), or None."""
+    plain = sentence.plain
+    for k in range(r + 1, len(plain) - 1):
+        if plain[k] in _COPULA:
+            said = [w for w in plain[k + 1:k + 4] if w in _UNFOUNDED]
+            if said and not any(_negation(w) for w in plain[k + 1:plain.index(said[0], k + 1)]):
+                return " ".join(plain[k:plain.index(said[0], k + 1) + 1])
+    return None
+
+
+#: Words that change what the words after them claim, beyond those that deny it: a hedge, a supposition, a wish,
+#: an attribution. A source may state a finding with them; an answer that drops them states more than it did.
+QUALIFYING = (_NEGATIVE | _DISBELIEF | _SUPPOSING | _INTENDING | _ATTRIBUTING | _PAST
+              | _set("would may might could possibly probably perhaps likely unlikely suggest suggests suggested "
+                     "unclear uncertain reportedly"))
+
+
+def quote_reasons(text: str, start: int, end: int) -> list[Reason]:
+    """Why the sentence of ``text`` around the quote ``text[start:end]`` does not assert it (none when it does):
+    a negation, a denial, a supposition, a question, an attribution or a time that the quote leaves out ("the
+    drug never reduced mortality", quoted as "reduced mortality"). Words inside the quote are its own."""
+    head = text.rfind(". ", 0, start)
+    opening = max(head, text.rfind("? ", 0, start), text.rfind("! ", 0, start), text.rfind("; ", 0, start))
+    before = text[opening + 2 if opening >= 0 else 0:start]
+    closing = min((at for at in (text.find(mark, end) for mark in (".", "?", "!", ";")) if at >= 0), default=len(text))
+    quote = text[start:end]
+    found = sentences(f"{before}{quote}{text[end:closing + 1]}")
+    if not found or not words(normalize(quote)):
+        return []
+    sentence, r = found[0], len(words(normalize(before)))
+    if r >= len(sentence.plain):
+        return []
+    reasons = relation_reasons(sentence, r)
+    if "?" in quote:
+        reasons = [reason for reason in reasons if reason[0] != "asked"]
+    return reasons
 
 
 def _denial_denied(plain: Sequence[str], k: int) -> bool:
@@ -223,7 +280,8 @@ def explain(reason: Reason, name: str | None = None) -> str:
     return {"negated": f"says it only negated ({said!r})", "past": f"says it only of the past ({said!r})",
             "supposed": f"only supposes it ({said!r})", "asked": "only asks it",
             "disbelieved": f"says it only to deny it ({said!r})",
-            "intended": f"says only that it was wanted or tried ({said!r})"}[kind]
+            "intended": f"says only that it was wanted or tried ({said!r})",
+            "attributed": f"gives it only as someone's claim ({said!r})"}[kind]
 
 
 def speaks_of(text: str, names: Sequence[str]) -> bool:

@@ -64,7 +64,7 @@ def _evidence_binding(origin: Origin) -> tuple[str, str]:
     """Say why a high-priority claim is unbound, quoting its snippets and the closest passages."""
     evidence = origin.item.get("evidence")
     parts = []
-    cut = False
+    cut = governed = False
     for n, ev in enumerate(evidence if isinstance(evidence, list) else []):
         if not isinstance(ev, Mapping):
             continue
@@ -84,6 +84,10 @@ def _evidence_binding(origin: Origin) -> tuple[str, str]:
                              + (f"; the closest passage searched is \"{_clip(closest)}\" (match score "
                                 f"{ver.get('score')}{page})" if closest else ""))
                 continue
+            if ver.get("match") and str(ver.get("reason", "")).startswith("found on the cited page"):
+                governed = True  # found, but in a sentence that negates, asks or only reports it
+                parts.append(f"{head}: {ver.get('reason')}")
+                continue
             parts.append(head + (f", but the closest passage in that source is \"{_clip(closest)}\" "
                                  f"(match score {ver.get('score')}{page})" if closest else
                                  ", but no similar passage was found in that source"))
@@ -93,6 +97,9 @@ def _evidence_binding(origin: Origin) -> tuple[str, str]:
     hint = ("quote the source verbatim: copy the exact passage from the source text into 'snippet' of at "
             "least one evidence item of this claim in claims.json, citing in 'source_id' a source whose "
             "text is stored (it has 'content_sha256'); or lower the claim's 'priority' to medium")
+    if governed:
+        hint = ("quote the clause with the words that govern it (the negation, question, condition or attribution "
+                "the message names) and state the claim as the source does, in claims.json; or drop the claim")
     if cut:
         hint += ("; and cite fewer or shorter passages per submission, each with its page (locator.page), so that "
                  "every one can be searched")
