@@ -22,4 +22,4 @@ __all__ = ["RULES_VERSION", "TOLERANCE", "Conflict", "ConflictCache", "compare",
 #: Views, the ledger's vouch for them and the search's saved rows record it, and any written under
 #: another version are rebuilt (commit/views.py, commit/vouched.py): a session merged before a rule
 #: changed would otherwise go on showing what the old rules found, vouched for as current.
-RULES_VERSION = 2
+RULES_VERSION = 3

@@ -110,6 +110,8 @@ def _apart(x: Quantity, y: Quantity, relative: float) -> str:
         return f"{gap:g} year{'s' if gap != 1 else ''} apart"
     if x.unit == "%":
         return f"{gap:g} percentage point{'s' if gap != 1 else ''} apart"
+    if x.unit == "°C":  # a temperature has no true zero: "-18 °C" is not 200 % away from "18 °C"
+        return f"{round(gap, 2):g} °C apart"
     return f"they differ by {relative:.0%}" if relative >= 0.005 else f"they differ by {relative:.2%}"
 
 

@@ -90,6 +90,9 @@ def _with_names(text: str, names: Sequence[tuple[str, str]]) -> str:
     return text
 
 
+#: A minus sign: a dash before a digit that follows no word, number or bracket ("-18", "(-0.3%)"), where "20-30",
+#: "covid-19" and "20 -30" are no signs.
+_SIGNED = re.compile(r"(?<![\w)\].%°-])(?<!\d )-(?=\d)")
 _FAILING = re.compile(r"\b(?:fail(?:s|ed|ing)?|unable)\s+to\b")  # "no longer" counts by its "no"
 _FAILS = frozenset({"unable", "longer"})
 _FAIL_WORDS = frozenset({"fail", "fails", "failed", "failing"})  # before "to" a negation, else "passed" flipped
@@ -183,6 +186,8 @@ def _analysed(original: str, names: tuple[tuple[str, str], ...], keep_order: boo
     if not statement[1:].islower() and _ACRONYM.search(statement):
         statement = _with_acronyms(statement, names)
     text = _with_names(fold(statement), names) if names else fold(statement)
+    if "-" in text:
+        text = _SIGNED.sub("minus ", text)  # "-18 °C", "−0.3%": a sign, read by the value as "minus"
     parser = Reader(text)
     if not _NUMBER_WORDS.isdisjoint(parser.texts):  # a set test per statement: the rewrite only when needed
         numbered = _with_numbers(text)

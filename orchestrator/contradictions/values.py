@@ -263,7 +263,10 @@ class Reader:
             self.used[i] = self.used[j] = True
             return j + 1
         unit, taken = self.unit(j, bool(currency))
-        value = float(text.replace(",", ""))
+        sign = 1.0
+        if start >= 1 and texts[start - 1] == "minus" and not ranged:  # "minus 18 degrees", "-18 °c"
+            sign, start = -1.0, start - 1
+        value = sign * float(text.replace(",", ""))
         kind, size = self.before(start, _BEFORE)
         if not kind and start and texts[start - 1] in _RANKS:  # "the top 10% of earners": which earners
             end = j + taken
@@ -300,7 +303,7 @@ class Reader:
         after, after_size = self.after(end)
         for k in range(start - size, end + after_size):
             self.used[k] = True
-        low, high = value * multiplier, float(high_text.replace(",", "")) * multiplier
+        low, high = value * multiplier, sign * float(high_text.replace(",", "")) * multiplier
         bound = "range" if ranged else ""
         if after or kind in ("lower", "upper"):
             bound = after or kind
