@@ -317,6 +317,10 @@ def test_export_formats_parse_as_rdf(cli: Any, paths: SessionPaths, tmp_path: Pa
     assert len(turtle) > 10
     assert any("researcher" in str(s) for s in turtle.subjects())
 
+    if Path("/proc/version").is_file():  # a write the kernel refuses: the error names the path, no traceback
+        result = cli("export", str(paths.root), "-o", "/proc/version")
+        assert result.exit_code == 1 and "/proc/version" in result.stderr and "Traceback" not in result.stderr
+
 
 def test_knowledge_graph_json_conforms_to_its_schema(cli: Any, paths: SessionPaths) -> None:
     good_set(paths)

@@ -144,7 +144,10 @@ def export(ctx: Context, session: str, fmt: str, output: Path | None) -> None:
 
     text = export_graph(ctx.session(session), "json-ld" if fmt == "jsonld" else fmt)
     if output:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:  # a write error (EIO, ENOSPC) carries no file name: say which path failed
+            raise OSError(exc.errno, exc.strerror or str(exc), str(output)) from exc
         click.echo(str(output))
     else:
         click.echo(text)
