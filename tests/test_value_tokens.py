@@ -6,7 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.contradictions.values import _TOKEN, fold, tokens
+from orchestrator.contradictions.lexer import TOKEN as _TOKEN
+from orchestrator.contradictions.lexer import tokens
+from orchestrator.contradictions.values import fold
 
 
 def _by_expression(text: str) -> tuple[list[str], list[str]]:

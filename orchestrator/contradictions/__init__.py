@@ -1,6 +1,6 @@
 """Contradictions between claims: detected from the current claims, never stored (pure).
 
-- :mod:`.words`, :mod:`.units`: the vocabulary and units a comparison reads;
+- :mod:`.words`, :mod:`.units`: the vocabulary and units a comparison reads; :mod:`.lexer`: a statement's tokens;
 - :mod:`.statements`: a statement reduced to its topic, senses, values and years;
 - :mod:`.entities`: which entities are one thing (shared names and aliases, whatever their type);
 - :mod:`.rules`: when two statements disagree; :mod:`.search`: which pairs to compare, from one build

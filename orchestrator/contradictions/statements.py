@@ -187,7 +187,7 @@ def _analysed(original: str, names: tuple[tuple[str, str], ...], keep_order: boo
         statement = _with_acronyms(statement, names)
     text = _with_names(fold(statement), names) if names else fold(statement)
     if "-" in text:
-        text = _SIGNED.sub("minus ", text)  # "-18 °C", "−0.3%": a sign, read by the value as "minus"
+        text = _SIGNED.sub("minus ", text)  # "-18 °C", "-0.3%" (a minus sign folds to "-"): read as "minus"
     parser = Reader(text)
     if not _NUMBER_WORDS.isdisjoint(parser.texts):  # a set test per statement: the rewrite only when needed
         numbered = _with_numbers(text)

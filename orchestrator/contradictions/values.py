@@ -14,6 +14,7 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
+from orchestrator.contradictions.lexer import TOKEN, tokens
 from orchestrator.contradictions.units import CURRENCY_SIGNS, MULTIPLIERS, UNITS, Unit, unit_named
 from orchestrator.contradictions.words import CANONICAL, DIRECTIONS, EVENT_WORDS, GROUPS, LIGHT, term
 from orchestrator.model.terms import NEGATIONS, STOPWORDS
@@ -24,10 +25,6 @@ HEDGE = 0.10
 ROUNDING = 0.05
 ENTITY_PREFIX = "entity_"
 
-#: Numbers, words, symbols, and a dash between two numbers ("20-30"), told apart by their first character: a
-#: lexer of values and their units, not a word tokenizer (words are compared by :func:`term`).
-_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*|[^\W\d_][\w'-]*|[$€£¥%<>≤≥~+°/]"
-                    r"|(?<=\d)\s?-\s?(?=\d)")
 #: No space before these when a value is shown as written, nor after the second.
 _TIGHT_BEFORE, _TIGHT_AFTER = frozenset("%/-"), frozenset("$€£¥~<>≤≥/-")
 _QUOTES = dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032\u00b4`"), "'")
@@ -129,47 +126,6 @@ def _count_word(word: str) -> str | None:
     return "#" + found[0] if found and found[0] else None
 
 
-_DASHED = re.compile(r"\d\s?-\s?\d")
-#: a token's kind by its first character, for the characters that decide it (a digit or a letter)
-_KINDS: dict[str, str] = {}
-
-
-def _kind(token: str) -> str:
-    first = token[0]
-    if first.isdigit() or first.isalpha():
-        found = _KINDS[first] = "num" if first.isdigit() else "word"
-        return found
-    return "dash" if "-" in token else "sym"  # "½-a" is a "dash", "½" a "sym", as the expression's kinds go
-
-
-def tokens(text: str) -> tuple[list[str], list[str]]:
-    """The tokens of ``text`` and their kinds ("num", "word", "dash" (shown as "-") or "sym"), as :data:`_TOKEN`
-    finds them.
-
-    Most of a statement is words and plain numbers between spaces, which need no regular expression: only the
-    other whitespace-separated pieces go through the lexer, and the whole text when a dash joins two numbers
-    (the one token that may span a space). The lexer was a third of analysing a statement."""
-    if "-" in text and _DASHED.search(text):
-        found = _TOKEN.findall(text)
-        kinds = [_KINDS.get(t[0]) or _kind(t) for t in found]
-        return ["-" if kind == "dash" else t for t, kind in zip(found, kinds, strict=True)], kinds
-    texts: list[str] = []
-    kinds = []
-    for piece in text.split():
-        if piece.isalpha():
-            texts.append(piece)
-            kinds.append("word")
-        elif piece.isdecimal():
-            texts.append(piece)
-            kinds.append("num")
-        else:
-            for token in _TOKEN.findall(piece):
-                kind = _KINDS.get(token[0]) or _kind(token)
-                texts.append("-" if kind == "dash" else token)
-                kinds.append(kind)
-    return texts, kinds
-
-
 class Reader:
     """One statement's tokens (parallel lists), read left to right; values and labels mark theirs used."""
 
@@ -179,7 +135,7 @@ class Reader:
         #: token position of a number joined to the word after it by a hyphen ("5-year") -> that word
         self.hyphened: frozenset[int] = frozenset()  # no container of its own unless needed: see analyse's docstring
         if "-" in text and re.search(r"\d-[^\W\d_]", text):
-            self.hyphened = frozenset(n for n, m in enumerate(_TOKEN.finditer(text))
+            self.hyphened = frozenset(n for n, m in enumerate(TOKEN.finditer(text))
                                       if m.group(0)[0].isdigit() and text[m.end():m.end() + 1] == "-")
         self.used = [False] * len(self.texts)
         self.quantities: list[tuple[int, Quantity]] = []
