@@ -27,6 +27,7 @@ from orchestrator.graph.evidence_budget import Budget
 from orchestrator.graph.merge import build_contribution
 from orchestrator.graph.relation_support import unsupported_relationships
 from orchestrator.graph.section_check import section_problems
+from orchestrator.graph.statement_support import unsupported_statements
 from orchestrator.model.problems import Problem
 from orchestrator.model.records import Contribution, Record
 
@@ -114,6 +115,11 @@ def relationships(context: JudgingContext, submission: Submission) -> list[Probl
                                      lambda gid: state.item("entities", gid))
 
 
+def statements(context: JudgingContext, submission: Submission) -> list[Problem]:
+    """A claim's statement keeps the numbers and the negation of its verified quotes (the report states it)."""
+    return unsupported_statements(submission.merged())
+
+
 def kept_support(context: JudgingContext, submission: Submission) -> list[Problem]:
     """A retry keeps stating the relationships other agents rest on its claims (after the evidence check)."""
     agent, graph = submission.agent, context.graph
@@ -153,7 +159,7 @@ def citations(context: JudgingContext, submission: Submission) -> list[Problem]:
 
 
 #: The checks, in order: the merge before the checks that read its contribution.
-CHECKS: tuple[Check, ...] = (source_texts, stored_objects, merge, kept_references, evidence, sections,
+CHECKS: tuple[Check, ...] = (source_texts, stored_objects, merge, kept_references, evidence, statements, sections,
                              document_parts, relationships, kept_support, citations)
 
 
