@@ -41,7 +41,7 @@ _BEFORE = {
                         "estimated|close to|~"),
     **_phrases("lower", "more than|greater than|higher than|larger than|bigger than|longer than|older than|at least|"
                         "upwards of|in excess of|no less than|no fewer than|not less than|a minimum of|minimum|"
-                        "over|above|exceeding|exceeds|exceed|beyond|>|≥"),
+                        "over|above|exceeding|exceeds|exceed|exceeded|surpassed|beyond|>|≥"),
     **_phrases("upper", "less than|fewer than|lower than|smaller than|shorter than|younger than|at most|up to|"
                         "no more than|not more than|not exceeding|a maximum of|maximum|under|below|within|<|≤"),
 }
@@ -115,6 +115,10 @@ def _noun_like(word: str) -> bool:
 def _unit_of(base: str) -> Unit:
     """A currency or a counted word ("#patient") as a unit of its own."""
     return Unit(base)
+
+
+def _year(text: str) -> bool:
+    return len(text) == 4 and text.isdigit() and "1800" <= text <= "2100"
 
 
 def _count_word(word: str) -> str | None:
@@ -203,6 +207,11 @@ class Reader:
         if j + 1 < count and kinds[j + 1] == "num" and (kinds[j] == "dash" or texts[j] == "to" or (
                 texts[j] == "and" and self.word(i - 1) in ("between", "from"))):  # "20-30", "between 20 and 30"
             high_text, j, ranged = texts[j + 1], j + 2, True
+            if _year(text) and _year(high_text) and not (j < count and (unit_named(texts[j]) or texts[j] == "%")):
+                self.years += [(i, int(text)), (j - 1, int(high_text))]  # "between 2010 and 2020": a period
+                for k in range(i, j):
+                    self.used[k] = True
+                return j
         start = i
         currency = ""
         if i >= 1 and texts[i - 1] in CURRENCY_SIGNS:
@@ -224,6 +233,13 @@ class Reader:
             sign, start = -1.0, start - 1
         value = sign * float(text.replace(",", ""))
         kind, size = self.before(start, _BEFORE)
+        if (not kind and start and texts[start - 1] == "after" and not currency and not ranged
+                and (taken or _count_word(self.word(j)))):
+            end = j + 1  # "40 MPa after 28 days", "after 1,000 cycles": when it was measured, which measurement
+            for k in range(start - 1, end):
+                self.used[k] = True
+            self.labels.append((i, f"after#{text.replace(',', '')}{texts[j]}"))
+            return end
         if not kind and start and texts[start - 1] in _RANKS:  # "the top 10% of earners": which earners
             end = j + taken
             for k in range(start - 1, end):

@@ -64,7 +64,9 @@ _DIRECTIONS = {
                 "declining drop drops dropped dropping shrink shrinks shrank shrunk reduce reduces reduced reducing "
                 "lower lowers lowered lowering cut cuts slash slashed lessen lessened diminish diminished "
                 "diminishes lose loses lost losing"),
-    "open": ("open opens opened opening", "closed close closes closing shut shuts"),
+    "open": ("open opens opened opening reopen reopens reopened restart restarts restarted",
+             "closed close closes closing shut shuts"),
+    "doubl": ("double doubles doubled doubling", "halve halves halved halving"),
     "improv": ("improve improves improved improving better", "worsen worsens worsened worsening worse"),
     "safe": ("safe", "unsafe"),
     "effectiv": ("effective", "ineffective"),
