@@ -130,3 +130,29 @@ def test_a_lowercase_question_the_session_answers_stays_answered(atlas: tuple[Pa
                                                                  quoted: str) -> None:
     doc = _ask(*atlas, question)
     assert doc["found"] is True and quoted in doc["answer"] and doc["confidence"] >= 0.8, doc["answer"]
+
+
+OTHER_POPULATION = [
+    ("Does the drug reduce systolic blood pressure in children?", "The drug reduced systolic blood pressure by "
+                                                                  "10 mmHg in adults over 65."),
+    ("Does the compound extend lifespan in humans?", "In mice, the compound extended lifespan by 20 percent."),
+    ("Does the vaccine protect women?", "The vaccine protected 90 percent of the men in the trial."),
+    ("Is the treatment safe for infants?", "The treatment was safe in elderly patients."),
+]
+SAME_OR_NO_POPULATION = [
+    ("Does the drug reduce systolic blood pressure in children?", "The drug reduced systolic blood pressure by "
+                                                                  "10 mmHg in children aged 6 to 12."),
+    ("Does the drug reduce systolic blood pressure?", "The drug reduced systolic blood pressure in adults over 65."),
+    ("Does the compound extend lifespan in humans?", "The compound extended lifespan in mice and in humans."),
+]
+
+
+@pytest.mark.parametrize(("question", "passage"), OTHER_POPULATION)
+def test_a_finding_in_another_population_does_not_answer(question: str, passage: str) -> None:
+    part = focus_of(question, INDEX).part(passage)
+    assert part.confidence == 0.0 and "population" in part.detail, part
+
+
+@pytest.mark.parametrize(("question", "passage"), SAME_OR_NO_POPULATION)
+def test_a_finding_in_the_asked_population_or_with_none_asked_still_answers(question: str, passage: str) -> None:
+    assert focus_of(question, INDEX).part(passage).confidence >= 0.8
