@@ -104,6 +104,8 @@ OVERSTATED = [
                                                            "infections in children"),
     ("The drug reliably reduced systolic pressure by 10 mmHg", "The drug may have reduced systolic pressure by 10 mmHg "
                                                                "in a small pilot study"),
+    ("The Lisbon plant produces 400 megawatts", "Before 2010, the Lisbon plant produced 400 megawatts"),
+    ("The compound extended lifespan by 20 percent in humans", "In mice, the compound extended lifespan by 20 percent"),
 ]
 #: ... and each says no more than the passage does
 FAITHFUL = [

@@ -22,8 +22,10 @@ from collections.abc import Iterable, Sequence
 from rapidfuzz import fuzz
 
 from orchestrator.answers.data import Part, VerifiedPassage
+from orchestrator.answers.populations import other_population
 from orchestrator.graph.evidence import verify_snippet
 from orchestrator.graph.relation_scope import QUALIFYING, explain, quote_reasons
+from orchestrator.graph.relation_words import Stemmed
 from orchestrator.model.terms import coverage, critical_tokens, words
 from orchestrator.model.textnorm import normalize
 
@@ -38,6 +40,8 @@ MAX_STEPS = 5
 COVERAGE_WEIGHT = 0.6
 FIRST_INFERRED, STEP_DECAY = 0.9, 0.8
 _TRAILING = re.compile(r"[\s.;:!?,]+$")
+#: A time up to which a passage says something held ("before 2010", "until 1990", "prior to 2005").
+_UNTIL = re.compile(r"\b(?:before|until|till|prior to|up to)\s+(?:the\s+)?(?:\d{4}s?|\d{4}-\d{2,4})\b")
 
 
 def approximate(similarity: float) -> float:
@@ -77,6 +81,12 @@ def _missing_critical(sentence: str, passage: str) -> list[str]:
         dropped = sorted((set(words(passage[start:end])) & QUALIFYING) - set(words(sentence)))
         if dropped and not missing:  # "may have reduced" answered as "reduced": the answer says more than the source
             missing.append(f"the passage's qualifier ({', '.join(dropped)})")
+        lapsed = _UNTIL.search(passage[max(0, passage.rfind(". ", 0, start)):end])
+        if lapsed and lapsed.group(0) not in sentence and not missing:  # "before 2010, the plant produced ..."
+            missing.append(f"the passage's time ({lapsed.group(0)!r}: it may no longer hold)")
+    other = other_population(sentence, Stemmed(passage))
+    if other is not None:
+        missing.append(f"the population ({other[0]!r}, where the passage speaks of {other[1]!r})")
     return missing
 
 

@@ -35,6 +35,7 @@ from functools import cache
 from orchestrator.answers.data import Part
 from orchestrator.answers.direction import turned_round
 from orchestrator.answers.graph import NodeIndex
+from orchestrator.answers.populations import other_population
 from orchestrator.contradictions.units import UNITS
 from orchestrator.contradictions.words import term
 from orchestrator.graph.relation_scope import speaks_of
@@ -101,7 +102,7 @@ class Focus:
         turned = turned_round(self.question, passage, self.topics)
         if turned is not None:
             return Part("relevance", 0.0, turned)
-        other = _other_population(self.question, stemmed)
+        other = other_population(self.question, stemmed)
         if other is not None:
             return Part("relevance", 0.0, f"the passage speaks of {other[1]!r}, the question asks about {other[0]!r}:"
                                           " a finding in one population does not answer for another")
@@ -125,30 +126,6 @@ class Focus:
         if said:
             return Part("relevance", SOME, f"the passage says little of what the question asks (not: {missing})")
         return Part("relevance", 0.0, f"the passage does not say what the question asks ({missing})")
-
-
-#: Populations a finding in one does not answer for the other: (one side, the other side), each a group of words.
-POPULATIONS = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
-    ("children child kids paediatric pediatric infants infant newborns neonates toddlers",
-     "adults adult elderly seniors"),
-    ("mice mouse rats rat rodents rodent murine animals animal dogs pigs primates monkeys zebrafish",
-     "humans human patients people participants volunteers"),
-    ("men male males boys", "women female females girls"),
-))
-
-
-def _other_population(question: str, passage: Stemmed) -> tuple[str, str] | None:
-    """(what the question asks about, what the passage speaks of instead) when the question names one side of a
-    :data:`POPULATIONS` opposition and the passage only the other ("in children" answered by "in adults")."""
-    asked = Stemmed(question)
-    for one, other in POPULATIONS:
-        for wanted, instead in ((one, other), (other, one)):
-            named = sorted(w for w in wanted if asked.names([w]))
-            if named and not any(asked.names([w]) for w in instead) and not any(passage.names([w]) for w in wanted):
-                said = sorted(w for w in instead if passage.names([w]))
-                if said:
-                    return named[0], said[0]
-    return None
 
 
 def _set_apart(names: Sequence[str]) -> Part:
