@@ -242,8 +242,10 @@ def quote_reasons(text: str, start: int, end: int) -> list[Reason]:
     opening = max(head, text.rfind("? ", 0, start), text.rfind("! ", 0, start), text.rfind("; ", 0, start))
     before = text[opening + 2 if opening >= 0 else 0:start]
     closing = min((at for at in (text.find(mark, end) for mark in (".", "?", "!", ";")) if at >= 0), default=len(text))
-    quote = text[start:end]
-    found = sentences(f"{before}{quote}{text[end:closing + 1]}")
+    quote, tail = text[start:end], text[end:closing + 1]
+    if not before.strip() and "?" not in tail and _UNFOUNDED.isdisjoint(words(tail)):
+        return []  # a quote from the start of its sentence: only a question or a denial after it could govern it
+    found = sentences(f"{before}{quote}{tail}")
     if not found or not words(normalize(quote)):
         return []
     sentence, r = found[0], len(words(normalize(before)))
