@@ -38,12 +38,13 @@ _SPELLED = _set("one two three four five six seven eight nine ten eleven twelve 
                 "million billion dozen")
 
 
-def _values(text: str) -> dict[float, str]:
+def _values(text: str, years: bool = True) -> dict[float, str]:
     """The values a text states, read as the contradiction search reads them (units converted, numbers written in
-    words read, "phase 3" and "COVID-19" names rather than values), with their years: value -> as written."""
+    words read, "phase 3" and "COVID-19" names rather than values), and its years unless ``years`` is false:
+    value -> as written."""
     statement = analyse(text)
     found = {round(q.value, 9): q.text for q in statement.quantities}
-    return found | {float(year): str(year) for year in statement.years}
+    return found | {float(year): str(year) for year in statement.years} if years else found
 
 
 def unsupported_statements(contribution: Mapping[str, Any]) -> list[Problem]:
@@ -71,7 +72,8 @@ def _missing_values(statement: str, quotes: list[str]) -> list[str]:
     if digits <= {d for q in quotes for d in _DIGITS.findall(q)}:
         return []
     have = {value for q in quotes for value in _values(q)}
-    return [shown for value, shown in _values(statement).items() if value not in have]
+    # a statement's years are its context ("According to Smith (2020)", "In 2019, ..."), not what it measures
+    return [shown for value, shown in _values(statement, years=False).items() if value not in have]
 
 
 def _statement_problem(claim: Mapping[str, Any], quotes: list[str]) -> Problem | None:
