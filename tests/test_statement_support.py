@@ -72,6 +72,7 @@ def test_the_merge_rejects_the_claim_and_the_instruction_names_the_number(tmp_pa
     doc = json.loads(session.retry_instructions("trialist").read_text())
     problems = [p for f in doc["files"] for p in f["problems"] if p["rule"] == "claim.statement_unsupported"]
     assert len(problems) == 1 and problems[0]["pointer"] == "/claims/0" and "100" in problems[0]["message"]
+    assert doc["error_class"] == "evidence"
     assert [f["path"] for f in doc["files"] if problems[0] in f["problems"]] == ["artifacts/trialist/claims.json"]
 
 
@@ -80,3 +81,9 @@ def test_a_year_the_statement_adds_for_context_is_no_value() -> None:
     assert _problems(_claim("According to Smith et al. (2020), the drug reduced mortality by 20%.", quote)) == []
     assert _problems(_claim("In 2019, the drug reduced mortality by 20 percent.", quote)) == []
     assert _problems(_claim("In 2019, the drug reduced mortality by 25 percent.", quote)) != []
+
+
+def test_a_bare_number_that_labels_the_claim_is_no_value() -> None:
+    quote = "the drug reduced mortality by 20 percent"
+    assert _problems(_claim("Claim 0.", quote)) == []
+    assert _problems(_claim("Finding 2: the drug reduced mortality by 20%.", quote)) == []

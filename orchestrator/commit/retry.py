@@ -27,6 +27,7 @@ _CLASSES = (
     ("evidence.", "evidence"),
     ("caption.", "evidence"),
     ("relationship.", "evidence"),
+    ("claim.statement_", "evidence"),
     ("shacl.", "shacl"),
 )
 

@@ -40,10 +40,12 @@ _SPELLED = _set("one two three four five six seven eight nine ten eleven twelve 
 
 def _values(text: str, years: bool = True) -> dict[float, str]:
     """The values a text states, read as the contradiction search reads them (units converted, numbers written in
-    words read, "phase 3" and "COVID-19" names rather than values), and its years unless ``years`` is false:
+    words read, "phase 3" and "COVID-19" names rather than values; a unit or a counted thing, "120 patients"),
+    and its years unless ``years`` is false:
     value -> as written."""
     statement = analyse(text)
-    found = {round(q.value, 9): q.text for q in statement.quantities}
+    # a bare number is as often a label ("Claim 0", "Table 2") as a value: only values with a unit count
+    found = {round(q.value, 9): q.text for q in statement.quantities if q.unit}
     return found | {float(year): str(year) for year in statement.years} if years else found
 
 
