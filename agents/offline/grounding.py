@@ -108,8 +108,8 @@ class Grounding:
             users = {sid: n for sid, n in users.items() if n}
             if not forms & used:
                 self.keys.append(KeyTerm(word, forms, "no document names it", head))
-            elif len(users) < shared and max(users.values()) >= SUBJECT_MIN:
-                self.keys.append(KeyTerm(word, forms, f"the subject of {len(users)} document(s)", head))
+            elif len(users) < shared and (subject := [sid for sid, n in users.items() if n >= SUBJECT_MIN]):
+                self.keys.append(KeyTerm(word, forms, f"the subject of {len(subject)} document(s)", head))
         self._sims = (lexicon.similarities([k.word for k in self.keys])
                       if lexicon is not None and self.keys else None)
         self._paper: dict[tuple[str, int], bool] = {}
