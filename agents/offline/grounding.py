@@ -12,9 +12,9 @@ A *key term* is a question word that names a specific thing and that this collec
   :data:`SHARED_SHARE` of them: shared vocabulary such as "treatment" or "quality" is never key), and some
   document uses at least :data:`SUBJECT_MIN` times ("protein" in the ACE paper);
 * **a thing no document names**: a word no document uses in any form that the English lexicon
-  (LemmInflect) knows only as a noun ("animals", "obesity"); words that may also be verbs or
-  adjectives ("feed", "missing") are the reader's way of asking, not a thing, and indefinite pronouns
-  ("everyone") name nothing.
+  (LemmInflect) knows only as a noun ("obesity"), or as the plural of a noun (a population: "bats",
+  "animals"); a singular that may also be a verb or an adjective ("feed", "missing", "ear") is as
+  likely the reader's way of asking as a thing, and indefinite pronouns ("everyone") name nothing.
 
 A key term is *grounded* by a unit when the unit's window (the sentence and its neighbours) holds it
 in any form (its stem, the abbreviations, lay terms and word family the query expansion gives it) or
@@ -26,9 +26,9 @@ term of the query expansion, not the head itself) says the compound: "GP" for "f
 alone is VESPA's gene families), where "chlorophyll content" does not say "protein content". An ungrounded
 key term makes the unit no answer: confidence 0.
 
-Words the collection does not know and that may name an action or a quality stay with the
-retriever's calibrated decision to answer (:func:`agents.offline.candidates.answerable`): a word-level
-check cannot tell a reader's "bats" from a reader's "ear" for "spike".
+Other words the collection does not know stay with the retriever's calibrated decision to answer
+(:func:`agents.offline.candidates.answerable`): a word-level check cannot tell a reader's "overweight"
+(not in the papers) from a reader's "ear" (the wheat paper's "spike").
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from agents.offline.softmatch import Lexicon
 from agents.offline.text import wordlist
 from orchestrator.answers.data import Part
 
-__all__ = ["PAPER_MENTIONS", "SHARED_SHARE", "STRICT_SOFT", "SUBJECT_MIN", "Grounding", "KeyTerm", "Term", "noun_only"]
+__all__ = ["PAPER_MENTIONS", "SHARED_SHARE", "STRICT_SOFT", "SUBJECT_MIN", "Grounding", "KeyTerm", "Term", "noun_only", "plural_noun"]
 
 SHARED_SHARE = 0.4  # a word at least this share of the documents use is the collection's common vocabulary
 SUBJECT_MIN = 10  # a word a document uses this often is one of its subjects
@@ -86,6 +86,16 @@ def noun_only(word: str) -> bool:
     return bool(lemmas) and set(lemmas) == {"NOUN"} and word.lower() not in _PRONOUNS
 
 
+@cache
+def plural_noun(word: str) -> bool:
+    """Whether ``word`` is the plural of an English noun ("bats", "mice"): a set of things or a population,
+    even when the same spelling may be a verb."""
+    from lemminflect import getAllLemmas
+
+    lemma = getAllLemmas(word.lower()).get("NOUN", ())
+    return bool(lemma) and word.lower() not in lemma
+
+
 class Grounding:
     """The key terms of one question and, per unit, whether they are grounded (see the module docstring).
 
@@ -101,9 +111,12 @@ class Grounding:
         shared = SHARED_SHARE * max(1, len(counts))
         self.keys: list[KeyTerm] = []
         for word, stem, alternatives, head in groups:
+            forms = frozenset({stem, *alternatives})
+            if not forms & used and plural_noun(word):
+                self.keys.append(KeyTerm(word, forms, "no document names it", head))
+                continue
             if not noun_only(word):
                 continue
-            forms = frozenset({stem, *alternatives})
             users = {sid: sum(c[f] for f in forms) for sid, c in counts.items()}
             users = {sid: n for sid, n in users.items() if n}
             if not forms & used:
