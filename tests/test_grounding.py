@@ -43,10 +43,19 @@ def test_the_collections_common_words_and_words_that_may_be_verbs_are_not_key_te
     assert _grounding(Term("versus", "versus", set())).keys == []  # no dictionary word
 
 
-def test_a_thing_no_document_names_is_grounded_nowhere() -> None:
+def test_a_population_no_document_names_is_grounded_nowhere() -> None:
     grounding = _grounding(Term("animals", "anim", set()))
     assert [(k.word, k.why) for k in grounding.keys] == [("animals", "no document names it")]
     assert {grounding.part(i).confidence for i in range(len(UNITS))} == {0.0}
+    # a singular the documents never write is as likely the reader's word as a thing (a PubMedQA title's
+    # "virus" where its abstract writes "HBV")
+    assert _grounding(Term("virus", "virus", set()), Term("ear", "ear", set())).keys == []
+
+
+def test_a_relative_of_a_word_does_not_make_it_a_documents_subject() -> None:
+    # "agent" is a lay term of "drug", which the ACE paper is about; "agent" itself is no document's subject
+    counts = {**COUNTS, "ace": COUNTS["ace"] + Counter({"drug": 75, "agent": 1})}
+    assert Grounding([Term("agent", "agent", {"drug"})], counts, UNITS, WINDOWS, None).keys == []
 
 
 def test_a_compound_is_said_by_the_papers_word_for_its_head_but_not_by_the_head_itself() -> None:

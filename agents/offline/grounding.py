@@ -8,13 +8,15 @@ term the question turns on is in neither the passage nor its paper.
 
 A *key term* is a question word that names a specific thing and that this collection can vouch for:
 
-* **another document's subject**: a word the collection uses, most documents do not (at most
-  :data:`SHARED_SHARE` of them: shared vocabulary such as "treatment" or "quality" is never key), and some
-  document uses at least :data:`SUBJECT_MIN` times ("protein" in the ACE paper);
-* **a thing no document names**: a word no document uses in any form that the English lexicon
-  (LemmInflect) knows only as a noun ("obesity"), or as the plural of a noun (a population: "bats",
-  "animals"); a singular that may also be a verb or an adjective ("feed", "missing", "ear") is as
-  likely the reader's way of asking as a thing, and indefinite pronouns ("everyone") name nothing.
+* **another document's subject**: a word LemmInflect knows only as a noun, that the collection uses,
+  most documents do not (under :data:`SHARED_SHARE` of them: shared vocabulary such as "treatment" or
+  "quality" is never key), and some document uses itself at least :data:`SUBJECT_MIN` times ("protein"
+  in the ACE paper);
+* **a population no document names**: a word no document uses in any form that the English lexicon
+  (LemmInflect) knows as the plural of a noun ("bats", "animals"). A singular is as likely the
+  reader's way of asking as a thing ("feed", "missing", "ear" for the paper's "spike"; a PubMedQA
+  title's "virus" or "trimester" that its abstract never writes), and indefinite pronouns
+  ("everyone") name nothing.
 
 A key term is *grounded* by a unit when the unit's window (the sentence and its neighbours) holds it
 in any form (its stem, the abbreviations, lay terms and word family the query expansion gives it) or
@@ -112,16 +114,16 @@ class Grounding:
         self.keys: list[KeyTerm] = []
         for word, stem, alternatives, head in groups:
             forms = frozenset({stem, *alternatives})
-            if not forms & used and plural_noun(word):
-                self.keys.append(KeyTerm(word, forms, "no document names it", head))
+            if not forms & used:
+                if plural_noun(word):
+                    self.keys.append(KeyTerm(word, forms, "no document names it", head))
                 continue
             if not noun_only(word):
                 continue
             users = {sid: sum(c[f] for f in forms) for sid, c in counts.items()}
             users = {sid: n for sid, n in users.items() if n}
-            if not forms & used:
-                self.keys.append(KeyTerm(word, forms, "no document names it", head))
-            elif len(users) < shared and (subject := [sid for sid, n in users.items() if n >= SUBJECT_MIN]):
+            # the word itself, not a lay term or relative of it ("drug" for "agent"), is some document's subject
+            if len(users) < shared and (subject := [sid for sid, c in counts.items() if c[stem] >= SUBJECT_MIN]):
                 self.keys.append(KeyTerm(word, forms, f"the subject of {len(subject)} document(s)", head))
         self._sims = (lexicon.similarities([k.word for k in self.keys])
                       if lexicon is not None and self.keys else None)
