@@ -47,7 +47,8 @@ from agents.offline.softmatch import Lexicon
 from agents.offline.text import wordlist
 from orchestrator.answers.data import Part
 
-__all__ = ["PAPER_MENTIONS", "SHARED_SHARE", "STRICT_SOFT", "SUBJECT_MIN", "Grounding", "KeyTerm", "Term", "noun_only", "plural_noun"]
+__all__ = ["PAPER_MENTIONS", "SHARED_SHARE", "STRICT_SOFT", "SUBJECT_MIN", "Grounding", "KeyTerm", "Term", "noun_only",
+           "plural_noun"]
 
 SHARED_SHARE = 0.4  # a word at least this share of the documents use is the collection's common vocabulary
 SUBJECT_MIN = 10  # a word a document uses this often is one of its subjects
