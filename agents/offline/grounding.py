@@ -35,6 +35,7 @@ Other words the collection does not know stay with the retriever's calibrated de
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,9 +44,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from agents.offline.expansion import question_terms
 from agents.offline.softmatch import Lexicon
 from agents.offline.text import wordlist
 from orchestrator.answers.data import Part
+from orchestrator.model.terms import search_words, stem_words
 
 __all__ = ["PAPER_MENTIONS", "SHARED_SHARE", "STRICT_SOFT", "SUBJECT_MIN", "Grounding", "KeyTerm", "Term", "noun_only",
            "plural_noun"]
@@ -129,6 +132,17 @@ class Grounding:
         self._sims = (lexicon.similarities([k.word for k in self.keys])
                       if lexicon is not None and self.keys else None)
         self._paper: dict[tuple[str, int], bool] = {}
+
+    @classmethod
+    def of(cls, question: str, groups: Sequence[tuple[str, set[str]]], counts: Mapping[str, Counter[str]],
+           units: Sequence[str], windows: Sequence[set[str]], lexicon: Lexicon | None) -> Grounding:
+        """The grounding of ``question`` from its expanded term ``groups`` (stem, stems that may stand in)."""
+        words = {stem_words([w])[0]: w for w in question_terms(question)}
+        other_words = {s: frozenset(alts - {s}) for s, alts in groups}  # the papers' words for a content word
+        said = search_words(question)  # a word directly followed by a content word modifies it ("family doctor")
+        follows = {stem_words([a])[0]: stem_words([b])[0] for a, b in itertools.pairwise(said)}
+        return cls([Term(words.get(s, s), s, alts, other_words.get(follows.get(s, ""), frozenset()))
+                    for s, alts in groups], counts, units, windows, lexicon)
 
     def _soft(self, k: int, stems: Sequence[str] | set[str]) -> bool:
         if self._sims is None or self.lexicon is None:

@@ -11,7 +11,6 @@ section, the answer kind asked for (:mod:`agents.offline.qtype`) and how current
 from __future__ import annotations
 
 import hashlib
-import itertools
 import math
 import os
 import re
@@ -25,13 +24,8 @@ import orjson
 from agents.offline.candidates import MIN_COVERAGE, lexical, reranked
 from agents.offline.corpus import Corpus
 from agents.offline.doccache import code_key
-from agents.offline.expansion import (
-    feedback,
-    find_abbreviations,
-    lay_expansions,
-    question_terms,
-)
-from agents.offline.grounding import Grounding, Term
+from agents.offline.expansion import feedback, find_abbreviations, lay_expansions, question_terms
+from agents.offline.grounding import Grounding
 from agents.offline.index import ANALYSIS_CODE, IndexedUnit, bm25_postings, document_analysis, window_vectors
 from agents.offline.qtype import classify, fit
 from agents.offline.selection import Answer, dedupe, is_broad, spread, with_results
@@ -235,16 +229,6 @@ class Retriever:
         return Coverage(self.lexicon(), [(words.get(s, s), s, alts, weights[s]) for s, alts in groups],
                         self.terms, self.window_sets)
 
-    def grounding(self, question: str, groups: list[tuple[str, set[str]]]) -> Grounding:
-        """The question's key terms and whether a unit or its paper speaks of them (:mod:`agents.offline.grounding`)."""
-        words = {stem_words([w])[0]: w for w in question_terms(question)}
-        other_words = {s: frozenset(alts - {s}) for s, alts in groups}  # the papers' words for a content word
-        said = search_words(question)  # a word directly followed by a content word modifies it ("family doctor")
-        follows = {stem_words([a])[0]: stem_words([b])[0] for a, b in itertools.pairwise(said)}
-        return Grounding([Term(words.get(s, s), s, alts, other_words.get(follows.get(s, ""), frozenset()))
-                          for s, alts in groups], self.anchors,
-                         [u.sentence.source_id for u in self.units], self.window_sets, self.lexicon())
-
     # -- ranking ------------------------------------------------------------------------------
     def lexical_scores(self, question: str, context: str = "", subject: set[str] | frozenset[str] = frozenset()
                        ) -> tuple[np.ndarray, list[tuple[str, set[str]]], dict[str, float]]:
@@ -306,8 +290,9 @@ class Retriever:
             picked = lexical(score, cover, allowed, min_coverage)
         else:
             picked = reranked(score, sim, cover, allowed, model)
-        grounding = self.grounding(question, groups)
-        picked = [c for c in picked if grounding.part(c[0]).confidence > 0]  # the passage is about another thing
+        grounding = Grounding.of(question, groups, self.anchors, [u.sentence.source_id for u in self.units],
+                                 self.window_sets, self.lexicon())  # a passage about another thing is no answer
+        picked = [c for c in picked if grounding.part(c[0]).confidence > 0]
         periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
         current = asks_for_current(question)
         explicit = current and names_current(question)
