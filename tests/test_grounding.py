@@ -63,6 +63,10 @@ def test_a_compound_is_said_by_the_papers_word_for_its_head_but_not_by_the_head_
     # "doctor") says the whole compound
     family = _grounding(Term("family", "famili", set(), frozenset({"gp", "physician"})))
     assert [k.word for k in family.keys] == ["family"] and family.part(3).confidence == 1.0
+    # built from the question, the head's words include an acronym's plural, which keeps its s when stemmed
+    of = Grounding.of("What do patients think of their family doctor?", [("famili", set()), ("doctor", {"gp"})],
+                      COUNTS, [*UNITS, "rehab"], [*WINDOWS, {"gps", "patient"}], None)
+    assert [k.word for k in of.keys] == ["family"] and of.part(4).confidence == 1.0
     # "protein content" is not said by a window that says "content" of something else: the head itself
     # is not passed as the papers' word for it
     protein = _grounding(Term("protein", "protein", set(), frozenset()))

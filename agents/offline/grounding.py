@@ -138,7 +138,8 @@ class Grounding:
            units: Sequence[str], windows: Sequence[set[str]], lexicon: Lexicon | None) -> Grounding:
         """The grounding of ``question`` from its expanded term ``groups`` (stem, stems that may stand in)."""
         words = {stem_words([w])[0]: w for w in question_terms(question)}
-        other_words = {s: frozenset(alts - {s}) for s, alts in groups}  # the papers' words for a content word
+        # the papers' words for a content word; an acronym's plural keeps its s when stemmed ("GPs": "gps")
+        other_words = {s: frozenset(alts - {s}) | {f"{a}s" for a in alts - {s}} for s, alts in groups}
         said = search_words(question)  # a word directly followed by a content word modifies it ("family doctor")
         follows = {stem_words([a])[0]: stem_words([b])[0] for a, b in itertools.pairwise(said)}
         return cls([Term(words.get(s, s), s, alts, other_words.get(follows.get(s, ""), frozenset()))
