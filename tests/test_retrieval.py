@@ -191,3 +191,24 @@ def test_the_shared_index_is_json_and_restores_the_same_ranking(corpus: Corpus, 
         (a.sentence, a.score) for a in built.search(question)]
     stored.write_text("{damaged")
     assert Retriever.cached(corpus, tmp_path).search(question)  # a damaged file is rebuilt
+
+
+# --- grounding: the question's key term in the passage or its paper (agents/offline/grounding.py) -------------
+
+def test_a_near_topic_question_about_another_papers_subject_is_declined(retriever: Retriever) -> None:
+    # the wheat paper reports yield losses under heat, never grain protein (which the ACE and VESPA papers are
+    # about): retrieval found the yield sentences, in the reader's words and in the paper's own
+    assert retriever.search("How much did heat after flowering cut the protein content of the wheat grain?") == []
+    assert retriever.search("By how much did post-anthesis heat stress reduce grain protein content in the "
+                            "wheat genotypes?") == []
+
+
+def test_a_paraphrase_whose_key_word_is_another_papers_subject_is_still_answered(
+        retriever: Retriever, corpus: Corpus) -> None:
+    # "family" is VESPA's gene families, but "family doctor" is the heart failure paper's "GPs"
+    answers = retriever.search("What do heart failure patients think of their family doctor's ability to help "
+                               "them?", limit=5)
+    assert any("GPs" in a.sentence.flat and a.sentence.source_id == _doc(corpus, "rehabil") for a in answers)
+    # "amino acid", asked in a reader's words, is what the ACE paper is about
+    answers = retriever.search("Which amino acid seems to be the main reason 33RE prefers the N-terminal domain?")
+    assert any("Tyr369" in a.sentence.flat for a in answers)

@@ -24,12 +24,8 @@ import orjson
 from agents.offline.candidates import MIN_COVERAGE, lexical, reranked
 from agents.offline.corpus import Corpus
 from agents.offline.doccache import code_key
-from agents.offline.expansion import (
-    feedback,
-    find_abbreviations,
-    lay_expansions,
-    question_terms,
-)
+from agents.offline.expansion import feedback, find_abbreviations, lay_expansions, question_terms
+from agents.offline.grounding import Grounding
 from agents.offline.index import ANALYSIS_CODE, IndexedUnit, bm25_postings, document_analysis, window_vectors
 from agents.offline.qtype import classify, fit
 from agents.offline.selection import Answer, dedupe, is_broad, spread, with_results
@@ -294,6 +290,9 @@ class Retriever:
             picked = lexical(score, cover, allowed, min_coverage)
         else:
             picked = reranked(score, sim, cover, allowed, model)
+        grounding = Grounding.of(question, groups, self.anchors, [u.sentence.source_id for u in self.units],
+                                 self.window_sets, self.lexicon())  # a passage about another thing is no answer
+        picked = [c for c in picked if grounding.part(c[0]).confidence > 0]
         periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
         current = asks_for_current(question)
         explicit = current and names_current(question)
