@@ -55,7 +55,8 @@ _SAME = [re.compile(p, re.I) for p in (
 _FINDING = [re.compile(p, re.I) for p in (
     r"\bsignificant(?:ly)?\b", r"\b(?:was|were|is|are) (?:strongly |positively |negatively |independently |closely )?"
     r"(?:associated|correlated|related|linked)\b",
-    r"\bcorrelat(?:ed|ion|ions) (?:closely |strongly |well |highly )?(?:with|between)\b", r"\b(?:improved|increased|reduced|decreased|lowered|raised|"
+    r"\bcorrelat(?:ed|ion|ions) (?:closely |strongly |well |highly )?(?:with|between)\b",
+    r"\b(?:improved|increased|reduced|decreased|lowered|raised|"
     r"predicted|detected|demonstrated|revealed|confirmed|enhanced|induced|proved|prolonged|shortened)\b",
     r"\bhigher\b", r"\blower\b", r"\bgreater\b", r"\bfewer\b",
     r"\bmore (?:likely|frequent|common|effective|accurate|often)\b", r"\b(?:effective|accurate|reliable|useful|"
