@@ -112,7 +112,9 @@ def is_yes_no(question: str) -> bool:
     if _YES_NO.search(text):
         return True
     title = _TITLE_QUESTION.search(text)
-    return bool(title) and not _WH.match(title.group(1)) and not re.search(r"(?i)\bor\b", title.group(1))
+    if title is None:
+        return False
+    return not _WH.match(title.group(1)) and not re.search(r"(?i)\bor\b", title.group(1))
 
 
 def _statistics(clause: str) -> tuple[int, int, int]:
