@@ -63,6 +63,13 @@ CASES: list[tuple[str, list[str], str]] = [
     # a question about a negative flips the reading
     ("Is antibiotic prophylaxis unnecessary in clean hand surgery?",
      ["Infection rates did not differ with or without prophylaxis (p = 0.55)."], YES),
+    # the question's own direction: a finding the other way says no
+    ("Is statin use associated with lower mortality after sepsis?",
+     ["Mortality was significantly higher among statin users (p = 0.02)."], NO),
+    ("Is statin use associated with lower mortality after sepsis?",
+     ["Mortality was significantly lower among statin users (p = 0.02)."], YES),
+    ("Does shaving the incision site increase wound infections?",
+     ["Wound infections were significantly fewer after shaving (p = 0.03)."], NO),
     # significance stated in words
     ("Is smoking associated with delayed fracture healing?",
      ["Smokers healed significantly later than non-smokers."], YES),

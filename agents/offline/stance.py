@@ -7,7 +7,8 @@ with Y (p<0.01)" (yes) or "no significant difference was found" (no). Each claus
 words (a finding, or the absence of one). A sentence that only describes the sample ("Thirty-seven
 patients were identified") says nothing either way. When the signals point both ways, or hedges
 ("may", "tended to", "did not reach significance") weaken a thin margin, the answer says the
-evidence is mixed; with no signal it is unclear rather than a guess. A question about equivalence
+evidence is mixed; with no signal it is unclear rather than a guess. A finding that moves the asked-about
+outcome the other way ("higher mortality" to "associated with lower mortality?") says no. A question about equivalence
 ("Is X an acceptable alternative to Y?") is answered yes by "no difference"; a question that
 itself asks about a negative ("Is X unnecessary?") flips the reading. The decision is a label in
 front of the quoted evidence, never a replacement for it.
@@ -192,16 +193,44 @@ def _terms(text: str) -> set[str]:
 _COMMON = frozenset(stem_words(["patients", "study", "group", "results"]))
 
 
+_UP = re.compile(r"(?i)\b(?:higher|increas(?:e|es|ed|ing)|more|greater|longer|rais(?:e|es|ed)|elevat(?:e|es|ed)|"
+                 r"prolong(?:s|ed)?)\b")
+_DOWN = re.compile(r"(?i)\b(?:lower(?:s|ed)?|reduc(?:e|es|ed|ing|tion)|decreas(?:e|es|ed|ing)|less|fewer|shorter|"
+                   r"shorten(?:s|ed)?|prevent(?:s|ed)?)\b")
+
+
+def _direction(question: str) -> tuple[str, set[str]]:
+    """("up" or "down", the terms of what moves) for a question that asks which way something moves ("Is X
+    associated with lower mortality?"); ("", set()) for any other."""
+    found = sorted((m.start(), m.end(), way) for way, pattern in (("up", _UP), ("down", _DOWN))
+                   for m in pattern.finditer(question))
+    if not found:
+        return "", set()
+    _, end, way = found[0]
+    return way, _terms(" ".join(question[end:].split()[:4]))
+
+
+def _against(sentence: str, way: str, moved: set[str]) -> bool:
+    """The sentence finds the asked-about outcome moving the other way ("higher mortality" to "lower?")."""
+    if not way or not moved or not moved & _terms(sentence):
+        return False
+    same, other = (_UP, _DOWN) if way == "up" else (_DOWN, _UP)
+    return other.search(sentence) is not None and same.search(sentence) is None
+
+
 def decide(question: str, sentences: Iterable[str]) -> str:
     """``yes``, ``no``, ``mixed`` (signals both ways, or hedged and thin) or ``unclear`` (no signal)."""
     positive = negative = 0.0  # each sentence votes once: the first ones and those about the question more
     hedge = 0
     asked = _terms(question)
     same_asked = bool(_QUESTION_SAME.search(question))
+    way, moved = _direction(question)
     for weight, sentence in zip((1.5, 1.2, 1.0, 1.0, 1.0, 1.0, 0.8, 0.8), sentences, strict=False):
         found = signals(sentence)
         weight *= 0.5 + (len(asked & _terms(sentence)) / len(asked) if asked else 0.5)
-        if same_asked:  # "as good as?": "no difference" says yes, "significantly more than" says no
+        if found.finding and _against(sentence, way, moved):  # a finding the other way answers "no"
+            negative += weight * found.finding
+        elif same_asked:  # "as good as?": "no difference" says yes, "significantly more than" says no
             positive += weight * (found.finding - found.differ + found.same)
             negative += weight * (found.null - found.same + found.differ)
         else:
