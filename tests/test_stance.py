@@ -9,6 +9,7 @@ import pytest
 
 from agents.offline.answer_lead import deciding_claims, decision_lead
 from agents.offline.stance import MIXED, NO, UNCLEAR, YES, decide, is_yes_no, signals
+from agents.offline.units import run_in_kind
 from agents.offline.vintage import vintages
 
 DOES = "Does daily walking lower systolic blood pressure in older adults?"
@@ -144,3 +145,15 @@ def test_a_pmid_is_neither_a_year_nor_a_version_number() -> None:
                       "d": {"title": "Price list", "local_path": "/docs/price-list-20250101.md"}})
     assert found["a"].date is None and not found["a"].outdated and not found["b"].outdated
     assert found["c"].superseded_by == "d" and found["d"].date.isoformat() == "2025-01-01"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("label", "kind"), [
+    ("MEASUREMENTS AND MAIN RESULTS: Mortality was 20%.", "results"),
+    ("PATIENTS AND METHOD: We studied 40 women.", "methods"),
+    ("PRIMARY AND SECONDARY OUTCOME MEASURES: Pain at 6 weeks.", "methods"),
+    ("BACKGROUND AND OBJECTIVES: Falls are common.", "introduction"),
+    ("RESULTS: Pain fell.", "results"),
+    ("The US AND UK: two markets.", ""),
+])
+def test_a_structured_abstracts_compound_label_opens_its_section(label: str, kind: str) -> None:
+    assert run_in_kind(label) == kind
