@@ -1,7 +1,7 @@
 """Does the offline report answer the question? Runs each question of a set through `cconductor run`.
 
     python benchmarks/bench_answers.py [--set eval|blind-odd|blind-even|company|pubmedqa] [--quick N]
-                                       [--only E07,E12] [--verbose]
+                                       [--only E07,E12] [--verbose] [--keep DIR]
 
 Sets: ``eval`` (benchmarks/eval/questions.jsonl over the eight papers), ``blind-odd`` / ``blind-even``
 (benchmarks/eval/blind: paraphrases written by someone who never saw the papers; tune on odd ids only),
@@ -12,8 +12,10 @@ A question is answered when a cited sentence of the report's ``## Answer`` secti
 (the answer phrase, or for the blind set its evidence sentence) and its citation names the expected
 document; for ``company`` the first cited figure must not be an outdated one; for ``pubmedqa`` the right
 abstract and one of its RESULTS sentences must be cited and the decision word the Answer opens with
-("Yes." / "No." / mixed or unclear = maybe) is compared with the experts'. An out-of-scope question passes
-when no section of the report cites anything. Prints accuracy by kind and the wall and CPU time per run.
+("Yes." / "No." / mixed or unclear = maybe) is compared with the experts'; both figures are printed for the
+odd-numbered questions (tune on these), the even ones (report only) and all. An out-of-scope question passes
+when no section of the report cites anything. Prints accuracy by kind and the wall and CPU time per run;
+``--keep DIR`` keeps each run's session folder under DIR for reading the misses.
 """
 
 from __future__ import annotations
@@ -91,8 +93,15 @@ def judge(question: dict[str, Any], session: Path) -> tuple[bool, str]:
         return not cited, f"{len(cited)} cited sentence(s) in the report"
     names = question["document"] if isinstance(question["document"], list) else [question["document"]]
     numbers = {n for name, n in reference_numbers(markdown, session).items() if name in names}
+    if question.get("label"):  # PubMedQA: the decision the Answer opens with, judged whatever it cites
+        opening = flat(text)[:60]
+        question["said"] = "yes" if opening.startswith("yes.") else "no" if opening.startswith("no.") else "maybe"
     if not numbers:
         return False, "expected document not in the bibliography"
+    if "results" in question:  # PubMedQA: a sentence of the abstract's results section, cited from it
+        hit = any(numbers & refs and _in_results(unit, question["results"]) for unit, refs in units)
+        return hit, f"decision {question['said']} (experts {question['label']})" + ("" if hit else
+                                                                                     ", no results sentence cited")
     if "evidence" in question:  # blind set: the evidence sentence (or a short answer) cited from the paper
         hit = any(same(unit, question["evidence"], question["answer"]) and numbers & refs for unit, refs in units)
     else:
@@ -101,12 +110,20 @@ def judge(question: dict[str, Any], session: Path) -> tuple[bool, str]:
         first = units[0][0].rsplit("Outdated, not the current value", 1)[0]
         if any(flat(v) in flat(first) for v in question["outdated"]):
             return False, "an outdated value is given first"
-    if question.get("label"):  # PubMedQA: the decision the Answer opens with
-        opening = flat(text)[:60]
-        said = "yes" if opening.startswith("yes.") else "no" if opening.startswith("no.") else "maybe"
-        question["said"] = said
-        return hit, f"decision {said} (experts {question['label']})"
     return hit, "answered" if hit else "not in the Answer"
+
+
+def results_section(abstract: str) -> str:
+    """The results of a structured abstract: what follows its "RESULTS:" (or a case report's "CASE DESCRIPTION:")
+    label; PubMedQA's abstracts stop there (their conclusion is the reference answer)."""
+    labels = list(re.finditer(r"\b(?:[A-Z]+ )*(?:RESULTS|CASE (?:DESCRIPTION|REPORT)):", abstract))
+    return abstract[labels[-1].start():] if labels else ""
+
+
+def _in_results(unit: str, results: str) -> bool:
+    """A cited unit is a results sentence when its last words (the sentence, after any lead) are in the results."""
+    words = flat(re.sub(r"\\([\\`*_{}\[\]()#+.!<>|-])", r"\1", unit)).split()  # Markdown escapes undone
+    return len(words) >= 4 and " ".join(words[-12:]) in flat(results)
 
 
 def _children_cpu() -> float:
@@ -131,9 +148,10 @@ def load_set(name: str) -> tuple[list[dict[str, Any]], Path]:
     if name == "company":
         return lines(ROOT / "tests" / "data" / "company-questions.jsonl"), ROOT / "tests" / "data" / "company-folder"
     if name == "pubmedqa":
+        docs = PUBMEDQA / "docs"
         return [{"id": q["id"], "kind": q["expected_label"], "question": q["question"], "document": q["source_doc"],
-                 "answer": "RESULTS", "label": q["expected_label"]} for q in lines(PUBMEDQA / "questions.jsonl")], \
-            PUBMEDQA / "docs"
+                 "results": results_section((docs / q["source_doc"]).read_text(encoding="utf-8")),
+                 "label": q["expected_label"]} for q in lines(PUBMEDQA / "questions.jsonl")], docs
     raise SystemExit(f"unknown set {name!r}: eval, blind-odd, blind-even, company or pubmedqa")
 
 
@@ -153,12 +171,27 @@ def run_one(question: dict[str, Any], workdir: Path, folder: Path) -> tuple[bool
     return ok, why, elapsed
 
 
+def _print_decisions(decided: list[dict[str, Any]]) -> None:
+    """Both PubMedQA figures for the odd-numbered questions (the development half), the even ones and all."""
+    def number(q: dict[str, Any]) -> int:
+        return int(re.sub(r"\D", "", q["id"]) or 0)
+
+    halves = {"odd": [q for q in decided if number(q) % 2 == 1], "even": [q for q in decided if number(q) % 2 == 0],
+              "all": decided}
+    for name, part in halves.items():
+        agree = sum(q["said"] == q["label"] for q in part)
+        cited = sum(bool(q.get("cited")) for q in part)
+        print(f"{name:<5} decision agrees with the experts {agree:>2}/{len(part):<2}  "
+              f"right abstract and results sentence cited {cited:>2}/{len(part)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", type=int, default=0, help="run only the first N questions of each kind")
     parser.add_argument("--only", default="", help="comma-separated question ids")
     parser.add_argument("--verbose", action="store_true", help="print every question's outcome")
     parser.add_argument("--set", default="eval", help="eval, blind-odd, blind-even, company or pubmedqa")
+    parser.add_argument("--keep", default="", help="keep each run's session folder under this folder")
     args = parser.parse_args()
     questions, folder = load_set(args.set)
     if args.only:
@@ -177,7 +210,10 @@ def main() -> None:
     cpu_before = _children_cpu()
     with tempfile.TemporaryDirectory(prefix="bench-answers-") as tmp:
         for q in questions:
-            ok, why, elapsed = run_one(q, Path(tmp), folder)
+            workdir = Path(args.keep or tmp) / q["id"] if args.keep else Path(tmp)
+            workdir.mkdir(parents=True, exist_ok=True)
+            ok, why, elapsed = run_one(q, workdir, folder)
+            q["cited"] = ok
             times.append(elapsed)
             score.setdefault(q["kind"], [0, 0])
             score[q["kind"]][0] += int(ok)
@@ -188,8 +224,7 @@ def main() -> None:
     total = [sum(v[0] for v in score.values()), sum(v[1] for v in score.values())]
     decided = [q for q in questions if "said" in q]
     if decided:
-        agree = sum(q["said"] == q["label"] for q in decided)
-        print(f"decision agrees with the experts: {agree}/{len(decided)}")
+        _print_decisions(decided)
     for kind, (hits, n) in sorted(score.items()):
         print(f"{kind:<13} {hits:>3}/{n:<3} {100 * hits / n:5.1f}%")
     print(f"{'all':<13} {total[0]:>3}/{total[1]:<3} {100 * total[0] / max(1, total[1]):5.1f}%")

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agents.offline.sentences import terms
-from agents.offline.stance import MIXED, NO, UNCLEAR, YES, decide, is_yes_no
+from agents.offline.stance import MIXED, NO, UNCLEAR, YES, decide, is_yes_no, signals
 from agents.offline.vintage import Vintage, asks_for_current
 
-__all__ = ["DECISIONS", "decision_lead", "outdated_label", "split_current"]
+__all__ = ["DECISIONS", "deciding_claims", "decision_lead", "outdated_label", "split_current"]
 
 Item = dict[str, Any]
 #: How a yes/no question's answer opens, by the decision on its quoted evidence (agents/offline/stance.py).
@@ -25,15 +25,35 @@ DECISIONS = {YES: "Yes.", NO: "No.", MIXED: "The evidence is mixed.",
              UNCLEAR: "The quoted evidence does not settle it either way."}
 
 
+#: Sections whose sentences report what a study found; its background, aims and methods decide only without them.
+_FINDING_SECTIONS = frozenset({"section:results", "section:conclusion", "section:discussion"})
+
+
+def _reports_findings(claim: Item) -> bool:
+    return bool(_FINDING_SECTIONS & set(claim.get("tags") or ()))
+
+
 def decision_lead(query: str, claims: list[Item]) -> str:
     """"Yes." / "No." / ... for a yes/no question answered by ``claims``; "" for any other question.
 
-    A study's results decide (claims tagged ``section:results``), its aims and methods only without them:
-    on PubMedQA-30 that is 18 of 30 decisions agreeing with the experts, against 15 from every claim."""
+    A study's results decide (claims tagged ``section:results`` or its conclusion), its aims and methods only
+    without them: background sentences report what others found, not what this study found."""
     if not is_yes_no(query) or not claims:
         return ""
-    results = [c for c in claims if "section:results" in (c.get("tags") or ())]
+    results = [c for c in claims if _reports_findings(c)]
     return DECISIONS[decide(query, [c["statement"] for c in results or claims])]
+
+
+def deciding_claims(query: str, quoted: list[Item], candidates: list[Item], room: int,
+                    source_of: Callable[[Item], str]) -> list[Item]:
+    """Up to ``room`` more claims to quote for a yes/no question: results of the study quoted first (the source
+    of ``quoted[0]``) that state a finding or its absence, in ``candidates``' order. The decision reads the
+    quoted sentences only, so a results sentence that decides must be quoted, not the study's sample size."""
+    if not is_yes_no(query) or not quoted or room <= 0:
+        return []
+    study = source_of(quoted[0])
+    return [c for c in candidates if c not in quoted and source_of(c) == study and _reports_findings(c)
+            and signals(c["statement"]).any][:room]
 
 
 def split_current(claims: list[Item], vintage: Mapping[str, Vintage], query: str,

@@ -13,7 +13,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from agents.offline.answer_lead import decision_lead, outdated_label, split_current
+from agents.offline.answer_lead import deciding_claims, decision_lead, outdated_label, split_current
 from agents.offline.corpus import plan_questions
 from agents.offline.outline_kinds import CONTRADICTION_WORDS, kind_of
 from agents.offline.retry_repair import complete_retry
@@ -28,6 +28,7 @@ __all__ = ["DEFAULT_SECTIONS", "Synthesis", "run"]
 Item = dict[str, Any]
 DEFAULT_SECTIONS = ("Executive Summary", "Key Findings", "Evidence", "Gaps and Contradictions", "Methodology")
 PER_QUESTION = 3
+ANSWER_LIMIT = 5  # sentences quoted in the Answer
 OUTLINE_BUDGET = 60_000
 
 def verified(claim: Item) -> bool:
@@ -188,10 +189,12 @@ class Synthesis:
     def _answer(self, heading: str) -> list[str]:
         """The direct answer first: for a yes/no question its decision, then the quoted evidence; a value from
         an archived, superseded or older document after the current one, and said to be outdated."""
-        current, parts = self._current_first(self.answer_claims(), 5, 2)
+        asked = self.by_question[self.questions[0]["id"]] if self.questions else []
+        claims = self.answer_claims()
+        claims += deciding_claims(self.query, claims, asked, ANSWER_LIMIT - len(claims), _source_of)
+        current, parts = self._current_first(claims, ANSWER_LIMIT, 2)
         if not parts:
             return [f"None of the {len(self.sources)} ingested source(s) holds a passage that answers this question."]
-        asked = self.by_question[self.questions[0]["id"]] if self.questions else []
         lead = decision_lead(self.query, [c for c in asked if c in current] or current)
         return [f"{lead} {parts[0]}".strip(), *parts[1:]] if lead and current else parts
 

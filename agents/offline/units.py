@@ -47,6 +47,28 @@ _RUN_IN_KINDS = {
 }
 _RUN_IN = re.compile(r"(?i)^\s*(" + "|".join(sorted({w for ws in _RUN_IN_KINDS.values() for w in ws}, key=len,
                                                      reverse=True)) + r")\s*:")
+#: A compound upper-case label of a structured abstract: "MEASUREMENTS AND MAIN RESULTS:", "PATIENTS AND METHOD:".
+_CAPS_LABEL = re.compile(r"^\s*([A-Z]{2,}(?:(?: AND | OF |[ /&,-]+)[A-Z]{2,}){1,6})\s*:")
+#: The words that say what a compound label holds, the strongest first: "MEASUREMENTS AND MAIN RESULTS" is results.
+_LABEL_WORDS = (("results", re.compile(r"RESULTS?|FINDINGS")),
+                ("conclusion", re.compile(r"CONCLUSIONS?|INTERPRETATION")),
+                ("methods", re.compile(r"METHODS?|DESIGN|SETTING|PARTICIPANTS?|PATIENTS|INTERVENTIONS?|MEASURES?|"
+                                       r"MEASUREMENTS|OUTCOMES?|MATERIALS|SUBJECTS")),
+                ("introduction", re.compile(r"BACKGROUND|OBJECTIVES?|AIMS?|PURPOSE|INTRODUCTION|CONTEXT|RATIONALE")))
+
+
+def run_in_kind(text: str) -> str:
+    """The kind of section ("results", "methods", ...) a structured abstract's run-in label opens, or ""."""
+    known = _RUN_IN.match(text)
+    if known:
+        return next(kind for kind, words in _RUN_IN_KINDS.items() if known.group(1).casefold() in words)
+    compound = _CAPS_LABEL.match(text)
+    if compound:
+        words = set(re.split(r"[ /&,-]+", compound.group(1)))
+        return next((kind for kind, pattern in _LABEL_WORDS if any(pattern.fullmatch(w) for w in words)), "")
+    return ""
+
+
 _INDEX_LINE = re.compile(r"(?i)^(?:key ?words|index terms|abbreviations|subject areas?|mesh terms)\b")
 _LABELLED = re.compile(r"^[^:|]{2,60}:\s+\S")
 
@@ -138,9 +160,9 @@ class _Page:
     def add(self, a: int, b: int, kind: str, context: list[_Line]) -> None:
         section = self.section_at(self.page_no, a)  # type: ignore[operator]
         text = self.page[a:b]
-        run_in = _RUN_IN.match(text)
-        if run_in:
-            self.label = next(kind for kind, words in _RUN_IN_KINDS.items() if run_in.group(1).casefold() in words)
+        label = run_in_kind(text)
+        if label:
+            self.label = label
         if self.label and section in ("abstract", "front"):
             section = self.label  # "RESULTS: ..." of a structured abstract is its results
         if section in SKIPPED_SECTIONS or self.skip(self.page_no, a, text) or len(search_words(text, sqlite=True)) < 2:  # type: ignore[operator]

@@ -91,19 +91,32 @@ def _date_of(source: Mapping[str, Any]) -> dt.date | None:
     if isinstance(source.get("year"), int):
         return dt.date(int(source["year"]), 12, 31)
     name = PurePath(str(source.get("local_path") or "")).stem
-    year = re.search(r"(?:19|20)\d\d", name)
+    year = _NAME_YEAR.search(name)  # "report-2024", "update_20250601"; never the digits of "19100463.txt" (a PMID)
     if year:
+        if year.group(2):
+            try:
+                return dt.date(int(year.group(1)), int(year.group(2)), int(year.group(3)))
+            except ValueError:  # "20250231": the year alone
+                pass
         quarter = re.search(r"(?i)q([1-4])", name)
-        return dt.date(int(year.group()), 3 * int(quarter.group(1)) if quarter else 12, 28)
+        return dt.date(int(year.group(1)), 3 * int(quarter.group(1)) if quarter else 12, 28)
     return None
 
 
+#: A year standing alone in a file name, or opening a compact date (yyyymmdd); not four digits of a longer number.
+_NAME_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?:(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01]))?(?!\d)")
+#: An identifier in a title (PMID, report or case number): five or more digits that are not a compact date.
+_IDENTIFIER = re.compile(r"(?<!\d)(?!(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d))\d{5,}(?!\d)")
+
+
 def _family(source: Mapping[str, Any]) -> str:
-    """The title without its dates, years, quarters and numbers: versions of one document share it."""
+    """The title without its dates, years, quarters and numbers: versions of one document share it. An identifier
+    stays: "PMID: 19100463" and "PMID: 20629769" are two documents, not two versions of one."""
     title = str(source.get("title") or PurePath(str(source.get("local_path") or "")).stem)
-    title = _PERIOD.sub(" ", title.casefold())
+    identifiers = _IDENTIFIER.findall(title)
+    title = _PERIOD.sub(" ", _IDENTIFIER.sub(" ", title.casefold()))
     title = re.sub(r"\d+|[^\w\s]|_", " ", title)
-    return " ".join(title.split())
+    return " ".join([*title.split(), *identifiers])
 
 
 def vintages(sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Vintage]:
