@@ -10,8 +10,7 @@ import pytest
 
 from orchestrator.graph.evidence import verify_snippet
 from orchestrator.graph.relation_scope import quote_reasons
-from orchestrator.session.record import create_session
-from tests.conftest import merge_pending, store_text, write_artifacts
+from tests.helpers.one_claim import submit_one_claim
 
 QUOTE = "the drug reduced mortality by 20 percent in older adults"
 
@@ -80,16 +79,11 @@ def test_the_evidence_check_refuses_a_quote_that_leaves_out_what_governs_it(sent
 
 
 def test_a_claim_whose_quote_drops_the_sources_negation_is_rejected_with_the_fix(tmp_path: Path) -> None:
-    session = create_session(tmp_path / "sessions", "Does the drug reduce mortality?", "m")
-    sha = store_text(session, "Cover.\fIn the trial, the drug never reduced mortality by 20 percent in older adults.")
-    write_artifacts(session, "trialist", {
-        "sources.json": {"sources": [{"id": "S1", "type": "report", "title": "Trial", "content_sha256": sha}]},
-        "claims.json": {"claims": [{
-            "id": "C1", "confidence": 0.8, "priority": "high",
-            "statement": "The drug reduced mortality by 20 percent in older adults.",
-            "evidence": [{"source_id": "S1", "locator": {"page": 2},
-                          "snippet": "reduced mortality by 20 percent in older adults"}]}]}})
-    assert merge_pending(session) == {"trialist": "rejected"}
+    session, status = submit_one_claim(
+        tmp_path, "In the trial, the drug never reduced mortality by 20 percent in older adults.",
+        "The drug reduced mortality by 20 percent in older adults.", "reduced mortality by 20 percent in older adults",
+        "high")
+    assert status == "rejected"
     text = json.dumps(json.loads(session.retry_instructions("trialist").read_text()))
     assert "never" in text and "leaves out what governs it" in text
 

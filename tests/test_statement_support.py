@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from orchestrator.graph.statement_support import unsupported_statements
-from orchestrator.session.record import create_session
-from tests.conftest import merge_pending, store_text, write_artifacts
+from tests.helpers.one_claim import submit_one_claim
 
 
 def _claim(statement: str, *quotes: str, verified: bool = True) -> dict[str, Any]:
@@ -59,16 +58,11 @@ def test_numbers_may_come_from_any_verified_quote_and_unverified_quotes_are_left
 
 
 def test_the_merge_rejects_the_claim_and_the_instruction_names_the_number(tmp_path: Path) -> None:
-    session = create_session(tmp_path / "sessions", "Does the drug reduce mortality?", "m")
-    sha = store_text(session, "Cover.\fIn older adults, the drug reduced mortality by 20 percent over two years.")
-    write_artifacts(session, "trialist", {
-        "sources.json": {"sources": [{"id": "S1", "type": "report", "title": "Trial", "content_sha256": sha}]},
-        "claims.json": {"claims": [{
-            "id": "C1", "confidence": 0.8, "priority": "medium",
-            "statement": "The drug eliminated mortality entirely, curing 100 percent of cases.",
-            "evidence": [{"source_id": "S1", "locator": {"page": 2},
-                          "snippet": "the drug reduced mortality by 20 percent over two years"}]}]}})
-    assert merge_pending(session) == {"trialist": "rejected"}
+    session, status = submit_one_claim(
+        tmp_path, "In older adults, the drug reduced mortality by 20 percent over two years.",
+        "The drug eliminated mortality entirely, curing 100 percent of cases.",
+        "the drug reduced mortality by 20 percent over two years", "medium")
+    assert status == "rejected"
     doc = json.loads(session.retry_instructions("trialist").read_text())
     problems = [p for f in doc["files"] for p in f["problems"] if p["rule"] == "claim.statement_unsupported"]
     assert len(problems) == 1 and problems[0]["pointer"] == "/claims/0" and "100" in problems[0]["message"]

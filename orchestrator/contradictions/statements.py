@@ -133,7 +133,7 @@ _TENS_WORDS = {w: 10 * n for n, w in enumerate([
     "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]) if w}
 _SCALE_WORDS = {"hundred": 100, "thousand": 1000}
 #: The words that start a rewrite (a lone "one" or "zero" does not), "forty-two" included (one token).
-_NUMBER_WORDS = frozenset([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS,
+NUMBER_WORDS = frozenset([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS,
                            *(f"{t}-{u}" for t in _TENS_WORDS for u in list(_UNITS_WORDS)[1:10])]) - {"one", "zero"}
 _NUMBER_WORD = "|".join([*_UNITS_WORDS, *_TENS_WORDS, *_SCALE_WORDS])
 _SPELLED = re.compile(rf"(?<![\w-])(?:{_NUMBER_WORD})(?:(?:\s+and\s+|\s+|-)(?:{_NUMBER_WORD}))*(?![\w-])")
@@ -189,7 +189,7 @@ def _analysed(original: str, names: tuple[tuple[str, str], ...], keep_order: boo
     if "-" in text:
         text = _SIGNED.sub("minus ", text)  # "-18 °C", "-0.3%" (a minus sign folds to "-"): read as "minus"
     parser = Reader(text)
-    if not _NUMBER_WORDS.isdisjoint(parser.texts):  # a set test per statement: the rewrite only when needed
+    if not NUMBER_WORDS.isdisjoint(parser.texts):  # a set test per statement: the rewrite only when needed
         numbered = _with_numbers(text)
         if numbered != text:
             text, parser = numbered, Reader(numbered)

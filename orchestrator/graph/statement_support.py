@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.contradictions.statements import analyse
+from orchestrator.contradictions.statements import NUMBER_WORDS, analyse
 from orchestrator.model.problems import Problem
 from orchestrator.model.terms import critical_tokens
 from orchestrator.model.textnorm import normalize
@@ -32,11 +32,6 @@ _DENYING = _set("fail fails failed failing unable lack lacks lacked without neit
 
 #: Digits as written ("4,000", "0.05"): what a statement and its quote share when they give a number alike.
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
-#: Number words: a statement without digits or these states no value.
-_SPELLED = _set("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-                "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
-                "million billion dozen")
-
 
 def _values(text: str, years: bool = True) -> dict[float, str]:
     """The values a text states, read as the contradiction search reads them (units converted, numbers written in
@@ -69,7 +64,7 @@ def _missing_values(statement: str, quotes: list[str]) -> list[str]:
     """The values of ``statement`` no quote says, as written; most statements repeat their quotes' numbers digit
     for digit, which a plain comparison settles without reading units."""
     digits = set(_DIGITS.findall(statement))
-    if not digits and _SPELLED.isdisjoint(statement.lower().split()):
+    if not digits and NUMBER_WORDS.isdisjoint(statement.lower().split()):
         return []
     if digits <= {d for q in quotes for d in _DIGITS.findall(q)}:
         return []
