@@ -17,7 +17,7 @@ from orchestrator.model.terms import SEARCH_STOPWORDS, search_words
 __all__ = ["QuestionType", "classify", "fit"]
 
 _NUMERIC = re.compile(
-    r"(?i)\b(?:how (?:many|much|long|large|big|often|fast|high|low|old|far)|what(?: is| are| was| were)?"
+    r"(?i)\b(?:how (?:many|much|long|large|big|often|fast|high|low|old|far|common|frequent(?:ly)?|prevalent|likely|similar|close(?:ly)?|accurate(?:ly)?|strong(?:ly)?|small|heavy|deep|wide|early|late|soon)|what(?: is| are| was| were)?"
     r"(?: the)? (?:\w+ )?(?:percentage|percent|"
     r"proportion|fraction|share|number|value|rate|size|amount|level|ratio|temperature|dose|score|accuracy|"
     r"ki|ic50|concentration|capacity|risk|correlation|count)|at what|by how)\b"
@@ -107,8 +107,12 @@ def _counted(question: str) -> str:
     return (plural or words or [""])[0][:5]
 
 
-def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float:
-    """A bonus in about [-0.15, 0.35] for how well ``sentence`` has the kind of answer asked for."""
+def fit(kind: QuestionType, sentence: str, section: str, question: str, abstract: bool = True) -> float:
+    """A bonus in about [-0.15, 0.35] for how well ``sentence`` has the kind of answer asked for.
+
+    ``abstract``: the sentence's document is a summary of a study (an abstract, a short note), where a
+    yes/no question is answered by its results; in a long paper the answer may be in any section
+    ("did they use a cryo-protectant" is answered by the methods)."""
     bonus = 0.0
     if kind.numeric:
         sentence = _CITATION_RE.sub(" ", sentence)  # "[30; 31]", "(Smith et al., 2018)" are not answers
@@ -127,7 +131,7 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float
     if kind.results and not kind.limitation:
         bonus += 0.1 if section in ("results", "abstract", "conclusion", "discussion") else 0.0
         bonus -= 0.1 if _LIMIT_WORDS.search(sentence) else 0.0
-    if kind.yes_no and not kind.limitation:
+    if kind.yes_no and not kind.limitation and abstract:
         bonus += 0.2 if section == "results" else -0.1 if section in ("methods", "introduction") else 0.0
         bonus -= 0.15 if _AIM.search(sentence) else 0.0
         bonus += 0.1 if _FINDING.search(sentence) else 0.0

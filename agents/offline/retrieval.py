@@ -42,7 +42,8 @@ MIN_WEIGHT_SHARE = 0.3  # floor of a question term's weight, as a share of the r
 SUBJECT_WEIGHT = 0.45  # a term that chose the papers (a name they are about) weighs this share within them
 KEEP_SHARE = 0.5  # a candidate under this share of the best one's score is not returned ...
 UNGATED_SHARE = 0.65  # ... nor one the gate did not pass under this share
-RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
+RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question ...
+ABSTRACT_UNITS = 40  # ... when it is an abstract or a note of at most this many units, not a long paper
 STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
@@ -97,6 +98,7 @@ class Retriever:
         self._scores: dict[str, np.ndarray] = {}
         self._lexicon: Lexicon | None = None
         self.anchors = self._anchor_counts()
+        self.doc_units = Counter(u.sentence.source_id for u in self.units)
         self.window_vectors = window_vectors(self.vectors, [u.doc for u in self.units])
         self.currency = Currency(vintages({sid: doc.source for sid, doc in corpus.documents.items()}),
                                  {sid: str(doc.source.get("title", "")) for sid, doc in corpus.documents.items()})
@@ -299,7 +301,8 @@ class Retriever:
         scored: list[tuple[float, Answer, bool]] = []
         for i, base, cover_w, gated in picked:
             unit = self.units[i]
-            value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
+            value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question,
+                                                                     self.doc_units[unit.sentence.source_id] <= ABSTRACT_UNITS)
             if unit.kind != "sentence" and not kind.numeric:
                 value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
             if self.currency.outdated_for(unit.sentence, periods):
@@ -313,7 +316,7 @@ class Retriever:
             best = scored[0][0]
             scored = [c for c in scored if c[0] >= (KEEP_SHARE if c[2] else UNGATED_SHARE) * best]
         candidates = [(value, answer) for value, answer, _ in scored]
-        if kind.yes_no and candidates:
+        if kind.yes_no and candidates and self.doc_units[candidates[0][1].sentence.source_id] <= ABSTRACT_UNITS:
             candidates = with_results(candidates, [(u.sentence, u.section, u.quotable) for u in self.units],
                                       RESULTS_ADDED)
         answers = [a for _, a in candidates]
