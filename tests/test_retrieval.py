@@ -123,7 +123,35 @@ def test_question_types_decide_which_sentence_fits() -> None:
                                      "limitations", "") > fit(limits, "The sample was recruited in 2010.",
                                                               "methods", "")
     assert classify("What does ESRD stand for?").definition == "esrd"
-    assert classify("Why do people sleep?").label == "open"
+    assert classify("Where do people sleep?").label == "open"
+
+
+@pytest.mark.parametrize("question", [
+    "How common is DVT after trauma?", "How likely is a relapse?", "How similar must two titles be to match?",
+    "What's the Ki of 33RE?", "How frequently did patients return?"])
+def test_questions_in_a_readers_words_still_ask_for_a_value(question: str) -> None:
+    assert classify(question).numeric
+
+
+@pytest.mark.parametrize("question", [
+    "What is still missing from the research on retrievable filters?", "Which gaps in the evidence remain?",
+    "What does the benchmark leave out?", "Why can't the results be applied to every patient?"])
+def test_a_gap_asked_for_in_a_readers_words_is_a_limitations_question(question: str) -> None:
+    assert classify(question).limitation
+
+
+def test_a_why_question_prefers_the_sentence_that_gives_a_cause() -> None:
+    why = classify("Why is the homology search left partly manual?")
+    assert why.reason and classify("What's the reason for the delay?").reason
+    assert fit(why, "The searches are not automated because they need a cluster.", "discussion", "") > fit(
+        why, "The searches are not automated.", "discussion", "")
+
+
+def test_a_yes_no_question_over_a_long_paper_is_not_answered_by_its_results_section_alone() -> None:
+    asked = classify("Did they use a cryoprotectant?")
+    methods, results = "No cryoprotectant was used.", "Crystals appeared within 3 days."
+    assert fit(asked, results, "results", "") > fit(asked, methods, "methods", "")  # an abstract: its results
+    assert fit(asked, results, "results", "", abstract=False) == fit(asked, methods, "methods", "", abstract=False)
 
 
 def test_near_duplicate_sentences_are_quoted_once() -> None:
@@ -150,6 +178,18 @@ def test_a_numeric_question_gets_a_sentence_with_the_number_and_unit(retriever: 
                                "evaluation?", limit=3)
     assert answers and answers[0].sentence.source_id == _doc(corpus, "longeval")
     assert "73%" in answers[0].sentence.flat
+
+
+def test_a_yes_no_question_about_a_long_paper_is_answered_from_the_section_that_says_it(
+        retriever: Retriever) -> None:
+    answers = retriever.search("Does VESPA support both lineage-site and site-specific analyses?", limit=3)
+    assert answers and "can perform both lineage-site specific and site-specific" in answers[0].sentence.flat
+
+
+def test_how_common_asks_for_the_rate(retriever: Retriever) -> None:
+    answers = retriever.search("Without thromboprophylaxis, how common is deep venous thrombosis after "
+                               "multisystem trauma?", limit=3)
+    assert answers and "exceed 50%" in answers[0].sentence.flat
 
 
 def test_a_limitations_question_finds_the_limitations_paragraph(retriever: Retriever, corpus: Corpus) -> None:

@@ -17,17 +17,28 @@ from orchestrator.model.terms import SEARCH_STOPWORDS, search_words
 __all__ = ["QuestionType", "classify", "fit"]
 
 _NUMERIC = re.compile(
-    r"(?i)\b(?:how (?:many|much|long|large|big|often|fast|high|low|old|far|common|frequent(?:ly)?|prevalent|likely|similar|close(?:ly)?|accurate(?:ly)?|strong(?:ly)?|small|heavy|deep|wide|early|late|soon)|what(?: is| are| was| were)?"
+    r"(?i)\b(?:how (?:many|much|long|large|big|often|fast|high|low|old|far|common|frequent(?:ly)?|prevalent|"
+    r"likely|similar|close(?:ly)?|accurate(?:ly)?|strong(?:ly)?|small|heavy|deep|wide|early|late|soon)|"
+    r"what(?: is| are| was| were)?"
     r"(?: the)? (?:\w+ )?(?:percentage|percent|"
     r"proportion|fraction|share|number|value|rate|size|amount|level|ratio|temperature|dose|score|accuracy|"
     r"ki|ic50|concentration|capacity|risk|correlation|count)|at what|by how)\b"
 )
-_LIMITATION = re.compile(r"(?i)\b(?:limitations?|weakness(?:es)?|shortcomings?|drawbacks?|caveats?|"
-                         r"what (?:are|were) the (?:main )?(?:problems|challenges))\b")
+_LIMITATION = re.compile("|".join((
+    r"(?i)\b(?:limitations?|weakness(?:es)?|shortcomings?|drawbacks?|caveats?|gaps? in|leaves? out|left out",
+    r"what (?:are|were) the (?:main )?(?:problems|challenges)|(?:apply|generali[sz]e) to every",
+    r"(?:still|is|are) (?:missing|lacking|unknown|unclear|needed)|not (?:yet )?(?:known|studied|covered)",
+    r"can(?:'|\u2019|no)t (?:\w+ ){0,3}be (?:applied|generali[sz]ed))\b")))
+#: "Why ...", "what is the reason": the answer gives a cause.
+_REASON = re.compile(r"(?i)^\s*(?:why\b|how come\b|what (?:is|was|are|were) the (?:main )?reasons?\b)|"
+                     r"\bfor what reason\b")
+_CAUSE_WORDS = re.compile(r"(?i)\b(?:because|due to|owing to|since|as a result|reasons?|caused? by|so that|"
+                          r"in order to|therefore|thus|explain(?:s|ed)?|attribut(?:e|ed|able) to|(?:fear|afraid) of)\b")
 _DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |acronym )?[\"'\u201c]?"
                          r"([A-Za-z][\w-]{1,11})[\"'\u201d]? (?:stand for|mean)\b|\bwhat is meant by\b|"
                          r"\bdefin(?:e|ition)\b")
-_RESULTS = re.compile(r"(?i)\b(?:results?|findings?|outcomes?|what did (?:they|the \w+) find)\b")
+_RESULTS = re.compile(r"(?i)\b(?:results?|findings|(?:main|key|the) finding|outcomes?|what did (?:they|the \w+) find)\b")
+_CONTRACTION = re.compile(r"(?i)\b(what|who|where|which|how|that|it)'s\b")
 _NAME = re.compile(r"(?i)^\s*(?:who|which|what (?:tool|software|program|method|dataset|model|algorithm|"
                    r"language|compound|drug|species|genotypes?|hospital|country))\b")
 _UNITS = {
@@ -62,16 +73,18 @@ class QuestionType:
     results: bool = False  # "what were the results / findings / outcomes"
     counted: str = ""  # "how many wheat genotypes": the first 5 letters of the counted noun
     yes_no: bool = False  # "Is X ...?": answered by a result, not by the study's aim
+    reason: bool = False  # "why ...": answered by a cause
 
     @property
     def label(self) -> str:
         kinds = [k for k, on in (("yes/no", self.yes_no), ("numeric", self.numeric), ("limitations", self.limitation),
                                  ("definition", bool(self.definition)), ("name", self.name),
-                                 ("results", self.results)) if on]
+                                 ("results", self.results), ("reason", self.reason)) if on]
         return "+".join(kinds) or "open"
 
 
 def classify(question: str) -> QuestionType:
+    question = _CONTRACTION.sub(lambda m: m.group(1) + " is", question)  # "what's the Ki" asks for a value
     unit = ""
     low = question.casefold()
     if re.search(r"percent|proportion|%|share of", low):
@@ -90,6 +103,7 @@ def classify(question: str) -> QuestionType:
         results=bool(_RESULTS.search(question)),
         counted=_counted(question),
         yes_no=is_yes_no(question),
+        reason=bool(_REASON.search(question)),
     )
 
 
@@ -135,6 +149,8 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str, abstract
         bonus += 0.2 if section == "results" else -0.1 if section in ("methods", "introduction") else 0.0
         bonus -= 0.15 if _AIM.search(sentence) else 0.0
         bonus += 0.1 if _FINDING.search(sentence) else 0.0
+    if kind.reason:
+        bonus += 0.1 if _CAUSE_WORDS.search(sentence) else 0.0
     if kind.definition:
         defined = re.search(rf"(?i)\(\s*{re.escape(kind.definition)}s?\s*\)|\b{re.escape(kind.definition)}s?\s*\(",
                             sentence)

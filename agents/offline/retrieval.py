@@ -301,8 +301,9 @@ class Retriever:
         scored: list[tuple[float, Answer, bool]] = []
         for i, base, cover_w, gated in picked:
             unit = self.units[i]
+            abstract = self.doc_units[unit.sentence.source_id] <= ABSTRACT_UNITS
             value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question,
-                                                                     self.doc_units[unit.sentence.source_id] <= ABSTRACT_UNITS)
+                                                                 abstract)
             if unit.kind != "sentence" and not kind.numeric:
                 value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
             if self.currency.outdated_for(unit.sentence, periods):
