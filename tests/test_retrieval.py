@@ -53,6 +53,11 @@ def test_sentences_join_across_line_breaks_and_hyphenation() -> None:
                                      "Next, the data were cleaned."]
 
 
+def test_a_decimal_that_extraction_cut_with_a_space_does_not_end_a_sentence() -> None:
+    assert split_sentences("N-domain 21. 03 +- 0.27 2896 11.21 +- 0.74 927. The dose was 5. 12 patients died.") == [
+        "N-domain 21. 03 +- 0.27 2896 11.21 +- 0.74 927.", "The dose was 5.", "12 patients died."]
+
+
 def test_a_numbered_heading_is_not_glued_to_the_first_sentence() -> None:
     page = ("The protocol was approved by the ethics committee.\n3. Results\nThemes identified from the focus\n"
             "groups included confidence and morale.")
@@ -190,6 +195,12 @@ def test_how_common_asks_for_the_rate(retriever: Retriever) -> None:
     answers = retriever.search("Without thromboprophylaxis, how common is deep venous thrombosis after "
                                "multisystem trauma?", limit=3)
     assert answers and "exceed 50%" in answers[0].sentence.flat
+
+
+@pytest.mark.parametrize(("domain", "value"), [("N", "11.21"), ("C", "10 395")])
+def test_a_table_row_is_chosen_by_the_label_the_question_names(retriever: Retriever, domain: str, value: str) -> None:
+    answers = retriever.search(f"What is the Ki of compound 33RE against the {domain}-domain?", limit=3)
+    assert answers and answers[0].sentence.flat.startswith(f"{domain}-domain") and value in answers[0].sentence.flat
 
 
 def test_a_limitations_question_finds_the_limitations_paragraph(retriever: Retriever, corpus: Corpus) -> None:

@@ -37,7 +37,8 @@ _CAUSE_WORDS = re.compile(r"(?i)\b(?:because|due to|owing to|since|as a result|r
 _DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |acronym )?[\"'\u201c]?"
                          r"([A-Za-z][\w-]{1,11})[\"'\u201d]? (?:stand for|mean)\b|\bwhat is meant by\b|"
                          r"\bdefin(?:e|ition)\b")
-_RESULTS = re.compile(r"(?i)\b(?:results?|findings|(?:main|key|the) finding|outcomes?|what did (?:they|the \w+) find)\b")
+_RESULTS = re.compile(r"(?i)\b(?:results?|findings|(?:main|key|the) finding|outcomes?|"
+                      r"what did (?:they|the \w+) find)\b")
 _CONTRACTION = re.compile(r"(?i)\b(what|who|where|which|how|that|it)'s\b")
 _NAME = re.compile(r"(?i)^\s*(?:who|which|what (?:tool|software|program|method|dataset|model|algorithm|"
                    r"language|compound|drug|species|genotypes?|hospital|country))\b")
