@@ -152,6 +152,14 @@ def test_a_why_question_prefers_the_sentence_that_gives_a_cause() -> None:
         why, "The searches are not automated.", "discussion", "")
 
 
+def test_a_when_question_prefers_a_time_and_how_many_counts_whatever_else_it_names() -> None:
+    when = classify("When did they begin the heat treatments?")
+    assert when.timing and fit(when, "Heat stress was started 10 days after anthesis.", "methods", "") > fit(
+        when, "Heat stress was applied in growth chambers.", "methods", "")
+    assert classify("How many varieties did they test at high temperatures?").unit == ""
+    assert classify("What temperature did the plants get?").unit == "temperature"
+
+
 def test_a_yes_no_question_over_a_long_paper_is_not_answered_by_its_results_section_alone() -> None:
     asked = classify("Did they use a cryoprotectant?")
     methods, results = "No cryoprotectant was used.", "Crystals appeared within 3 days."

@@ -39,6 +39,11 @@ _DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |a
                          r"\bdefin(?:e|ition)\b")
 _RESULTS = re.compile(r"(?i)\b(?:results?|findings|(?:main|key|the) finding|outcomes?|"
                       r"what did (?:they|the \w+) find)\b")
+#: "When did ...", "at what point / stage / age": the answer is a time.
+_TIMING = re.compile(r"(?i)^\s*(?:when\b|at what (?:point|stage|time|age)\b|how soon\b)")
+_TIME_WORDS = re.compile(r"(?i)\b(?:(?:days?|weeks?|months?|years?|hours?|minutes?) (?:after|before|of|from|post)|"
+                         r"(?:after|before|during|until|since|prior to|at the (?:start|end|onset) of)\b|"
+                         r"(?:19|20)\d\d\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)")
 _CONTRACTION = re.compile(r"(?i)\b(what|who|where|which|how|that|it)'s\b")
 _NAME = re.compile(r"(?i)^\s*(?:who|which|what (?:tool|software|program|method|dataset|model|algorithm|"
                    r"language|compound|drug|species|genotypes?|hospital|country))\b")
@@ -75,12 +80,14 @@ class QuestionType:
     counted: str = ""  # "how many wheat genotypes": the first 5 letters of the counted noun
     yes_no: bool = False  # "Is X ...?": answered by a result, not by the study's aim
     reason: bool = False  # "why ...": answered by a cause
+    timing: bool = False  # "when did ... begin": answered by a time ("ten days after anthesis", "in 2015")
 
     @property
     def label(self) -> str:
         kinds = [k for k, on in (("yes/no", self.yes_no), ("numeric", self.numeric), ("limitations", self.limitation),
                                  ("definition", bool(self.definition)), ("name", self.name),
-                                 ("results", self.results), ("reason", self.reason)) if on]
+                                 ("results", self.results), ("reason", self.reason), ("timing", self.timing))
+                 if on]
         return "+".join(kinds) or "open"
 
 
@@ -92,8 +99,8 @@ def classify(question: str) -> QuestionType:
         unit = "percent"
     elif re.search(r"\bfold\b|times (?:more|less|higher|lower)", low):
         unit = "fold"
-    elif "temperature" in low or "degrees" in low:
-        unit = "temperature"
+    elif ("temperature" in low or "degrees" in low) and not re.search(r"\bhow many\b", low):
+        unit = "temperature"  # "how many varieties were tested at high temperatures" counts varieties
     definition = _DEFINITION.search(question)
     return QuestionType(
         numeric=bool(_NUMERIC.search(question)) or bool(unit and unit != "temperature"),
@@ -105,6 +112,7 @@ def classify(question: str) -> QuestionType:
         counted=_counted(question),
         yes_no=is_yes_no(question),
         reason=bool(_REASON.search(question)),
+        timing=bool(_TIMING.search(question)),
     )
 
 
@@ -150,6 +158,8 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str, abstract
         bonus += 0.2 if section == "results" else -0.1 if section in ("methods", "introduction") else 0.0
         bonus -= 0.15 if _AIM.search(sentence) else 0.0
         bonus += 0.1 if _FINDING.search(sentence) else 0.0
+    if kind.timing:
+        bonus += 0.1 if _TIME_WORDS.search(sentence) else 0.0
     if kind.reason:
         bonus += 0.1 if _CAUSE_WORDS.search(sentence) else 0.0
     if kind.definition:

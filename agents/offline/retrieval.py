@@ -331,6 +331,7 @@ class Retriever:
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
 
+
 def _row_named(row: str, asked: str) -> bool:
     """The row's label (its first cell, or the words before its first number) is in the question (``asked``:
     case-folded, single-spaced, padded with spaces)."""
