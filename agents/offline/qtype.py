@@ -12,10 +12,13 @@ import re
 from dataclasses import dataclass
 
 from agents.offline.stance import is_yes_no
+from agents.offline.units import row_label
 from orchestrator.model.terms import SEARCH_STOPWORDS, search_words
 
 __all__ = ["QuestionType", "classify", "fit"]
 
+STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
+ROW_LABEL_BONUS = 0.1  # a table row whose label (its first cell) the question names
 _NUMERIC = re.compile(
     r"(?i)\b(?:how (?:many|much|long|large|big|often|fast|high|low|old|far|common|frequent(?:ly)?|prevalent|"
     r"likely|similar|close(?:ly)?|accurate(?:ly)?|strong(?:ly)?|small|heavy|deep|wide|early|late|soon)|"
@@ -65,6 +68,10 @@ _AIM = re.compile(r"(?i)^\s*(?:aims?|objectives?|purpose|background|methods?)\s*
 _FINDING = re.compile(r"(?i)\bsignificant(?:ly)?\b|\bp\s*[<>=]|\b(?:associated|correlated) with\b|\bno "
                       r"(?:difference|association|correlation|effect)\b|\b(?:was|were) (?:found|observed|detected)\b")
 _PROPER = re.compile(r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*)\b")
+
+
+def _padded(question: str) -> str:
+    return f" {' '.join(re.sub(r'[?,;]', ' ', question).casefold().split())} "
 
 
 @dataclass(frozen=True)
@@ -130,13 +137,18 @@ def _counted(question: str) -> str:
     return (plural or words or [""])[0][:5]
 
 
-def fit(kind: QuestionType, sentence: str, section: str, question: str, abstract: bool = True) -> float:
+def fit(kind: QuestionType, sentence: str, section: str, question: str, unit: str = "sentence",
+        abstract: bool = True) -> float:
     """A bonus in about [-0.15, 0.35] for how well ``sentence`` has the kind of answer asked for.
 
-    ``abstract``: the sentence's document is a summary of a study (an abstract, a short note), where a
-    yes/no question is answered by its results; in a long paper the answer may be in any section
-    ("did they use a cryo-protectant" is answered by the methods)."""
+    ``unit``: "sentence", "row" or "item" (agents.offline.units). ``abstract``: the sentence's document is a
+    summary of a study (an abstract, a short note), where a yes/no question is answered by its results; in a
+    long paper the answer may be in any section ("did they use a cryo-protectant" is answered by the methods)."""
     bonus = 0.0
+    if unit != "sentence" and not kind.numeric:
+        bonus -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
+    if unit == "row" and (label := row_label(sentence)) and f" {label} " in _padded(question):
+        bonus += ROW_LABEL_BONUS  # "the Ki against the N-domain": the row labelled N-domain, not C-domain
     if kind.numeric:
         sentence = _CITATION_RE.sub(" ", sentence)  # "[30; 31]", "(Smith et al., 2018)" are not answers
         numbers = _NUMBER_RE.findall(sentence)

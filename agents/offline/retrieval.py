@@ -44,12 +44,8 @@ KEEP_SHARE = 0.5  # a candidate under this share of the best one's score is not 
 UNGATED_SHARE = 0.65  # ... nor one the gate did not pass under this share
 RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question ...
 ABSTRACT_UNITS = 40  # ... when it is an abstract or a note of at most this many units, not a long paper
-STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
-ROW_LABEL_BONUS = 0.1  # a table row whose label (its first cell) the question names
-_CELL_BREAK_RE = re.compile(r"\s*(?:\||\t)\s*")
-_FIRST_NUMBER_RE = re.compile(r"\s(?=[-+$\u20ac\u00a3(]?\d)")
 _PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
 _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, "results": 1.05,
           "discussion": 1.0, "limitations": 1.0, "conclusion": 1.05}
@@ -301,21 +297,15 @@ class Retriever:
         periods = {p.casefold() for p in _PERIOD_RE.findall(question)}
         current = asks_for_current(question)
         explicit = current and names_current(question)
-        asked = f" {' '.join(question.casefold().split())} "
         scored: list[tuple[float, Answer, bool]] = []
         for i, base, cover_w, gated in picked:
             unit = self.units[i]
-            abstract = self.doc_units[unit.sentence.source_id] <= ABSTRACT_UNITS
-            value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question,
-                                                                 abstract)
-            if unit.kind == "row" and _row_named(unit.sentence.text, asked):
-                value += ROW_LABEL_BONUS  # "the Ki against the N-domain": the row labelled N-domain, not C-domain
-            if unit.kind != "sentence" and not kind.numeric:
-                value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
+            value = base * _PRIOR.get(unit.section, 1.0) + fit(
+                kind, unit.sentence.flat, unit.section, question, unit=unit.kind,
+                abstract=self.doc_units[unit.sentence.source_id] <= ABSTRACT_UNITS)
             if self.currency.outdated_for(unit.sentence, periods):
                 value *= OUTDATED  # an archived copy or an older version: history, not the value in force
-            elif current:
-                # "latest", or no period named: the newer statement
+            elif current:  # "latest", or no period named: the newer statement
                 value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self.currency.age(unit.sentence)
             scored.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section), gated))
         scored.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
@@ -330,15 +320,6 @@ class Retriever:
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
-
-
-def _row_named(row: str, asked: str) -> bool:
-    """The row's label (its first cell, or the words before its first number) is in the question (``asked``:
-    case-folded, single-spaced, padded with spaces)."""
-    cells = _CELL_BREAK_RE.split(row.strip().strip("|").strip())
-    first = cells[0] if len(cells) > 1 else _FIRST_NUMBER_RE.split(row.strip(), maxsplit=1)[0]
-    label = " ".join(first.casefold().split())
-    return any(c.isalpha() for c in label) and f" {label} " in asked.replace("?", " ").replace(",", " ")
 
 
 def retriever_for(corpus: Corpus) -> Retriever:
