@@ -54,8 +54,7 @@ _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, 
 class Retriever:
     """Candidate units of a corpus, their BM25 window index and their embeddings (built once per corpus)."""
 
-    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None,
-                 vectors: np.ndarray | None = None) -> None:
+    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None, vectors: np.ndarray | None = None) -> None:
         """Build the index, or restore it from :meth:`state` (the same corpus texts)."""
         self.corpus = corpus
         postings = None
@@ -80,13 +79,8 @@ class Retriever:
             postings = (dict(found["vocab"]), np.asarray(found["data"], dtype=float),
                         np.asarray(found["indices"], dtype=np.int64), np.asarray(found["indptr"], dtype=np.int64))
             self.vectors = vectors if vectors is not None and len(vectors) == len(self.units) else None
-        windows = []
-        for i, unit in enumerate(self.units):
-            window = list(self.terms[i])
-            for j in (i - 1, i + 1):
-                if 0 <= j < len(self.units) and self.units[j].doc == unit.doc:
-                    window += self.terms[j]
-            windows.append(window)
+        windows = [[t for j in (i - 1, i, i + 1) if 0 <= j < len(self.units) and self.units[j].doc == unit.doc
+                    for t in self.terms[j]] for i, unit in enumerate(self.units)]  # a unit with its neighbours
         self.window_sets = [set(w) for w in windows]
         self._postings = postings or bm25_postings(windows)
         df: Counter[str] = Counter(t for w in self.window_sets for t in w)
@@ -122,9 +116,8 @@ class Retriever:
 
     @classmethod
     def cached(cls, corpus: Corpus, folder: Path | None) -> Retriever:
-        """Build once per set of texts: the researcher processes of one session share the index,
-        stored as JSON (not a pickle: a session folder may come from elsewhere) and the embeddings
-        as ``.npy``."""
+        """Build once per set of texts: the researcher processes of one session share the index, stored as JSON
+        (not a pickle: a session folder may come from elsewhere) and the embeddings as ``.npy``."""
         if folder is None:
             return cls(corpus)
         model = embedder()
@@ -263,14 +256,14 @@ class Retriever:
                mode: str = "fused") -> list[Answer]:
         """The best quotable units for ``question``, near-duplicates removed, best first.
 
-        Two rankings are fused by reciprocal rank: BM25 over the expanded question (the question's
-        own words, the papers' abbreviations, lay terms) and the cosine of static embeddings (the
-        reader's words for the same thing). With embeddings, the fused top :data:`RERANK_DEPTH` are
-        reranked (:meth:`_reranked`) and the question is answered only when its best windows are
-        close enough for this corpus (:meth:`answerable`); without them, a unit is a candidate when
-        its window covers ``min_coverage`` of the question's weighted terms. ``context`` (the research
-        query, for a sub-question) adds its terms at low weight; ``exclude`` holds normalised sentences
-        already quoted elsewhere; ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
+        Two rankings are fused by reciprocal rank: BM25 over the expanded question (the question's own words,
+        the papers' abbreviations, lay terms) and the cosine of static embeddings (the reader's words for the
+        same thing). With embeddings, the fused top :data:`RERANK_DEPTH` are reranked and the question is
+        answered only when its best windows are close enough for this corpus (``candidates.answerable``);
+        without them, a unit is a candidate when its window covers ``min_coverage`` of the question's weighted
+        terms. ``context``
+        (the research query, for a sub-question) adds its terms at low weight; ``exclude`` holds normalised
+        sentences already quoted elsewhere; ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
         """
         if not self.units:
             return []
