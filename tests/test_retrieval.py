@@ -53,6 +53,11 @@ def test_sentences_join_across_line_breaks_and_hyphenation() -> None:
                                      "Next, the data were cleaned."]
 
 
+def test_a_decimal_that_extraction_cut_with_a_space_does_not_end_a_sentence() -> None:
+    assert split_sentences("N-domain 21. 03 +- 0.27 2896 11.21 +- 0.74 927. The dose was 5. 12 patients died.") == [
+        "N-domain 21. 03 +- 0.27 2896 11.21 +- 0.74 927.", "The dose was 5.", "12 patients died."]
+
+
 def test_a_numbered_heading_is_not_glued_to_the_first_sentence() -> None:
     page = ("The protocol was approved by the ethics committee.\n3. Results\nThemes identified from the focus\n"
             "groups included confidence and morale.")
@@ -123,7 +128,43 @@ def test_question_types_decide_which_sentence_fits() -> None:
                                      "limitations", "") > fit(limits, "The sample was recruited in 2010.",
                                                               "methods", "")
     assert classify("What does ESRD stand for?").definition == "esrd"
-    assert classify("Why do people sleep?").label == "open"
+    assert classify("Where do people sleep?").label == "open"
+
+
+@pytest.mark.parametrize("question", [
+    "How common is DVT after trauma?", "How likely is a relapse?", "How similar must two titles be to match?",
+    "What's the Ki of 33RE?", "How frequently did patients return?"])
+def test_questions_in_a_readers_words_still_ask_for_a_value(question: str) -> None:
+    assert classify(question).numeric
+
+
+@pytest.mark.parametrize("question", [
+    "What is still missing from the research on retrievable filters?", "Which gaps in the evidence remain?",
+    "What does the benchmark leave out?", "Why can't the results be applied to every patient?"])
+def test_a_gap_asked_for_in_a_readers_words_is_a_limitations_question(question: str) -> None:
+    assert classify(question).limitation
+
+
+def test_a_why_question_prefers_the_sentence_that_gives_a_cause() -> None:
+    why = classify("Why is the homology search left partly manual?")
+    assert why.reason and classify("What's the reason for the delay?").reason
+    assert fit(why, "The searches are not automated because they need a cluster.", "discussion", "") > fit(
+        why, "The searches are not automated.", "discussion", "")
+
+
+def test_a_when_question_prefers_a_time_and_how_many_counts_whatever_else_it_names() -> None:
+    when = classify("When did they begin the heat treatments?")
+    assert when.timing and fit(when, "Heat stress was started 10 days after anthesis.", "methods", "") > fit(
+        when, "Heat stress was applied in growth chambers.", "methods", "")
+    assert classify("How many varieties did they test at high temperatures?").unit == ""
+    assert classify("What temperature did the plants get?").unit == "temperature"
+
+
+def test_a_yes_no_question_over_a_long_paper_is_not_answered_by_its_results_section_alone() -> None:
+    asked = classify("Did they use a cryoprotectant?")
+    methods, results = "No cryoprotectant was used.", "Crystals appeared within 3 days."
+    assert fit(asked, results, "results", "") > fit(asked, methods, "methods", "")  # an abstract: its results
+    assert fit(asked, results, "results", "", abstract=False) == fit(asked, methods, "methods", "", abstract=False)
 
 
 def test_near_duplicate_sentences_are_quoted_once() -> None:
@@ -150,6 +191,24 @@ def test_a_numeric_question_gets_a_sentence_with_the_number_and_unit(retriever: 
                                "evaluation?", limit=3)
     assert answers and answers[0].sentence.source_id == _doc(corpus, "longeval")
     assert "73%" in answers[0].sentence.flat
+
+
+def test_a_yes_no_question_about_a_long_paper_is_answered_from_the_section_that_says_it(
+        retriever: Retriever) -> None:
+    answers = retriever.search("Does VESPA support both lineage-site and site-specific analyses?", limit=3)
+    assert answers and "can perform both lineage-site specific and site-specific" in answers[0].sentence.flat
+
+
+def test_how_common_asks_for_the_rate(retriever: Retriever) -> None:
+    answers = retriever.search("Without thromboprophylaxis, how common is deep venous thrombosis after "
+                               "multisystem trauma?", limit=3)
+    assert answers and "exceed 50%" in answers[0].sentence.flat
+
+
+@pytest.mark.parametrize(("domain", "value"), [("N", "11.21"), ("C", "10 395")])
+def test_a_table_row_is_chosen_by_the_label_the_question_names(retriever: Retriever, domain: str, value: str) -> None:
+    answers = retriever.search(f"What is the Ki of compound 33RE against the {domain}-domain?", limit=3)
+    assert answers and answers[0].sentence.flat.startswith(f"{domain}-domain") and value in answers[0].sentence.flat
 
 
 def test_a_limitations_question_finds_the_limitations_paragraph(retriever: Retriever, corpus: Corpus) -> None:

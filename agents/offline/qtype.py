@@ -12,22 +12,42 @@ import re
 from dataclasses import dataclass
 
 from agents.offline.stance import is_yes_no
+from agents.offline.units import row_label
 from orchestrator.model.terms import SEARCH_STOPWORDS, search_words
 
 __all__ = ["QuestionType", "classify", "fit"]
 
+STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
+ROW_LABEL_BONUS = 0.1  # a table row whose label (its first cell) the question names
 _NUMERIC = re.compile(
-    r"(?i)\b(?:how (?:many|much|long|large|big|often|fast|high|low|old|far)|what(?: is| are| was| were)?"
+    r"(?i)\b(?:how (?:many|much|long|large|big|often|fast|high|low|old|far|common|frequent(?:ly)?|prevalent|"
+    r"likely|similar|close(?:ly)?|accurate(?:ly)?|strong(?:ly)?|small|heavy|deep|wide|early|late|soon)|"
+    r"what(?: is| are| was| were)?"
     r"(?: the)? (?:\w+ )?(?:percentage|percent|"
     r"proportion|fraction|share|number|value|rate|size|amount|level|ratio|temperature|dose|score|accuracy|"
     r"ki|ic50|concentration|capacity|risk|correlation|count)|at what|by how)\b"
 )
-_LIMITATION = re.compile(r"(?i)\b(?:limitations?|weakness(?:es)?|shortcomings?|drawbacks?|caveats?|"
-                         r"what (?:are|were) the (?:main )?(?:problems|challenges))\b")
+_LIMITATION = re.compile("|".join((
+    r"(?i)\b(?:limitations?|weakness(?:es)?|shortcomings?|drawbacks?|caveats?|gaps? in|leaves? out|left out",
+    r"what (?:are|were) the (?:main )?(?:problems|challenges)|(?:apply|generali[sz]e) to every",
+    r"(?:still|is|are) (?:missing|lacking|unknown|unclear|needed)|not (?:yet )?(?:known|studied|covered)",
+    r"can(?:'|\u2019|no)t (?:\w+ ){0,3}be (?:applied|generali[sz]ed))\b")))
+#: "Why ...", "what is the reason": the answer gives a cause.
+_REASON = re.compile(r"(?i)^\s*(?:why\b|how come\b|what (?:is|was|are|were) the (?:main )?reasons?\b)|"
+                     r"\bfor what reason\b")
+_CAUSE_WORDS = re.compile(r"(?i)\b(?:because|due to|owing to|since|as a result|reasons?|caused? by|so that|"
+                          r"in order to|therefore|thus|explain(?:s|ed)?|attribut(?:e|ed|able) to|(?:fear|afraid) of)\b")
 _DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |acronym )?[\"'\u201c]?"
                          r"([A-Za-z][\w-]{1,11})[\"'\u201d]? (?:stand for|mean)\b|\bwhat is meant by\b|"
                          r"\bdefin(?:e|ition)\b")
-_RESULTS = re.compile(r"(?i)\b(?:results?|findings?|outcomes?|what did (?:they|the \w+) find)\b")
+_RESULTS = re.compile(r"(?i)\b(?:results?|findings|(?:main|key|the) finding|outcomes?|"
+                      r"what did (?:they|the \w+) find)\b")
+#: "When did ...", "at what point / stage / age": the answer is a time.
+_TIMING = re.compile(r"(?i)^\s*(?:when\b|at what (?:point|stage|time|age)\b|how soon\b)")
+_TIME_WORDS = re.compile(r"(?i)\b(?:(?:days?|weeks?|months?|years?|hours?|minutes?) (?:after|before|of|from|post)|"
+                         r"(?:after|before|during|until|since|prior to|at the (?:start|end|onset) of)\b|"
+                         r"(?:19|20)\d\d\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)")
+_CONTRACTION = re.compile(r"(?i)\b(what|who|where|which|how|that|it)'s\b")
 _NAME = re.compile(r"(?i)^\s*(?:who|which|what (?:tool|software|program|method|dataset|model|algorithm|"
                    r"language|compound|drug|species|genotypes?|hospital|country))\b")
 _UNITS = {
@@ -50,6 +70,10 @@ _FINDING = re.compile(r"(?i)\bsignificant(?:ly)?\b|\bp\s*[<>=]|\b(?:associated|c
 _PROPER = re.compile(r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})*)\b")
 
 
+def _padded(question: str) -> str:
+    return f" {' '.join(re.sub(r'[?,;]', ' ', question).casefold().split())} "
+
+
 @dataclass(frozen=True)
 class QuestionType:
     """The answer kinds a question asks for; ``unit`` is 'percent', 'fold', 'temperature' or ''."""
@@ -62,24 +86,28 @@ class QuestionType:
     results: bool = False  # "what were the results / findings / outcomes"
     counted: str = ""  # "how many wheat genotypes": the first 5 letters of the counted noun
     yes_no: bool = False  # "Is X ...?": answered by a result, not by the study's aim
+    reason: bool = False  # "why ...": answered by a cause
+    timing: bool = False  # "when did ... begin": answered by a time ("ten days after anthesis", "in 2015")
 
     @property
     def label(self) -> str:
         kinds = [k for k, on in (("yes/no", self.yes_no), ("numeric", self.numeric), ("limitations", self.limitation),
                                  ("definition", bool(self.definition)), ("name", self.name),
-                                 ("results", self.results)) if on]
+                                 ("results", self.results), ("reason", self.reason), ("timing", self.timing))
+                 if on]
         return "+".join(kinds) or "open"
 
 
 def classify(question: str) -> QuestionType:
+    question = _CONTRACTION.sub(lambda m: m.group(1) + " is", question)  # "what's the Ki" asks for a value
     unit = ""
     low = question.casefold()
     if re.search(r"percent|proportion|%|share of", low):
         unit = "percent"
     elif re.search(r"\bfold\b|times (?:more|less|higher|lower)", low):
         unit = "fold"
-    elif "temperature" in low or "degrees" in low:
-        unit = "temperature"
+    elif ("temperature" in low or "degrees" in low) and not re.search(r"\bhow many\b", low):
+        unit = "temperature"  # "how many varieties were tested at high temperatures" counts varieties
     definition = _DEFINITION.search(question)
     return QuestionType(
         numeric=bool(_NUMERIC.search(question)) or bool(unit and unit != "temperature"),
@@ -90,6 +118,8 @@ def classify(question: str) -> QuestionType:
         results=bool(_RESULTS.search(question)),
         counted=_counted(question),
         yes_no=is_yes_no(question),
+        reason=bool(_REASON.search(question)),
+        timing=bool(_TIMING.search(question)),
     )
 
 
@@ -107,9 +137,18 @@ def _counted(question: str) -> str:
     return (plural or words or [""])[0][:5]
 
 
-def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float:
-    """A bonus in about [-0.15, 0.35] for how well ``sentence`` has the kind of answer asked for."""
+def fit(kind: QuestionType, sentence: str, section: str, question: str, unit: str = "sentence",
+        abstract: bool = True) -> float:
+    """A bonus in about [-0.15, 0.35] for how well ``sentence`` has the kind of answer asked for.
+
+    ``unit``: "sentence", "row" or "item" (agents.offline.units). ``abstract``: the sentence's document is a
+    summary of a study (an abstract, a short note), where a yes/no question is answered by its results; in a
+    long paper the answer may be in any section ("did they use a cryo-protectant" is answered by the methods)."""
     bonus = 0.0
+    if unit != "sentence" and not kind.numeric:
+        bonus -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
+    if unit == "row" and (label := row_label(sentence)) and f" {label} " in _padded(question):
+        bonus += ROW_LABEL_BONUS  # "the Ki against the N-domain": the row labelled N-domain, not C-domain
     if kind.numeric:
         sentence = _CITATION_RE.sub(" ", sentence)  # "[30; 31]", "(Smith et al., 2018)" are not answers
         numbers = _NUMBER_RE.findall(sentence)
@@ -127,10 +166,14 @@ def fit(kind: QuestionType, sentence: str, section: str, question: str) -> float
     if kind.results and not kind.limitation:
         bonus += 0.1 if section in ("results", "abstract", "conclusion", "discussion") else 0.0
         bonus -= 0.1 if _LIMIT_WORDS.search(sentence) else 0.0
-    if kind.yes_no and not kind.limitation:
+    if kind.yes_no and not kind.limitation and abstract:
         bonus += 0.2 if section == "results" else -0.1 if section in ("methods", "introduction") else 0.0
         bonus -= 0.15 if _AIM.search(sentence) else 0.0
         bonus += 0.1 if _FINDING.search(sentence) else 0.0
+    if kind.timing:
+        bonus += 0.1 if _TIME_WORDS.search(sentence) else 0.0
+    if kind.reason:
+        bonus += 0.1 if _CAUSE_WORDS.search(sentence) else 0.0
     if kind.definition:
         defined = re.search(rf"(?i)\(\s*{re.escape(kind.definition)}s?\s*\)|\b{re.escape(kind.definition)}s?\s*\(",
                             sentence)

@@ -42,8 +42,8 @@ MIN_WEIGHT_SHARE = 0.3  # floor of a question term's weight, as a share of the r
 SUBJECT_WEIGHT = 0.45  # a term that chose the papers (a name they are about) weighs this share within them
 KEEP_SHARE = 0.5  # a candidate under this share of the best one's score is not returned ...
 UNGATED_SHARE = 0.65  # ... nor one the gate did not pass under this share
-RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question
-STRUCTURED_PENALTY = 0.08  # a row or list item, for a question that asks no quantity
+RESULTS_ADDED = 4  # results sentences of the best study added for a yes/no question ...
+ABSTRACT_UNITS = 40  # ... when it is an abstract or a note of at most this many units, not a long paper
 OUTDATED = 0.55  # score factor of a unit from an archived or superseded document
 RECENCY = 0.15  # a question about the value in force: the oldest dated statement loses this share of its score
 _PERIOD_RE = re.compile(r"(?i)\b(?:(?:19|20)\d\d|q[1-4])\b")
@@ -54,8 +54,7 @@ _PRIOR = {"abstract": 1.08, "front": 1.0, "introduction": 0.88, "methods": 1.0, 
 class Retriever:
     """Candidate units of a corpus, their BM25 window index and their embeddings (built once per corpus)."""
 
-    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None,
-                 vectors: np.ndarray | None = None) -> None:
+    def __init__(self, corpus: Corpus, state: dict[str, Any] | None = None, vectors: np.ndarray | None = None) -> None:
         """Build the index, or restore it from :meth:`state` (the same corpus texts)."""
         self.corpus = corpus
         postings = None
@@ -80,13 +79,8 @@ class Retriever:
             postings = (dict(found["vocab"]), np.asarray(found["data"], dtype=float),
                         np.asarray(found["indices"], dtype=np.int64), np.asarray(found["indptr"], dtype=np.int64))
             self.vectors = vectors if vectors is not None and len(vectors) == len(self.units) else None
-        windows = []
-        for i, unit in enumerate(self.units):
-            window = list(self.terms[i])
-            for j in (i - 1, i + 1):
-                if 0 <= j < len(self.units) and self.units[j].doc == unit.doc:
-                    window += self.terms[j]
-            windows.append(window)
+        windows = [[t for j in (i - 1, i, i + 1) if 0 <= j < len(self.units) and self.units[j].doc == unit.doc
+                    for t in self.terms[j]] for i, unit in enumerate(self.units)]  # a unit with its neighbours
         self.window_sets = [set(w) for w in windows]
         self._postings = postings or bm25_postings(windows)
         df: Counter[str] = Counter(t for w in self.window_sets for t in w)
@@ -97,6 +91,7 @@ class Retriever:
         self._scores: dict[str, np.ndarray] = {}
         self._lexicon: Lexicon | None = None
         self.anchors = self._anchor_counts()
+        self.doc_units = Counter(u.sentence.source_id for u in self.units)
         self.window_vectors = window_vectors(self.vectors, [u.doc for u in self.units])
         self.currency = Currency(vintages({sid: doc.source for sid, doc in corpus.documents.items()}),
                                  {sid: str(doc.source.get("title", "")) for sid, doc in corpus.documents.items()})
@@ -121,9 +116,8 @@ class Retriever:
 
     @classmethod
     def cached(cls, corpus: Corpus, folder: Path | None) -> Retriever:
-        """Build once per set of texts: the researcher processes of one session share the index,
-        stored as JSON (not a pickle: a session folder may come from elsewhere) and the embeddings
-        as ``.npy``."""
+        """Build once per set of texts: the researcher processes of one session share the index, stored as JSON
+        (not a pickle: a session folder may come from elsewhere) and the embeddings as ``.npy``."""
         if folder is None:
             return cls(corpus)
         model = embedder()
@@ -262,14 +256,14 @@ class Retriever:
                mode: str = "fused") -> list[Answer]:
         """The best quotable units for ``question``, near-duplicates removed, best first.
 
-        Two rankings are fused by reciprocal rank: BM25 over the expanded question (the question's
-        own words, the papers' abbreviations, lay terms) and the cosine of static embeddings (the
-        reader's words for the same thing). With embeddings, the fused top :data:`RERANK_DEPTH` are
-        reranked (:meth:`_reranked`) and the question is answered only when its best windows are
-        close enough for this corpus (:meth:`answerable`); without them, a unit is a candidate when
-        its window covers ``min_coverage`` of the question's weighted terms. ``context`` (the research
-        query, for a sub-question) adds its terms at low weight; ``exclude`` holds normalised sentences
-        already quoted elsewhere; ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
+        Two rankings are fused by reciprocal rank: BM25 over the expanded question (the question's own words,
+        the papers' abbreviations, lay terms) and the cosine of static embeddings (the reader's words for the
+        same thing). With embeddings, the fused top :data:`RERANK_DEPTH` are reranked and the question is
+        answered only when its best windows are close enough for this corpus (``candidates.answerable``);
+        without them, a unit is a candidate when its window covers ``min_coverage`` of the question's weighted
+        terms. ``context``
+        (the research query, for a sub-question) adds its terms at low weight; ``exclude`` holds normalised
+        sentences already quoted elsewhere; ``mode`` ("lexical", "semantic", "fused") is for measuring the parts.
         """
         if not self.units:
             return []
@@ -299,13 +293,12 @@ class Retriever:
         scored: list[tuple[float, Answer, bool]] = []
         for i, base, cover_w, gated in picked:
             unit = self.units[i]
-            value = base * _PRIOR.get(unit.section, 1.0) + fit(kind, unit.sentence.flat, unit.section, question)
-            if unit.kind != "sentence" and not kind.numeric:
-                value -= STRUCTURED_PENALTY  # a row or list item answers "how many / what value", rarely "why"
+            value = base * _PRIOR.get(unit.section, 1.0) + fit(
+                kind, unit.sentence.flat, unit.section, question, unit=unit.kind,
+                abstract=self.doc_units[unit.sentence.source_id] <= ABSTRACT_UNITS)
             if self.currency.outdated_for(unit.sentence, periods):
                 value *= OUTDATED  # an archived copy or an older version: history, not the value in force
-            elif current:
-                # "latest", or no period named: the newer statement
+            elif current:  # "latest", or no period named: the newer statement
                 value *= 1.0 - (2 * RECENCY if explicit else RECENCY) * self.currency.age(unit.sentence)
             scored.append((value, Answer(unit.sentence, round(value, 6), round(cover_w, 4), unit.section), gated))
         scored.sort(key=lambda c: (-c[0], c[1].sentence.source_id, c[1].sentence.page, c[1].sentence.start))
@@ -313,13 +306,14 @@ class Retriever:
             best = scored[0][0]
             scored = [c for c in scored if c[0] >= (KEEP_SHARE if c[2] else UNGATED_SHARE) * best]
         candidates = [(value, answer) for value, answer, _ in scored]
-        if kind.yes_no and candidates:
+        if kind.yes_no and candidates and self.doc_units[candidates[0][1].sentence.source_id] <= ABSTRACT_UNITS:
             candidates = with_results(candidates, [(u.sentence, u.section, u.quotable) for u in self.units],
                                       RESULTS_ADDED)
         answers = [a for _, a in candidates]
         if is_broad(question):  # "these papers": spread the quotes over the papers
             answers = spread(answers[: 10 * limit]) + answers[10 * limit :]
         return dedupe(answers, limit, exclude or set())
+
 
 def retriever_for(corpus: Corpus) -> Retriever:
     """The answer retriever over the corpus's documents, built on first use and kept on the corpus."""

@@ -182,6 +182,8 @@ _TERMINATOR_RE = re.compile(
     r"[.!?]+[\"'\u201d\u2019)\]]*(?:\s?\[\d+(?:\s*[,\u2013-]\s*\d+)*\])?"
     r"(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])"
 )
+#: "21. 03": a decimal that text extraction cut with a space (tables); no sentence starts with "03".
+_SPLIT_DECIMAL_RE = re.compile(r"\d\. 0\d")
 _PREV_WORD_RE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 _BULLET_RE = re.compile(r"(?:[-*+•▪◦]|\d{1,2}[.)])\s+\S")
 _NUMBERED_HEADING_RE = re.compile(r"\d+(?:\.\d+)*\.?\s+[A-Z][^.!?]*")
@@ -266,7 +268,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """
     cuts = set(_line_breaks(text))
     for m in _TERMINATOR_RE.finditer(text):
-        if text[m.start()] == "." and _is_abbreviation(text, m.start()):
+        dot = m.start()
+        if text[dot] == "." and (_is_abbreviation(text, dot) or _SPLIT_DECIMAL_RE.match(text, dot - 1)):
             continue
         cuts.add(m.end())
     spans: list[tuple[int, int]] = []

@@ -27,7 +27,7 @@ from agents.offline.sentences import _BOILERPLATE_RE, _CAPTION_RE, informative, 
 from agents.offline.text import normalize_ws, sentence_spans
 from orchestrator.model.terms import search_words
 
-__all__ = ["SKIPPED_SECTIONS", "Unit", "document_units", "quotable", "statement_line"]
+__all__ = ["SKIPPED_SECTIONS", "Unit", "document_units", "quotable", "row_label", "statement_line"]
 
 SKIPPED_SECTIONS = frozenset({"references", "backmatter"})
 MIN_QUOTE_CHARS = 20  # orchestrator.graph.evidence.MIN_SNIPPET_CHARS: a shorter snippet never verifies
@@ -36,6 +36,8 @@ MAX_CONTEXT_GAP = 600  # a row is quoted with its header only when they are this
 
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022\u25aa\u25e6\u2013]|\d{1,2}[.)]|[a-z][.)])\s+")
 _NUMBER = re.compile(r"(?<![\w.])[-+$\u20ac\u00a3(]?\d[\d,.]*%?\)?")
+_CELL_BREAK = re.compile(r"\s*(?:\||\t)\s*")
+_FIRST_NUMBER = re.compile(r"\s(?=[-+$\u20ac\u00a3(]?\d)")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _RUN_IN_KINDS = {
     "introduction": ("background", "objective", "objectives", "aim", "aims", "purpose", "introduction", "context",
@@ -109,6 +111,15 @@ def statement_line(text: str) -> bool:
         return len(flat.split()) >= 4 and len(_WORD.findall(flat)) >= 3
     letters = sum(ch.isalpha() for ch in flat)
     return letters >= 3 and len(flat.split()) >= 2
+
+
+def row_label(row: str) -> str:
+    """A table row's label, case-folded: its first cell, or the words before its first number ("N-domain 21.03
+    ..."); "" when that holds no letter. A question that names it asks about this row, not its neighbours."""
+    cells = _CELL_BREAK.split(row.strip().strip("|").strip())
+    first = cells[0] if len(cells) > 1 else _FIRST_NUMBER.split(row.strip(), maxsplit=1)[0]
+    label = " ".join(first.casefold().split())
+    return label if any(c.isalpha() for c in label) else ""
 
 
 def _cells(line: str) -> int:
