@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from typing import Any
 
@@ -74,6 +75,20 @@ def test_a_claimed_lock_left_by_a_crash_is_processed_by_the_next_processor(sessi
     finally:
         processor.close()
     assert locks.waiting(session) == [] and not locks.claim_path(session, "crashed").exists()
+
+
+def test_a_kill_between_the_claims_link_and_unlink_leaves_nothing_waiting_after_the_next_sweep(
+        session: SessionPaths) -> None:
+    _write_version(session, "halfway", "v1")
+    session.lock("halfway").touch()
+    locks.claim_path(session, "halfway").parent.mkdir(exist_ok=True)
+    os.link(session.lock("halfway"), locks.claim_path(session, "halfway"))  # killed before the unlink
+    processor = Processor(session)
+    try:
+        assert [(o.agent, o.status) for o in processor.process_pending()] == [("halfway", "merged")]
+    finally:
+        processor.close()
+    assert locks.waiting(session) == [] and not session.lock("halfway").exists()
 
 
 def test_a_rejected_claim_becomes_the_error_lock_and_a_lock_made_meanwhile_stays_pending(

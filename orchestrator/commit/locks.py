@@ -87,10 +87,16 @@ def decided_claims(paths: SessionPaths, decided: Mapping[str, object]) -> list[s
 def claim(paths: SessionPaths, agent: str) -> bool:
     """Take the pending lock (if any) for processing; True when a claim now exists for ``agent``.
 
-    An earlier unfinished claim is processed first and the pending lock stays for the next sweep.
+    An earlier unfinished claim is processed first and a newer pending lock stays for the next sweep; the
+    pending lock that *is* the claim (a kill between the link and the unlink below) goes now, or it would
+    stay waiting after the recovering sweep merged its submission.
     """
     target = claim_path(paths, agent)
     if target.exists():
+        source = paths.lock(agent)
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.lstat(source), os.lstat(target)):
+                os.unlink(source)
         return True
     target.parent.mkdir(exist_ok=True)  # never the session's folders above it (a deleted session)
     source = paths.lock(agent)
