@@ -148,6 +148,7 @@ def test_a_gap_asked_for_in_a_readers_words_is_a_limitations_question(question: 
 def test_a_why_question_prefers_the_sentence_that_gives_a_cause() -> None:
     why = classify("Why is the homology search left partly manual?")
     assert why.reason and classify("What's the reason for the delay?").reason
+    assert classify("Explain why the search is manual.").reason and classify("What\u2019s the Ki of 33RE?").numeric
     assert fit(why, "The searches are not automated because they need a cluster.", "discussion", "") > fit(
         why, "The searches are not automated.", "discussion", "")
 
@@ -156,6 +157,8 @@ def test_a_when_question_prefers_a_time_and_how_many_counts_whatever_else_it_nam
     when = classify("When did they begin the heat treatments?")
     assert when.timing and fit(when, "Heat stress was started 10 days after anthesis.", "methods", "") > fit(
         when, "Heat stress was applied in growth chambers.", "methods", "")
+    assert classify("In which year did the trial start?").timing and classify("How long after the injury?").timing
+    assert not classify("When VESPA was run on the masked alignments, how did its results compare?").timing
     assert classify("How many varieties did they test at high temperatures?").unit == ""
     assert classify("What temperature did the plants get?").unit == "temperature"
 

@@ -33,8 +33,8 @@ _LIMITATION = re.compile("|".join((
     r"(?:still|is|are) (?:missing|lacking|unknown|unclear|needed)|not (?:yet )?(?:known|studied|covered)",
     r"can(?:'|\u2019|no)t (?:\w+ ){0,3}be (?:applied|generali[sz]ed))\b")))
 #: "Why ...", "what is the reason": the answer gives a cause.
-_REASON = re.compile(r"(?i)^\s*(?:why\b|how come\b|what (?:is|was|are|were) the (?:main )?reasons?\b)|"
-                     r"\bfor what reason\b")
+_REASON = re.compile(r"(?i)\b(?:why|how come|what (?:is|was|are|were) the (?:main )?reasons?|for what reasons?|"
+                     r"reasons? (?:for|why|behind))\b")
 _CAUSE_WORDS = re.compile(r"(?i)\b(?:because|due to|owing to|since|as a result|reasons?|caused? by|so that|"
                           r"in order to|therefore|thus|explain(?:s|ed)?|attribut(?:e|ed|able) to|(?:fear|afraid) of)\b")
 _DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |acronym )?[\"'\u201c]?"
@@ -43,11 +43,14 @@ _DEFINITION = re.compile(r"(?i)\bwhat (?:does|do|is) (?:the )?(?:abbreviation |a
 _RESULTS = re.compile(r"(?i)\b(?:results?|findings|(?:main|key|the) finding|outcomes?|"
                       r"what did (?:they|the \w+) find)\b")
 #: "When did ...", "at what point / stage / age": the answer is a time.
-_TIMING = re.compile(r"(?i)^\s*(?:when\b|at what (?:point|stage|time|age)\b|how soon\b)")
+#: Not "When VESPA was run on ..., how did it do?": there "when" opens a clause, not the question.
+_TIMING = re.compile(r"(?i)^\s*(?:when (?:did|do|does|was|were|is|are|will|would|had|has|have|should|can|could)\b|"
+                     r"at what (?:point|stage|time|age)\b|how soon\b|how long after\b|(?:in )?(?:what|which) "
+                     r"(?:year|month|date|day)\b)")
 _TIME_WORDS = re.compile(r"(?i)\b(?:(?:days?|weeks?|months?|years?|hours?|minutes?) (?:after|before|of|from|post)|"
                          r"(?:after|before|during|until|since|prior to|at the (?:start|end|onset) of)\b|"
                          r"(?:19|20)\d\d\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)")
-_CONTRACTION = re.compile(r"(?i)\b(what|who|where|which|how|that|it)'s\b")
+_CONTRACTION = re.compile(r"(?i)\b(what|who|where|which|how|that|it)['\u2019]s\b")
 _NAME = re.compile(r"(?i)^\s*(?:who|which|what (?:tool|software|program|method|dataset|model|algorithm|"
                    r"language|compound|drug|species|genotypes?|hospital|country))\b")
 _UNITS = {
