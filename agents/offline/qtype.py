@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from agents.offline.stance import is_yes_no
+from agents.offline.text import normalize_ws
 from agents.offline.units import row_label
 from orchestrator.model.terms import SEARCH_STOPWORDS, search_words
 
@@ -74,7 +75,8 @@ _PROPER = re.compile(r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}(?
 
 
 def _padded(question: str) -> str:
-    return f" {' '.join(re.sub(r'[?,;]', ' ', question).casefold().split())} "
+    """The question case-folded, its punctuation between words dropped, padded: `` f" {label} " in`` it."""
+    return f" {normalize_ws(re.sub(r'[?,;]', ' ', question)).casefold()} "
 
 
 @dataclass(frozen=True)

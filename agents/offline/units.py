@@ -37,7 +37,6 @@ MAX_CONTEXT_GAP = 600  # a row is quoted with its header only when they are this
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022\u25aa\u25e6\u2013]|\d{1,2}[.)]|[a-z][.)])\s+")
 _NUMBER = re.compile(r"(?<![\w.])[-+$\u20ac\u00a3(]?\d[\d,.]*%?\)?")
 _CELL_BREAK = re.compile(r"\s*(?:\||\t)\s*")
-_FIRST_NUMBER = re.compile(r"\s(?=[-+$\u20ac\u00a3(]?\d)")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _RUN_IN_KINDS = {
     "introduction": ("background", "objective", "objectives", "aim", "aims", "purpose", "introduction", "context",
@@ -117,7 +116,8 @@ def row_label(row: str) -> str:
     """A table row's label, case-folded: its first cell, or the words before its first number ("N-domain 21.03
     ..."); "" when that holds no letter. A question that names it asks about this row, not its neighbours."""
     cells = _CELL_BREAK.split(row.strip().strip("|").strip())
-    first = cells[0] if len(cells) > 1 else _FIRST_NUMBER.split(row.strip(), maxsplit=1)[0]
+    number = _NUMBER.search(row)  # the numbers a row is recognised by (_cells)
+    first = cells[0] if len(cells) > 1 else row[: number.start()] if number else row
     label = " ".join(first.casefold().split())
     return label if any(c.isalpha() for c in label) else ""
 
